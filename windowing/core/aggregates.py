@@ -1,0 +1,233 @@
+"""Window functions: incremental aggregates (Flink's ``AggregateFunction``).
+
+Each aggregate is a frozen description with the four operations of Flink's
+``AggregateFunction`` in plain Python (the reference model uses them); the
+Spark executor compiles the built-ins to column expressions with the same
+meaning. Null handling follows SQL/Spark: sum, min, max and avg skip nulls
+(and give null when every input was null); ``Count()`` counts elements,
+``Count(column)`` counts non-null values.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol, runtime_checkable
+
+
+@runtime_checkable
+class AggregateFunction(Protocol):
+    """A user aggregate, as in Flink: the accumulator must be picklable.
+
+    ``add`` and ``merge`` may mutate and return their first accumulator.
+    """
+
+    def create_accumulator(self) -> Any: ...
+
+    def add(self, value: Any, accumulator: Any) -> Any: ...
+
+    def merge(self, a: Any, b: Any) -> Any: ...
+
+    def get_result(self, accumulator: Any) -> Any: ...
+
+
+def _column_name(kind: str, column: Any) -> str:
+    if not isinstance(column, str) or not column:
+        raise ValueError(f"{kind} needs a column name (a non-empty str), got {column!r}")
+    return column
+
+
+@dataclass(frozen=True)
+class Sum:
+    column: str
+
+    def __post_init__(self):
+        _column_name("Sum", self.column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def default_name(self) -> str:
+        return f"sum_{self.column}"
+
+    def create_accumulator(self):
+        return None
+
+    def add(self, row, acc):
+        value = row[self.column]
+        if value is None:
+            return acc
+        return value if acc is None else acc + value
+
+    def merge(self, a, b):
+        return b if a is None else a if b is None else a + b
+
+    def get_result(self, acc):
+        return acc
+
+
+@dataclass(frozen=True)
+class Count:
+    column: str | None = None
+
+    def __post_init__(self):
+        if self.column is not None:
+            _column_name("Count", self.column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return () if self.column is None else (self.column,)
+
+    def default_name(self) -> str:
+        return "count" if self.column is None else f"count_{self.column}"
+
+    def create_accumulator(self):
+        return 0
+
+    def add(self, row, acc):
+        return acc + (1 if self.column is None or row[self.column] is not None else 0)
+
+    def merge(self, a, b):
+        return a + b
+
+    def get_result(self, acc):
+        return acc
+
+
+@dataclass(frozen=True)
+class Min:
+    column: str
+
+    def __post_init__(self):
+        _column_name("Min", self.column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def default_name(self) -> str:
+        return f"min_{self.column}"
+
+    def create_accumulator(self):
+        return None
+
+    def add(self, row, acc):
+        return self.merge(acc, row[self.column])
+
+    def merge(self, a, b):
+        return b if a is None else a if b is None else min(a, b)
+
+    def get_result(self, acc):
+        return acc
+
+
+@dataclass(frozen=True)
+class Max:
+    column: str
+
+    def __post_init__(self):
+        _column_name("Max", self.column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def default_name(self) -> str:
+        return f"max_{self.column}"
+
+    def create_accumulator(self):
+        return None
+
+    def add(self, row, acc):
+        return self.merge(acc, row[self.column])
+
+    def merge(self, a, b):
+        return b if a is None else a if b is None else max(a, b)
+
+    def get_result(self, acc):
+        return acc
+
+
+@dataclass(frozen=True)
+class Avg:
+    """Mean of the non-null values; accumulator is (sum, count)."""
+
+    column: str
+
+    def __post_init__(self):
+        _column_name("Avg", self.column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def default_name(self) -> str:
+        return f"avg_{self.column}"
+
+    def create_accumulator(self):
+        return (0.0, 0)
+
+    def add(self, row, acc):
+        value = row[self.column]
+        return acc if value is None else (acc[0] + value, acc[1] + 1)
+
+    def merge(self, a, b):
+        return (a[0] + b[0], a[1] + b[1])
+
+    def get_result(self, acc):
+        return None if acc[1] == 0 else acc[0] / acc[1]
+
+
+@dataclass(frozen=True)
+class UserAggregate:
+    """Wrap a user :class:`AggregateFunction` over one or more columns.
+
+    Args:
+        function: object with create_accumulator/add/merge/get_result.
+        columns: the input column(s); ``add`` receives the value of a single
+            column, or a tuple of values for several.
+        result_type: the Spark SQL type of ``get_result`` (e.g. ``"double"``).
+        name: the default output column name.
+    """
+
+    function: Any
+    columns: tuple[str, ...]
+    result_type: str
+    name: str = "user_aggregate"
+
+    def __post_init__(self):
+        if not isinstance(self.function, AggregateFunction):
+            raise ValueError(
+                f"UserAggregate function {self.function!r} must define create_accumulator, "
+                f"add, merge and get_result")
+        cols = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        if not cols:
+            raise ValueError("UserAggregate needs at least one input column")
+        for column in cols:
+            _column_name("UserAggregate", column)
+        object.__setattr__(self, "columns", cols)
+        if not isinstance(self.result_type, str) or not self.result_type.strip():
+            raise ValueError(f"UserAggregate result_type must be a Spark SQL type string, got {self.result_type!r}")
+
+    def default_name(self) -> str:
+        return self.name
+
+    def _value(self, row):
+        if len(self.columns) == 1:
+            return row[self.columns[0]]
+        return tuple(row[c] for c in self.columns)
+
+    def create_accumulator(self):
+        return self.function.create_accumulator()
+
+    def add(self, row, acc):
+        return self.function.add(self._value(row), acc)
+
+    def merge(self, a, b):
+        return self.function.merge(a, b)
+
+    def get_result(self, acc):
+        return self.function.get_result(acc)
+
+
+BUILTIN_AGGREGATES = (Sum, Count, Min, Max, Avg)
+Aggregate = Sum | Count | Min | Max | Avg | UserAggregate

@@ -1,0 +1,225 @@
+"""The window spec: one frozen description of a windowed job, and its fluent builder.
+
+Reads like a Flink job::
+
+    spec = (WindowSpecBuilder()
+            .key_by("user_id")
+            .event_time("event_time", max_out_of_orderness="10 seconds")
+            .window(TumblingEventTimeWindows.of("1 minute"))
+            .allowed_lateness("30 seconds")
+            .side_output_late_data()
+            .aggregate(items=Sum("item_count"), purchases=Count()))
+
+The spec is validated when it is built; :meth:`WindowSpec.check_schema`
+validates it against the columns of an input.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field, replace
+from typing import Any, Mapping
+
+from windowing.core.aggregates import Aggregate, AggregateFunction, Avg, Count, Max, Min, Sum, UserAggregate
+from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner
+from windowing.core.evictors import CountEvictor
+from windowing.core.time import parse_duration_ms
+from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger, Trigger
+
+ACCUMULATING = "accumulating"
+DISCARDING = "discarding"
+
+TIMESTAMP_TYPES = frozenset({"timestamp", "timestamp_ntz"})
+LONG_TIME_TYPES = frozenset({"bigint", "int", "long", "integer"})
+NUMERIC_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint", "long", "float",
+                           "double", "decimal", "byte", "short"})
+RESERVED_OUTPUT_COLUMNS = frozenset({
+    "window_start_ms", "window_end_ms", "window_start", "window_end", "pane_index", "timing",
+    "is_final", "watermark_ms", "batch_id"})
+
+
+@dataclass(frozen=True)
+class WindowSpec:
+    """Everything that defines a windowed operator's semantics.
+
+    Attributes:
+        key_columns: the ``keyBy`` columns (at least one).
+        event_time_column: a timestamp column, or a long of epoch milliseconds.
+        max_out_of_orderness_ms: watermark delay; ``wm = max_seen_ts - delay - 1``.
+        assigner: tumbling, sliding or global windows.
+        trigger: the effective trigger (already wrapped in ``PurgingTrigger``
+            when the accumulation mode is discarding).
+        evictor: an optional evictor (count windows with a slide use one).
+        allowed_lateness_ms: a window's state lives until ``wm >= max_ts + L``.
+        aggregates: ``(output name, aggregate)`` pairs, in output order.
+        late_output: send late elements to the late-data table (otherwise
+            they are counted as dropped in the batch metrics).
+    """
+
+    key_columns: tuple[str, ...]
+    event_time_column: str
+    max_out_of_orderness_ms: int
+    assigner: WindowAssigner
+    trigger: Any
+    aggregates: tuple[tuple[str, Aggregate], ...]
+    allowed_lateness_ms: int = 0
+    evictor: CountEvictor | None = None
+    late_output: bool = True
+
+    def __post_init__(self) -> None:
+        if not self.key_columns or not all(isinstance(c, str) and c for c in self.key_columns):
+            raise ValueError(f"key_by needs one or more column names, got {self.key_columns!r}")
+        if not isinstance(self.event_time_column, str) or not self.event_time_column:
+            raise ValueError(f"event_time column must be a column name, got {self.event_time_column!r}")
+        if not isinstance(self.max_out_of_orderness_ms, int) or self.max_out_of_orderness_ms < 0:
+            raise ValueError(
+                f"max_out_of_orderness must be >= 0 ms, got {self.max_out_of_orderness_ms!r}")
+        if not isinstance(self.allowed_lateness_ms, int) or self.allowed_lateness_ms < 0:
+            raise ValueError(f"allowed_lateness must be >= 0 ms, got {self.allowed_lateness_ms!r}")
+        if not isinstance(self.trigger, Trigger):
+            raise ValueError(f"trigger {self.trigger!r} does not implement the Trigger protocol")
+        if not self.aggregates:
+            raise ValueError("aggregate() needs at least one aggregate, e.g. total=Sum('amount')")
+        names = [name for name, _ in self.aggregates]
+        for name in names:
+            if not isinstance(name, str) or not name.isidentifier():
+                raise ValueError(f"aggregate output name {name!r} must be an identifier")
+            if name in RESERVED_OUTPUT_COLUMNS or name in self.key_columns:
+                raise ValueError(f"aggregate output name {name!r} clashes with an output column of the same name")
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        if duplicates:
+            raise ValueError(f"aggregate output names must be unique; repeated: {duplicates}")
+
+    @property
+    def is_event_time(self) -> bool:
+        return self.assigner.is_event_time
+
+    @property
+    def input_columns(self) -> tuple[str, ...]:
+        cols = list(self.key_columns) + [self.event_time_column]
+        for _, agg in self.aggregates:
+            cols.extend(agg.columns)
+        return tuple(dict.fromkeys(cols))
+
+    def fingerprint(self) -> str:
+        """A stable hash of the semantics; a resumed job must present the same one."""
+        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+
+    def describe(self) -> str:
+        aggs = ", ".join(f"{n}={a!r}" for n, a in self.aggregates)
+        return (f"key_by{self.key_columns} event_time={self.event_time_column} "
+                f"delay={self.max_out_of_orderness_ms}ms {self.assigner!r} trigger={self.trigger!r} "
+                f"evictor={self.evictor!r} lateness={self.allowed_lateness_ms}ms aggregates: {aggs}")
+
+    def check_schema(self, column_types: Mapping[str, str]) -> None:
+        """Validate against an input's columns (name -> Spark simple type name).
+
+        Raises:
+            ValueError: naming the unknown column and the columns that exist,
+                or the event-time column whose type is neither timestamp nor long.
+        """
+        available = sorted(column_types)
+        for column in self.input_columns:
+            if column not in column_types:
+                raise ValueError(f"column {column!r} is not in the input; available columns: {available}")
+        et_type = column_types[self.event_time_column].split("(")[0]
+        if et_type not in TIMESTAMP_TYPES | LONG_TIME_TYPES | {"string"}:
+            raise ValueError(
+                f"event-time column {self.event_time_column!r} has type {et_type}; it must be a timestamp, "
+                f"a bigint of epoch milliseconds, or a string parseable as a timestamp")
+        for name, agg in self.aggregates:
+            if isinstance(agg, (Sum, Avg)):
+                t = column_types[agg.column].split("(")[0]
+                if t not in NUMERIC_TYPES:
+                    raise ValueError(
+                        f"aggregate {name}={agg!r} needs a numeric column but {agg.column!r} is {t}")
+
+
+def _resolve(value: Any, name: str) -> int:
+    return parse_duration_ms(value, name)
+
+
+@dataclass(frozen=True)
+class WindowSpecBuilder:
+    """Immutable fluent builder: every call returns a new builder.
+
+    ``key_by -> event_time -> window | count_window -> [trigger] [evictor]
+    [allowed_lateness] [side_output_late_data] [accumulating | discarding]
+    -> aggregate``. ``aggregate`` validates and returns the :class:`WindowSpec`.
+    """
+
+    _keys: tuple[str, ...] = ()
+    _event_time: str | None = None
+    _delay_ms: int = 0
+    _assigner: Any = None
+    _trigger: Any = None
+    _evictor: Any = None
+    _lateness_ms: int = 0
+    _late_output: bool = False
+    _mode: str | None = None
+    _extra: dict = field(default_factory=dict)
+
+    def key_by(self, *columns: str) -> "WindowSpecBuilder":
+        return replace(self, _keys=tuple(columns))
+
+    def event_time(self, column: str, max_out_of_orderness: int | str = 0) -> "WindowSpecBuilder":
+        return replace(self, _event_time=column,
+                       _delay_ms=_resolve(max_out_of_orderness, "max_out_of_orderness"))
+
+    def window(self, assigner: WindowAssigner) -> "WindowSpecBuilder":
+        if not isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
+            raise ValueError(f"window() needs a window assigner, got {assigner!r}")
+        return replace(self, _assigner=assigner)
+
+    def count_window(self, size: int, slide: int | None = None) -> "WindowSpecBuilder":
+        """Flink's ``countWindow``: tumbling (purge every ``size``) or sliding.
+
+        Tumbling: ``GlobalWindows + PurgingTrigger(CountTrigger(size))``.
+        Sliding: ``GlobalWindows + CountEvictor(size) + CountTrigger(slide)``.
+        """
+        if slide is None:
+            return replace(self, _assigner=GlobalWindows(), _trigger=PurgingTrigger(CountTrigger(size)))
+        evictor = CountEvictor(size)
+        return replace(self, _assigner=GlobalWindows(), _trigger=CountTrigger(slide), _evictor=evictor)
+
+    def trigger(self, trigger: Trigger) -> "WindowSpecBuilder":
+        return replace(self, _trigger=trigger)
+
+    def evictor(self, evictor: CountEvictor) -> "WindowSpecBuilder":
+        return replace(self, _evictor=evictor)
+
+    def allowed_lateness(self, lateness: int | str) -> "WindowSpecBuilder":
+        return replace(self, _lateness_ms=_resolve(lateness, "allowed_lateness"))
+
+    def side_output_late_data(self, enabled: bool = True) -> "WindowSpecBuilder":
+        return replace(self, _late_output=enabled)
+
+    def accumulating(self) -> "WindowSpecBuilder":
+        return replace(self, _mode=ACCUMULATING)
+
+    def discarding(self) -> "WindowSpecBuilder":
+        return replace(self, _mode=DISCARDING)
+
+    def aggregate(self, *positional: Aggregate | AggregateFunction, **named: Aggregate) -> WindowSpec:
+        if not self._keys:
+            raise ValueError("call key_by(column, ...) before aggregate()")
+        if self._event_time is None:
+            raise ValueError("call event_time(column, max_out_of_orderness) before aggregate()")
+        if self._assigner is None:
+            raise ValueError("call window(assigner) or count_window(size) before aggregate()")
+        pairs = [(agg.default_name(), agg) for agg in positional] + list(named.items())
+        for name, agg in pairs:
+            if not isinstance(agg, (Sum, Count, Min, Max, Avg, UserAggregate)):
+                raise ValueError(f"aggregate {name}={agg!r} is not an aggregate; use Sum, Count, Min, Max, "
+                                 f"Avg or UserAggregate")
+        trigger = self._trigger
+        if trigger is None:
+            trigger = NeverTrigger() if isinstance(self._assigner, GlobalWindows) else EventTimeTrigger()
+        if self._mode == DISCARDING and not isinstance(trigger, PurgingTrigger):
+            trigger = PurgingTrigger(trigger)
+        if self._mode == ACCUMULATING and isinstance(trigger, PurgingTrigger):
+            trigger = trigger.nested
+        return WindowSpec(
+            key_columns=self._keys, event_time_column=self._event_time,
+            max_out_of_orderness_ms=self._delay_ms, assigner=self._assigner, trigger=trigger,
+            aggregates=tuple(pairs), allowed_lateness_ms=self._lateness_ms, evictor=self._evictor,
+            late_output=self._late_output)
