@@ -1,0 +1,179 @@
+"""Aggregates compiled to Spark columns: partial, merge, running merge, result.
+
+An aggregate's accumulator is one or more state columns named
+``acc__<output name>__<part>``. A null accumulator means "no contents" for
+every aggregate, so merging is null-aware: ``merge(null, x) = x``.
+User aggregates keep a pickled accumulator in a binary column and run their
+Python ``add``/``merge``/``get_result`` in pandas UDFs (the only per-row
+Python of this module).
+"""
+from __future__ import annotations
+
+import pickle
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+from pyspark.sql import Column, Window
+from pyspark.sql import functions as F
+from pyspark.sql.functions import PandasUDFType
+from pyspark.sql.types import BinaryType
+
+from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
+
+
+def _null_aware(combine: Callable[[Column, Column], Column]) -> Callable[[Column, Column], Column]:
+    def merged(a: Column, b: Column) -> Column:
+        return F.when(a.isNull(), b).when(b.isNull(), a).otherwise(combine(a, b))
+    return merged
+
+
+_add = _null_aware(lambda a, b: a + b)
+_least = _null_aware(lambda a, b: F.least(a, b))
+_greatest = _null_aware(lambda a, b: F.greatest(a, b))
+
+
+@dataclass(frozen=True)
+class AccumulatorPart:
+    """One accumulator column: how to build it from elements and combine two."""
+
+    column: str
+    partial: Callable[[], Column]          # aggregate expression over elements
+    merge: Callable[[Column, Column], Column]
+    running: Callable[[Column, object], Column]  # running merge over a window spec
+
+
+class CompiledAggregate:
+    """The Spark form of one (output name, aggregate) pair of a spec."""
+
+    def __init__(self, name: str, aggregate):
+        self.name = name
+        self.aggregate = aggregate
+        self.parts = self._parts()
+
+    def _col(self, part: str) -> str:
+        return f"acc__{self.name}__{part}"
+
+    def _parts(self) -> list[AccumulatorPart]:
+        agg = self.aggregate
+        if isinstance(agg, Sum):
+            return [AccumulatorPart(self._col("sum"), lambda: F.sum(agg.column), _add,
+                                    lambda c, w: F.sum(c).over(w))]
+        if isinstance(agg, Count):
+            expr = (lambda: F.count(F.lit(1))) if agg.column is None else (lambda: F.count(agg.column))
+            return [AccumulatorPart(self._col("count"), expr, _add, lambda c, w: F.sum(c).over(w))]
+        if isinstance(agg, Min):
+            return [AccumulatorPart(self._col("min"), lambda: F.min(agg.column), _least,
+                                    lambda c, w: F.min(c).over(w))]
+        if isinstance(agg, Max):
+            return [AccumulatorPart(self._col("max"), lambda: F.max(agg.column), _greatest,
+                                    lambda c, w: F.max(c).over(w))]
+        if isinstance(agg, Avg):
+            return [AccumulatorPart(self._col("sum"), lambda: F.sum(F.col(agg.column).cast("double")), _add,
+                                    lambda c, w: F.sum(c).over(w)),
+                    AccumulatorPart(self._col("count"), lambda: F.count(agg.column), _add,
+                                    lambda c, w: F.sum(c).over(w))]
+        if isinstance(agg, UserAggregate):
+            udfs = _user_udfs(agg)
+            args = lambda: [F.col(c) for c in agg.columns]  # noqa: E731
+            return [AccumulatorPart(self._col("acc"), lambda: udfs.partial(*args()),
+                                    lambda a, b: udfs.merge(a, b),
+                                    lambda c, w: udfs.fold(F.collect_list(c).over(w)))]
+        raise ValueError(f"aggregate {agg!r} has no Spark form")
+
+    @property
+    def columns(self) -> list[str]:
+        return [p.column for p in self.parts]
+
+    def result(self, prefix: str = "") -> Column:
+        """The output column computed from accumulator columns named ``prefix + column``."""
+        agg = self.aggregate
+        cols = [F.col(prefix + c) for c in self.columns]
+        if isinstance(agg, Avg):
+            total, count = cols
+            return F.when(count > 0, total / count).alias(self.name)
+        if isinstance(agg, UserAggregate):
+            return _user_udfs(agg).result(cols[0]).alias(self.name)
+        return cols[0].alias(self.name)
+
+
+class _UserUdfs:
+    """pandas UDFs running a user AggregateFunction on pickled accumulators."""
+
+    def __init__(self, agg: UserAggregate):
+        fn, many = agg.function, len(agg.columns) > 1
+
+        def partial(*series: pd.Series) -> bytes:
+            acc = fn.create_accumulator()
+            values = zip(*series) if many else series[0]
+            for value in values:
+                acc = fn.add(_py(value), acc)
+            return pickle.dumps(acc)
+
+        def merge(a: pd.Series, b: pd.Series) -> pd.Series:
+            out = []
+            for x, y in zip(a, b):
+                if x is None or y is None:
+                    out.append(y if x is None else x)
+                else:
+                    out.append(pickle.dumps(fn.merge(pickle.loads(x), pickle.loads(y))))
+            return pd.Series(out, dtype=object)
+
+        def fold(lists: pd.Series) -> pd.Series:
+            out = []
+            for accs in lists:
+                acc = None
+                for blob in accs:
+                    acc = pickle.loads(blob) if acc is None else fn.merge(acc, pickle.loads(blob))
+                out.append(None if acc is None else pickle.dumps(acc))
+            return pd.Series(out, dtype=object)
+
+        def result(accs: pd.Series) -> pd.Series:
+            return pd.Series([None if a is None else fn.get_result(pickle.loads(a)) for a in accs])
+
+        self.partial = F.pandas_udf(partial, BinaryType(), PandasUDFType.GROUPED_AGG)
+        self.merge = F.pandas_udf(merge, BinaryType())
+        self.fold = F.pandas_udf(fold, BinaryType())
+        self.result = F.pandas_udf(result, agg.result_type)
+
+
+def _py(value):
+    """numpy scalars to plain Python, so user code sees what the reference model gives it."""
+    if isinstance(value, tuple):
+        return tuple(_py(v) for v in value)
+    if value is None or (isinstance(value, float) and value != value):
+        return None
+    return value.item() if hasattr(value, "item") else value
+
+
+_USER_UDF_CACHE: dict = {}
+
+
+def _user_udfs(agg: UserAggregate) -> _UserUdfs:
+    key = id(agg)
+    if key not in _USER_UDF_CACHE:
+        _USER_UDF_CACHE[key] = (agg, _UserUdfs(agg))
+    return _USER_UDF_CACHE[key][1]
+
+
+def compile_aggregates(spec) -> list[CompiledAggregate]:
+    return [CompiledAggregate(name, agg) for name, agg in spec.aggregates]
+
+
+def accumulator_columns(compiled: list[CompiledAggregate]) -> list[str]:
+    return [c for agg in compiled for c in agg.columns]
+
+
+def partial_exprs(compiled: list[CompiledAggregate]) -> list[Column]:
+    return [p.partial().alias(p.column) for agg in compiled for p in agg.parts]
+
+
+def merge_exprs(compiled: list[CompiledAggregate], left: str, right: str) -> list[Column]:
+    """Merge accumulators of two aliases (``left.col`` and ``right.col``) into ``col``."""
+    return [p.merge(F.col(f"{left}.{p.column}"), F.col(f"{right}.{p.column}")).alias(p.column)
+            for agg in compiled for p in agg.parts]
+
+
+def running_exprs(compiled: list[CompiledAggregate], window: Window, prefix: str = "run__") -> list[Column]:
+    return [p.running(F.col(p.column), window).alias(prefix + p.column)
+            for agg in compiled for p in agg.parts]

@@ -1,0 +1,317 @@
+"""The batch plans: from accepted elements and the relevant window state to
+panes and state changes, as DataFrame expressions.
+
+Three plans cover the built-in triggers (the planner in :func:`plan_for`
+picks one; anything else is refused with a message that names it):
+
+* ``time``: EventTimeTrigger / NeverTrigger (optionally purging). Partial
+  aggregates per (key, window) are merged into the state with one full outer
+  join; a window fires when the watermark crosses its end in this batch
+  (ON_TIME) or when it received elements after its end (one LATE pane).
+* ``count``: CountTrigger(n) (optionally purging), on time or global windows.
+  Elements are numbered per window in (event time, sequence) order after the
+  counter kept in state, so firings are exact: count-3 fed 7 elements fires
+  twice and keeps 1. Panes are partial aggregates per group of n, combined
+  with a running merge when accumulating.
+* ``evicting count``: GlobalWindows + CountTrigger(slide) + CountEvictor(size)
+  (sliding count windows). Elements live in the buffer table; firing point c
+  aggregates elements (c - size, c].
+
+Thresholds that involve the watermark are Python ints clamped to int64 (see
+prepare.py) so no expression overflows.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from windowing.core.assigners import GlobalWindows
+from windowing.core.evictors import CountEvictor
+from windowing.core.records import EARLY, LATE, ON_TIME
+from windowing.core.spec import WindowSpec
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger
+from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
+from windowing.spark.prepare import SEQ, TS, WE, WS, long_lit
+
+TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
+END_BUCKET = "end_bucket"
+BOOKKEEPING = ("contents_count", "trigger_count", "pane_index", "elements_total")
+
+
+def _clamp(value: int) -> int:
+    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
+
+
+@dataclass(frozen=True)
+class TriggerPlan:
+    kind: str
+    count: int | None = None       # CountTrigger n / slide
+    fires_at_end: bool = False      # EventTimeTrigger
+    purge: bool = False
+    evictor_size: int | None = None
+
+
+def plan_for(spec: WindowSpec) -> TriggerPlan:
+    """Map a spec's trigger and evictor to one of the DataFrame plans.
+
+    Raises:
+        NotImplementedError: for a trigger/evictor combination that has no
+            DataFrame plan, naming it and the supported combinations.
+    """
+    trigger, purge = spec.trigger, False
+    if isinstance(trigger, PurgingTrigger):
+        trigger, purge = trigger.nested, True
+    is_global = isinstance(spec.assigner, GlobalWindows)
+    supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
+                 "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
+    if spec.evictor is not None:
+        if isinstance(spec.evictor, CountEvictor) and is_global and isinstance(trigger, CountTrigger) \
+                and not purge and not spec.evictor.do_evict_after:
+            return TriggerPlan(EVICTING_COUNT_PLAN, count=trigger.count, evictor_size=spec.evictor.max_count)
+        raise NotImplementedError(f"evictor {spec.evictor!r} with trigger {spec.trigger!r} has no Spark plan; "
+                                  f"supported: {supported}")
+    if isinstance(trigger, EventTimeTrigger) and not is_global:
+        return TriggerPlan(TIME_PLAN, fires_at_end=True, purge=purge)
+    if isinstance(trigger, NeverTrigger):
+        return TriggerPlan(TIME_PLAN, purge=purge)
+    if isinstance(trigger, CountTrigger):
+        return TriggerPlan(COUNT_PLAN, count=trigger.count, purge=purge)
+    raise NotImplementedError(f"trigger {spec.trigger!r} on {spec.assigner!r} has no Spark plan; "
+                              f"supported: {supported}")
+
+
+@dataclass
+class PlanContext:
+    spec: WindowSpec
+    compiled: list[CompiledAggregate]
+    wm_start_ms: int
+    wm_end_ms: int
+    batch_id: int
+    bucket_ms: int
+
+    @property
+    def window_keys(self) -> list[str]:
+        return list(self.spec.key_columns) + [WS, WE]
+
+    @property
+    def acc_columns(self) -> list[str]:
+        return accumulator_columns(self.compiled)
+
+    def join_condition(self, left: str, right: str) -> Column:
+        cond = None
+        for column in self.window_keys:
+            term = F.col(f"{left}.{column}").eqNullSafe(F.col(f"{right}.{column}"))
+            cond = term if cond is None else cond & term
+        return cond
+
+    # Conditions on the window end, written without int64 overflow.
+    def max_ts_above(self, wm: int) -> Column:
+        return F.col(WE) > long_lit(_clamp(wm + 1))
+
+    def max_ts_at_or_below(self, wm: int) -> Column:
+        return F.col(WE) <= long_lit(_clamp(wm + 1))
+
+    def cleaned(self) -> Column:
+        """Cleanup time ``end - 1 + L`` at or below the new watermark (time windows only)."""
+        if isinstance(self.spec.assigner, GlobalWindows):
+            return F.lit(False)
+        return F.coalesce(F.col(WE) <= long_lit(_clamp(self.wm_end_ms - self.spec.allowed_lateness_ms + 1)),
+                          F.lit(False))
+
+    def end_bucket(self) -> Column:
+        return F.coalesce(F.floor(F.col(WE) / F.lit(self.bucket_ms)).cast("long"), long_lit(MAX_TIMESTAMP_MS))
+
+    def pane_columns(self, acc_prefix: str = "") -> list[Column]:
+        keys = [F.col(c) for c in self.spec.key_columns]
+        return keys + [F.col(WS), F.col(WE),
+                       F.timestamp_millis(F.col(WS)).alias("window_start"),
+                       F.timestamp_millis(F.col(WE)).alias("window_end")] + \
+            [agg.result(acc_prefix) for agg in self.compiled]
+
+    def pane_tail(self) -> list[Column]:
+        return [F.col("pane_index").cast("long").alias("pane_index"), F.col("timing"),
+                F.col("is_final").cast("boolean").alias("is_final"),
+                F.col("watermark_ms").cast("long").alias("watermark_ms"),
+                long_lit(self.batch_id).alias("batch_id")]
+
+    def state_columns(self) -> list[Column]:
+        return [F.col(c) for c in self.window_keys] + [self.end_bucket().alias(END_BUCKET)] + \
+            [F.col(c) for c in self.acc_columns] + \
+            [F.col(c).cast("long").alias(c) for c in BOOKKEEPING] + [long_lit(self.batch_id).alias("last_batch_id")]
+
+
+@dataclass
+class PlanOutput:
+    panes: DataFrame
+    upserts: DataFrame           # complete state rows to insert or replace
+    deletes: DataFrame           # window keys + end_bucket of state rows to delete
+    buffer_inserts: DataFrame | None = None
+    buffer_deletes: DataFrame | None = None
+    cached: list = field(default_factory=list)  # intermediates persisted for this batch
+
+
+def _merge_pair(ctx: PlanContext, left: str, right: str, right_prefix: str = "") -> list[Column]:
+    return [p.merge(F.col(f"{left}.{p.column}"), F.col(f"{right}.{right_prefix}{p.column}")).alias(p.column)
+            for agg in ctx.compiled for p in agg.parts]
+
+
+def time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: DataFrame) -> PlanOutput:
+    partials = elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled),
+                                                      F.count(F.lit(1)).alias("b__n"))
+    joined = state.alias("s").join(partials.alias("b"), ctx.join_condition("s", "b"), "full_outer")
+    j = joined.select(
+        *[F.coalesce(F.col(f"s.{c}"), F.col(f"b.{c}")).alias(c) for c in ctx.window_keys],
+        *_merge_pair(ctx, "s", "b"),
+        (F.coalesce(F.col("s.contents_count"), F.lit(0)) + F.coalesce(F.col("b.b__n"), F.lit(0))).alias("contents_count"),
+        F.coalesce(F.col("s.pane_index"), F.lit(0)).alias("pane_index0"),
+        F.coalesce(F.col("b.b__n"), F.lit(0)).alias("b_n"),
+        F.col("s.pane_index").isNotNull().alias("in_state"))
+    wm0, wm1 = ctx.wm_start_ms, ctx.wm_end_ms
+    if plan.fires_at_end:
+        crossed = ctx.max_ts_above(wm0) & ctx.max_ts_at_or_below(wm1)
+        late_elements = ctx.max_ts_at_or_below(wm0) & (F.col("b_n") > 0)
+        fire = F.coalesce((F.col("contents_count") > 0) & (crossed | late_elements), F.lit(False))
+    else:
+        fire = F.lit(False)
+    j = j.withColumn("fire", fire).withColumn("is_final", ctx.cleaned())  # cleaned; final if it fires
+    j = j.withColumn("cleaned", F.col("is_final")).persist()
+    panes = (j.where("fire")
+             .withColumn("pane_index", F.col("pane_index0"))
+             .withColumn("timing", F.when(ctx.max_ts_above(wm0), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
+             .withColumn("watermark_ms", long_lit(wm1))
+             .select(*ctx.pane_columns(), *ctx.pane_tail()))
+    purged = F.col("fire") & F.lit(plan.purge)
+    upserts = (j.where(((F.col("b_n") > 0) | F.col("fire")) & ~F.col("cleaned"))
+               .select(*[F.col(c) for c in ctx.window_keys],
+                       *[F.when(purged, F.lit(None)).otherwise(F.col(c)).alias(c) for c in ctx.acc_columns],
+                       F.when(purged, F.lit(0)).otherwise(F.col("contents_count")).alias("contents_count"),
+                       F.lit(0).alias("trigger_count"),
+                       (F.col("pane_index0") + F.col("fire").cast("long")).alias("pane_index"),
+                       F.lit(0).alias("elements_total"))
+               .select(*ctx.state_columns()))
+    deletes = j.where(F.col("cleaned") & F.col("in_state")).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
+    return PlanOutput(panes, upserts, deletes, cached=[j])
+
+
+def count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: DataFrame) -> PlanOutput:
+    n = plan.count
+    counters = state.select(*ctx.window_keys, "trigger_count")
+    numbered = (elements.alias("e").join(counters.alias("s"), ctx.join_condition("e", "s"), "left")
+                .select(*[F.col(f"e.{c}") for c in elements.columns],
+                        F.coalesce(F.col("s.trigger_count"), F.lit(0)).cast("long").alias("c0")))
+    order = Window.partitionBy(*ctx.window_keys).orderBy(TS, SEQ)
+    numbered = numbered.withColumn("g", F.floor((F.col("c0") + F.row_number().over(order) - 1) / n).cast("long"))
+    groups = numbered.groupBy(*ctx.window_keys, "g").agg(*partial_exprs(ctx.compiled),
+                                                         F.count(F.lit(1)).alias("g_n"), F.first("c0").alias("c0"))
+    per_window = Window.partitionBy(*ctx.window_keys)
+    running = per_window.orderBy("g").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    groups = (groups.withColumn("m", F.sum("g_n").over(per_window))
+              .withColumn("g_max", F.max("g").over(per_window))
+              .select("*", *running_exprs(ctx.compiled, running)))
+    groups = groups.withColumn("k", F.floor((F.col("c0") + F.col("m")) / n).cast("long"))
+    j = groups.alias("b").join(state.alias("s"), ctx.join_condition("b", "s"), "left").select(
+        *[F.col(f"b.{c}") for c in groups.columns if c not in ctx.acc_columns],
+        *[F.col(f"b.{c}").alias(f"part__{c}") for c in ctx.acc_columns],
+        *[F.col(f"s.{c}").alias(f"state__{c}") for c in ctx.acc_columns],
+        F.coalesce(F.col("s.pane_index"), F.lit(0)).alias("pane_index0"),
+        F.coalesce(F.col("s.contents_count"), F.lit(0)).alias("contents0"),
+        F.col("s.pane_index").isNotNull().alias("in_state"))
+    j = j.withColumn("cleaned", ctx.cleaned()).persist()
+
+    def merged(right_prefix: str) -> list[Column]:
+        return [p.merge(F.col(f"state__{p.column}"), F.col(f"{right_prefix}{p.column}")).alias(p.column)
+                for agg in ctx.compiled for p in agg.parts]
+
+    wm0 = ctx.wm_start_ms
+    if isinstance(ctx.spec.assigner, GlobalWindows):
+        timing = F.lit(ON_TIME)
+    else:
+        timing = F.when(ctx.max_ts_above(wm0), F.lit(EARLY)).otherwise(F.lit(LATE))
+    fired = j.where(F.col("g") < F.col("k"))
+    if plan.purge:
+        pane_accs = [F.when(F.col("g") == 0, m).otherwise(F.col(f"part__{m_name}")).alias(m_name)
+                     for m, m_name in zip(merged("part__"), ctx.acc_columns)]
+    else:
+        pane_accs = merged("run__")
+    panes = (fired.select(*ctx.window_keys, *pane_accs,
+                          (F.col("pane_index0") + F.col("g")).alias("pane_index"),
+                          timing.alias("timing"),
+                          (F.col("cleaned") & (F.col("g") == F.col("k") - 1)).alias("is_final"),
+                          long_lit(wm0).alias("watermark_ms"))
+             .select(*ctx.pane_columns(), *ctx.pane_tail()))
+    last = j.where(F.col("g") == F.col("g_max"))
+    if plan.purge:
+        remainder = F.col("g_max") == F.col("k")   # the last group did not complete
+        accs = [F.when(F.col("k") == 0, m).when(remainder, F.col(f"part__{name}")).otherwise(F.lit(None)).alias(name)
+                for m, name in zip(merged("run__"), ctx.acc_columns)]
+        contents = F.when(F.col("k") == 0, F.col("contents0") + F.col("m")) \
+            .otherwise(F.col("c0") + F.col("m") - F.col("k") * n)
+    else:
+        accs = merged("run__")
+        contents = F.col("contents0") + F.col("m")
+    upserts = (last.where(~F.col("cleaned"))
+               .select(*ctx.window_keys, *accs, contents.alias("contents_count"),
+                       F.pmod(F.col("c0") + F.col("m"), F.lit(n)).alias("trigger_count"),
+                       (F.col("pane_index0") + F.col("k")).alias("pane_index"),
+                       F.lit(0).alias("elements_total"))
+               .select(*ctx.state_columns()))
+    deletes = state.where(ctx.cleaned()).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
+    return PlanOutput(panes, upserts, deletes, cached=[j])
+
+
+def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: DataFrame,
+                        buffer: DataFrame, value_columns: list[str]) -> PlanOutput:
+    slide, size = plan.count, plan.evictor_size
+    keys = list(ctx.spec.key_columns)
+    key_cond = lambda a, b: _and([F.col(f"{a}.{k}") == F.col(f"{b}.{k}") for k in keys])  # noqa: E731
+    totals = state.select(*keys, F.col("elements_total").alias("t0"), F.col("pane_index").alias("p0"))
+    order = Window.partitionBy(*keys).orderBy(TS, SEQ)
+    fresh = (elements.alias("e").join(totals.alias("s"), key_cond("e", "s"), "left")
+             .select(*[F.col(f"e.{c}") for c in keys + [TS, SEQ] + value_columns],
+                     F.coalesce(F.col("s.t0"), F.lit(0)).cast("long").alias("t0"),
+                     F.coalesce(F.col("s.p0"), F.lit(0)).cast("long").alias("p0")))
+    fresh = (fresh.withColumn("elem_index", F.col("t0") + F.row_number().over(order))
+             .withColumn("total", F.col("t0") + F.count(F.lit(1)).over(Window.partitionBy(*keys))))
+    per_key = fresh.groupBy(*keys).agg(F.first("t0").alias("t0"), F.first("p0").alias("p0"),
+                                       F.first("total").alias("total"))
+    old = (buffer.alias("x").join(per_key.alias("k"), key_cond("x", "k"), "inner")
+           .select(*[F.col(f"x.{c}") for c in keys + [TS, SEQ] + value_columns + ["elem_index"]],
+                   F.col("k.t0"), F.col("k.p0"), F.col("k.total")))
+    every = old.unionByName(fresh.select(*old.columns))
+    first_fire = (F.floor(F.col("t0") / slide) + 1) * slide
+    last_fire = F.floor(F.col("total") / slide) * slide
+    lo = F.greatest(F.ceil(F.col("elem_index") / slide) * slide, first_fire)
+    hi = F.floor(F.least(F.col("elem_index") + size - 1, last_fire) / slide) * slide
+    contributions = (every.where(lo <= hi)
+                     .withColumn("fire_at", F.explode(F.sequence(lo.cast("long"), hi.cast("long"), long_lit(slide)))))
+    panes = (contributions.groupBy(*keys, "fire_at").agg(*partial_exprs(ctx.compiled), F.first("t0").alias("t0"),
+                                                         F.first("p0").alias("p0"))
+             .withColumn(WS, F.lit(None).cast("long")).withColumn(WE, F.lit(None).cast("long"))
+             .withColumn("pane_index", F.col("p0") + (F.col("fire_at") - first_fire) / slide)
+             .withColumn("timing", F.lit(ON_TIME)).withColumn("is_final", F.lit(False))
+             .withColumn("watermark_ms", long_lit(ctx.wm_start_ms))
+             .select(*ctx.pane_columns(), *ctx.pane_tail()))
+    keep_above = last_fire - size
+    buffer_inserts = fresh.where(F.col("elem_index") > keep_above).select(*keys, "elem_index", TS, SEQ, *value_columns)
+    buffer_deletes = old.where(F.col("elem_index") <= keep_above).select(*keys, "elem_index")
+    kept = every.where(F.col("elem_index") > keep_above).groupBy(*keys).agg(F.count(F.lit(1)).alias("kept"))
+    upserts = (per_key.join(kept, keys, "left")
+               .select(*keys, F.lit(None).cast("long").alias(WS), F.lit(None).cast("long").alias(WE),
+                       *[F.lit(None).alias(c) for c in ctx.acc_columns],
+                       F.coalesce(F.col("kept"), F.lit(0)).alias("contents_count"),
+                       F.pmod(F.col("total"), F.lit(slide)).alias("trigger_count"),
+                       (F.col("p0") + (F.floor(F.col("total") / slide) - F.floor(F.col("t0") / slide))).alias("pane_index"),
+                       F.col("total").alias("elements_total"))
+               .select(*ctx.state_columns()))
+    deletes = state.where(F.lit(False)).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
+    return PlanOutput(panes, upserts, deletes, buffer_inserts, buffer_deletes)
+
+
+def _and(terms: list[Column]) -> Column:
+    out = terms[0]
+    for t in terms[1:]:
+        out = out & t
+    return out

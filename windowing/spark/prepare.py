@@ -1,0 +1,105 @@
+"""Input preparation: event time to epoch ms, quarantine reasons, window assignment.
+
+Everything here is column expressions (no Python per row). The thresholds
+that depend on the watermark are computed on the driver with Python ints, so
+that no expression can overflow int64 under ANSI mode (the watermark starts at
+Long.MIN_VALUE and a flush moves it to Long.MAX_VALUE).
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from windowing.core.records import QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME
+from windowing.core.spec import WindowSpec
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+
+TS = "__ts_ms"
+SEQ = "__seq"
+STATUS = "__status"
+REASON = "__reason"
+WINDOWS = "__windows"
+WS, WE = "window_start_ms", "window_end_ms"
+
+ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
+
+
+def _clamp(value: int) -> int:
+    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
+
+
+def long_lit(value: int) -> Column:
+    return F.lit(value).cast("long")
+
+
+def simple_types(df: DataFrame) -> dict[str, str]:
+    return {f.name: f.dataType.simpleString() for f in df.schema.fields}
+
+
+def event_time_ms(df: DataFrame, column: str) -> Column:
+    """Epoch milliseconds (floored, so instants before 1970 are right) or null."""
+    dtype = df.schema[column].dataType
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        micros = F.unix_micros(F.col(column).cast("timestamp"))
+    elif isinstance(dtype, T.StringType):
+        micros = F.unix_micros(F.expr(f"try_to_timestamp(`{column}`)"))
+    else:
+        return F.col(column).cast("long")
+    # (micros - floor_mod(micros, 1000)) is an exact multiple of 1000: the division is exact.
+    return ((micros - F.pmod(micros, F.lit(1000))) / 1000).cast("long")
+
+
+def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int) -> DataFrame:
+    """Add ``__ts_ms``, ``__seq``, the live windows and a status per input row.
+
+    Status: quarantined (with ``__reason``), late (in no live window and
+    ``ts + L <= wm``), unassigned (in no window, not late) or accepted.
+    A window is live when its cleanup time ``end - 1 + L`` is above ``wm``.
+    """
+    ts = event_time_ms(df, spec.event_time_column)
+    key_null = F.lit(False)
+    for key in spec.key_columns:
+        key_null = key_null | F.col(key).isNull()
+    raw_et = F.col(spec.event_time_column)
+    reason = (F.when(key_null, F.lit(QUARANTINE_NULL_KEY))
+              .when(raw_et.isNull(), F.lit(QUARANTINE_NULL_EVENT_TIME))
+              .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
+    out = df.withColumn(TS, ts).withColumn(SEQ, F.monotonically_increasing_id()).withColumn(REASON, reason)
+    out = out.withColumn(WINDOWS, assigned_windows(spec, F.col(TS)))
+    lateness = spec.allowed_lateness_ms
+    if spec.is_event_time:
+        live_end_above = _clamp(wm_start_ms - lateness + 1)   # live iff end > this
+        live = F.filter(F.col(WINDOWS), lambda w: w[WE] > long_lit(live_end_above))
+        late_at_or_below = wm_start_ms - lateness             # late iff ts <= this
+        element_late = (F.col(TS) <= long_lit(late_at_or_below)) if late_at_or_below >= MIN_TIMESTAMP_MS \
+            else F.lit(False)
+    else:
+        live, element_late = F.col(WINDOWS), F.lit(False)
+    out = out.withColumn(WINDOWS, live)
+    status = (F.when(F.col(REASON).isNotNull(), F.lit(QUARANTINED))
+              .when(F.size(F.col(WINDOWS)) > 0, F.lit(ACCEPTED))
+              .when(element_late, F.lit(LATE))
+              .otherwise(F.lit(UNASSIGNED)))
+    return out.withColumn(STATUS, status)
+
+
+def assigned_windows(spec: WindowSpec, ts: Column) -> Column:
+    """An array of structs (window_start_ms, window_end_ms) per element."""
+    assigner = spec.assigner
+    null_long = F.lit(None).cast("long")
+    if isinstance(assigner, GlobalWindows):
+        return F.array(F.struct(null_long.alias(WS), null_long.alias(WE)))
+    if isinstance(assigner, TumblingEventTimeWindows):
+        start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(assigner.size_ms))
+        return F.array(F.struct(start.alias(WS), (start + long_lit(assigner.size_ms)).alias(WE)))
+    if isinstance(assigner, SlidingEventTimeWindows):
+        size, slide = assigner.size_ms, assigner.slide_ms
+        last_start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(slide))
+        count = -(-size // slide)  # ceil: the most windows an element can be in
+        starts = F.transform(F.sequence(F.lit(0).cast("long"), long_lit(count - 1)),
+                             lambda i: last_start - i * long_lit(slide))
+        starts = F.filter(starts, lambda s: s > ts - long_lit(size))
+        return F.transform(starts, lambda s: F.struct(s.alias(WS), (s + long_lit(size)).alias(WE)))
+    raise ValueError(f"no Spark window assignment for {assigner!r}")
