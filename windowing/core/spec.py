@@ -16,7 +16,7 @@ validates it against the columns of an input.
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
 from windowing.core.aggregates import Aggregate, AggregateFunction, Avg, Count, Max, Min, Sum, UserAggregate
@@ -34,7 +34,8 @@ NUMERIC_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint", "l
                            "double", "decimal", "byte", "short"})
 RESERVED_OUTPUT_COLUMNS = frozenset({
     "window_start_ms", "window_end_ms", "window_start", "window_end", "pane_index", "timing",
-    "is_final", "watermark_ms", "batch_id"})
+    "is_final", "watermark_ms", "batch_id", "end_bucket", "contents_count", "trigger_count",
+    "elements_total", "last_batch_id", "elem_index", "event_time_ms", "reason"})
 
 
 @dataclass(frozen=True)
@@ -68,6 +69,10 @@ class WindowSpec:
     def __post_init__(self) -> None:
         if not self.key_columns or not all(isinstance(c, str) and c for c in self.key_columns):
             raise ValueError(f"key_by needs one or more column names, got {self.key_columns!r}")
+        for column in self.key_columns:
+            if column in RESERVED_OUTPUT_COLUMNS or column.startswith("__"):
+                raise ValueError(f"key column {column!r} clashes with an output column of that name; "
+                                 f"rename it (reserved: {sorted(RESERVED_OUTPUT_COLUMNS)} and names starting '__')")
         if not isinstance(self.event_time_column, str) or not self.event_time_column:
             raise ValueError(f"event_time column must be a column name, got {self.event_time_column!r}")
         if not isinstance(self.max_out_of_orderness_ms, int) or self.max_out_of_orderness_ms < 0:
@@ -83,7 +88,7 @@ class WindowSpec:
         for name in names:
             if not isinstance(name, str) or not name.isidentifier():
                 raise ValueError(f"aggregate output name {name!r} must be an identifier")
-            if name in RESERVED_OUTPUT_COLUMNS or name in self.key_columns:
+            if name in RESERVED_OUTPUT_COLUMNS or name in self.key_columns or name.startswith("__"):
                 raise ValueError(f"aggregate output name {name!r} clashes with an output column of the same name")
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
@@ -156,7 +161,6 @@ class WindowSpecBuilder:
     _lateness_ms: int = 0
     _late_output: bool = False
     _mode: str | None = None
-    _extra: dict = field(default_factory=dict)
 
     def key_by(self, *columns: str) -> "WindowSpecBuilder":
         return replace(self, _keys=tuple(columns))

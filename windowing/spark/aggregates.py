@@ -16,7 +16,6 @@ from typing import Callable
 import pandas as pd
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
-from pyspark.sql.functions import PandasUDFType
 from pyspark.sql.types import BinaryType
 
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
@@ -75,8 +74,11 @@ class CompiledAggregate:
                                     lambda c, w: F.sum(c).over(w))]
         if isinstance(agg, UserAggregate):
             udfs = _user_udfs(agg)
-            args = lambda: [F.col(c) for c in agg.columns]  # noqa: E731
-            return [AccumulatorPart(self._col("acc"), lambda: udfs.partial(*args()),
+            # A grouped-agg pandas UDF cannot sit beside built-in aggregates, so the
+            # partial collects the values and a scalar pandas UDF folds them with add().
+            values = (lambda: F.col(agg.columns[0])) if len(agg.columns) == 1 else \
+                (lambda: F.struct(*[F.col(c) for c in agg.columns]))
+            return [AccumulatorPart(self._col("acc"), lambda: udfs.partial(F.collect_list(values())),
                                     lambda a, b: udfs.merge(a, b),
                                     lambda c, w: udfs.fold(F.collect_list(c).over(w)))]
         raise ValueError(f"aggregate {agg!r} has no Spark form")
@@ -103,12 +105,16 @@ class _UserUdfs:
     def __init__(self, agg: UserAggregate):
         fn, many = agg.function, len(agg.columns) > 1
 
-        def partial(*series: pd.Series) -> bytes:
-            acc = fn.create_accumulator()
-            values = zip(*series) if many else series[0]
-            for value in values:
-                acc = fn.add(_py(value), acc)
-            return pickle.dumps(acc)
+        def partial(lists: pd.Series) -> pd.Series:
+            out = []
+            for values in lists:
+                acc = fn.create_accumulator()
+                for value in values:
+                    if many:
+                        value = tuple(value[c] for c in agg.columns) if isinstance(value, dict) else tuple(value)
+                    acc = fn.add(_py(value), acc)
+                out.append(pickle.dumps(acc))
+            return pd.Series(out, dtype=object)
 
         def merge(a: pd.Series, b: pd.Series) -> pd.Series:
             out = []
@@ -131,7 +137,7 @@ class _UserUdfs:
         def result(accs: pd.Series) -> pd.Series:
             return pd.Series([None if a is None else fn.get_result(pickle.loads(a)) for a in accs])
 
-        self.partial = F.pandas_udf(partial, BinaryType(), PandasUDFType.GROUPED_AGG)
+        self.partial = F.pandas_udf(partial, BinaryType())
         self.merge = F.pandas_udf(merge, BinaryType())
         self.fold = F.pandas_udf(fold, BinaryType())
         self.result = F.pandas_udf(result, agg.result_type)
@@ -174,6 +180,6 @@ def merge_exprs(compiled: list[CompiledAggregate], left: str, right: str) -> lis
             for agg in compiled for p in agg.parts]
 
 
-def running_exprs(compiled: list[CompiledAggregate], window: Window, prefix: str = "run__") -> list[Column]:
+def running_exprs(compiled: list[CompiledAggregate], window: Window, prefix: str = "__run__") -> list[Column]:
     return [p.running(F.col(p.column), window).alias(prefix + p.column)
             for agg in compiled for p in agg.parts]

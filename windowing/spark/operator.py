@@ -33,7 +33,7 @@ from pyspark.sql import types as T
 from windowing.core.records import BatchMetrics
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.spark import delta_io
+from windowing.spark.stores import ConcurrentWriterError, DeltaStore, MemoryStore  # noqa: F401
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.plans import (
     BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, TIME_PLAN, PlanContext, count_plan,
@@ -45,10 +45,6 @@ from windowing.spark.prepare import (
 
 class SpecMismatchError(RuntimeError):
     """The state was written by a different window spec."""
-
-
-class ConcurrentWriterError(RuntimeError):
-    """Another writer committed this batch of this operator."""
 
 
 @dataclass
@@ -64,22 +60,6 @@ class BatchReport:
         return asdict(self)
 
 
-PROGRESS_SCHEMA = T.StructType([
-    T.StructField("batch_id", T.LongType(), False),
-    T.StructField("watermark_ms", T.LongType(), False),
-    T.StructField("max_seen_ms", T.LongType(), True),
-    T.StructField("processing_time_ms", T.LongType(), True),
-    T.StructField("windows_version", T.LongType(), False),
-    T.StructField("buffers_version", T.LongType(), True),
-    T.StructField("spec_fingerprint", T.StringType(), False),
-    T.StructField("spec_description", T.StringType(), False),
-    T.StructField("input_schema", T.StringType(), False),
-    T.StructField("writer_id", T.StringType(), False),
-    T.StructField("metrics", T.StringType(), False),
-    T.StructField("committed_at", T.TimestampType(), False),
-])
-
-
 def default_bucket_ms(spec: WindowSpec) -> int:
     """Width of the state partitions by window end: 8 window sizes, at least one minute."""
     size = getattr(spec.assigner, "size_ms", None)
@@ -92,63 +72,48 @@ class SparkWindowOperator:
     Args:
         spark: the process's SparkSession (with Delta).
         spec: the window spec.
-        operator_id: names the state; also the Delta transaction app id.
-        state_root: folder holding ``<operator_id>/{windows,buffers,progress}``.
-        results_path, late_path, quarantine_path: output Delta tables
-            (default: ``<state_root>/<operator_id>/{results,late,quarantine}``).
+        store: a :class:`DeltaStore` (the product) or :class:`MemoryStore` (tests).
         reset_state: discard existing state (and progress) of this operator
             instead of refusing a spec that differs from the one that wrote it.
+        bucket_ms: width of the state partitions by window end.
         fault_injection: test hook called with a stage name at each commit step.
     """
 
-    def __init__(self, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
-                 results_path: str | None = None, late_path: str | None = None,
-                 quarantine_path: str | None = None, reset_state: bool = False,
+    def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
                  bucket_ms: int | None = None, fault_injection: Callable[[str], None] | None = None):
-        if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
-        self.spark, self.spec, self.operator_id = spark, spec, operator_id
-        base = f"{state_root.rstrip('/')}/{operator_id}"
-        self.windows_path, self.buffers_path, self.progress_path = (
-            f"{base}/windows", f"{base}/buffers", f"{base}/progress")
-        self.results_path = results_path or f"{base}/results"
-        self.late_path = late_path or f"{base}/late"
-        self.quarantine_path = quarantine_path or f"{base}/quarantine"
+        self.spark, self.spec, self.store = spark, spec, store
+        self.operator_id = store.operator_id
         self.plan = plan_for(spec)
         self.compiled = compile_aggregates(spec)
         self.bucket_ms = bucket_ms or default_bucket_ms(spec)
         self.writer_id = uuid.uuid4().hex
         self._fault = fault_injection or (lambda stage: None)
         if reset_state:
-            self.reset_state()
+            store.reset()
         self._check_fingerprint()
 
-    # ---------------------------------------------------------------- state
-    def reset_state(self) -> None:
-        """Delete this operator's state tables (outputs are kept)."""
-        jvm = self.spark._jvm
-        conf = self.spark._jsc.hadoopConfiguration()
-        for path in (self.windows_path, self.buffers_path, self.progress_path):
-            p = jvm.org.apache.hadoop.fs.Path(path)
-            p.getFileSystem(conf).delete(p, True)
+    @classmethod
+    def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
+                 results_path: str | None = None, late_path: str | None = None,
+                 quarantine_path: str | None = None, **kwargs) -> "SparkWindowOperator":
+        if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
+        store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path)
+        return cls(spark, spec, store, **kwargs)
 
     def last_progress(self) -> dict | None:
-        if not delta_io.table_exists(self.spark, self.progress_path):
-            return None
-        row = (self.spark.read.format("delta").load(self.progress_path)
-               .orderBy(F.col("batch_id").desc()).limit(1).collect())
-        return row[0].asDict() if row else None
+        return self.store.last_progress()
 
     def _check_fingerprint(self) -> None:
         last = self.last_progress()
         if last and last["spec_fingerprint"] != self.spec.fingerprint():
             raise SpecMismatchError(
-                f"operator {self.operator_id!r}: the state under {self.progress_path} was written by spec "
+                f"operator {self.operator_id!r}: its state was written by spec "
                 f"{last['spec_fingerprint']} ({last['spec_description']}); this job's spec is "
                 f"{self.spec.fingerprint()} ({self.spec.describe()}). Resume with the original spec, use a new "
                 f"operator id, or pass reset_state=True (CLI: --reset-state) to discard the state.")
 
-    def _ensure_tables(self, df: DataFrame) -> None:
+    def _schemas(self, df: DataFrame):
         keys = [df.schema[k] for k in self.spec.key_columns]
         accs = df.groupBy().agg(*partial_exprs(self.compiled)).schema.fields  # analysis only, no job
         long = lambda name: T.StructField(name, T.LongType(), True)  # noqa: E731
@@ -156,14 +121,13 @@ class SparkWindowOperator:
             [T.StructField(k.name, k.dataType, True) for k in keys] + [long(WS), long(WE), long(END_BUCKET)]
             + [T.StructField(a.name, a.dataType, True) for a in accs]
             + [long(c) for c in BOOKKEEPING] + [long("last_batch_id")])
-        delta_io.create_empty(self.spark, windows, self.windows_path, [END_BUCKET])
+        buffers = None
         if self.plan.kind == EVICTING_COUNT_PLAN:
             values = [df.schema[c] for c in self._value_columns()]
             buffers = T.StructType([T.StructField(k.name, k.dataType, True) for k in keys]
                                    + [long("elem_index"), long(TS), long(SEQ)]
                                    + [T.StructField(v.name, v.dataType, True) for v in values])
-            delta_io.create_empty(self.spark, buffers, self.buffers_path)
-        delta_io.create_empty(self.spark, PROGRESS_SCHEMA, self.progress_path)
+        return windows, buffers
 
     def _value_columns(self) -> list[str]:
         keys = set(self.spec.key_columns)
@@ -187,7 +151,7 @@ class SparkWindowOperator:
         if last and batch_id <= last["batch_id"]:
             return BatchReport(batch_id, True, wm0, wm0, seconds=time.monotonic() - started)
         self._fault("start")
-        self._ensure_tables(df)
+        self.store.ensure_tables(*self._schemas(df))
         cached: list[DataFrame] = []
         try:
             classified = classify(df, self.spec, wm0).persist()
@@ -215,7 +179,7 @@ class SparkWindowOperator:
                 unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0)
 
             ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
-            state = delta_io.read_as_of(self.spark, self.windows_path, last["windows_version"] if last else None)
+            state = self.store.read_windows(last["windows_version"] if last else None)
             state = self._relevant_state(state, ctx, stats)
             value_cols = self._value_columns()
             elements = (classified.where(F.col(STATUS) == ACCEPTED)
@@ -227,8 +191,7 @@ class SparkWindowOperator:
             elif self.plan.kind == COUNT_PLAN:
                 out = count_plan(ctx, self.plan, elements, state)
             else:
-                buffer = delta_io.read_as_of(self.spark, self.buffers_path,
-                                             last["buffers_version"] if last else None)
+                buffer = self.store.read_buffers(last["buffers_version"] if last else None)
                 out = evicting_count_plan(ctx, self.plan, elements, state, buffer, value_cols)
             cached.extend(out.cached)
             panes = out.panes.persist()
@@ -237,24 +200,28 @@ class SparkWindowOperator:
             metrics.windows_cleaned = out.deletes.count()
 
             self._fault("before_outputs")
-            delta_io.append(panes, self.results_path, self.operator_id, batch_id)
+            self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
             if self.spec.late_output:
                 late = (classified.where(F.col(STATUS) == LATE)
                         .select(*df.columns, F.col(TS).alias("event_time_ms"),
                                 F.lit("late_beyond_allowed_lateness").alias("reason"),
                                 long_lit(wm0).alias("watermark_ms"), long_lit(batch_id).alias("batch_id")))
-                delta_io.append(late, self.late_path, self.operator_id, batch_id)
+                self.store.write_output("late", late, metrics.late_rows, batch_id)
             quarantine = (classified.where(F.col(STATUS) == QUARANTINED)
                           .select(*df.columns, F.col(REASON).alias("reason"), long_lit(batch_id).alias("batch_id")))
-            delta_io.append(quarantine, self.quarantine_path, self.operator_id, batch_id)
+            self.store.write_output("quarantine", quarantine, metrics.quarantined_rows, batch_id)
             self._fault("after_outputs")
-            windows_version = self._merge_windows(out, batch_id)
+            windows_version = self.store.merge_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id)
             buffers_version = None
             if self.plan.kind == EVICTING_COUNT_PLAN:
-                buffers_version = self._merge_buffers(out, batch_id)
+                buffers_version = self.store.merge_buffers(out.buffer_inserts, out.buffer_deletes, list(self.spec.key_columns) + ["elem_index"], batch_id)
             self._fault("before_progress")
-            self._commit_progress(batch_id, wm1, max_seen, processing_time_ms, windows_version,
-                                  buffers_version, df.schema.json(), metrics)
+            self.store.commit_progress(dict(
+                batch_id=batch_id, watermark_ms=wm1, max_seen_ms=max_seen, processing_time_ms=processing_time_ms,
+                windows_version=windows_version, buffers_version=buffers_version,
+                spec_fingerprint=self.spec.fingerprint(), spec_description=self.spec.describe(),
+                input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
+                committed_at=datetime.datetime.now(datetime.timezone.utc)))
             self._fault("after_progress")
             return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started)
         finally:
@@ -300,55 +267,5 @@ class SparkWindowOperator:
             cond = term if cond is None else cond | term
         return state.where(cond)
 
-    def _merge_windows(self, out, batch_id: int) -> int:
-        from delta.tables import DeltaTable
-        target = DeltaTable.forPath(self.spark, self.windows_path)
-        schema = target.toDF().schema
-        upserts = delta_io.conform(out.upserts, schema).withColumn("__delete", F.lit(False))
-        deletes = out.deletes
-        for f in schema.fields:
-            if f.name not in deletes.columns:
-                deletes = deletes.withColumn(f.name, F.lit(None).cast(f.dataType))
-        source = upserts.unionByName(delta_io.conform(deletes, schema).withColumn("__delete", F.lit(True)))
-        keys = list(self.spec.key_columns) + [WS, WE, END_BUCKET]
-        cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-        with delta_io.txn(self.spark, self.operator_id, batch_id):
-            (target.alias("t").merge(source.alias("s"), cond)
-             .whenMatchedDelete(condition="s.__delete")
-             .whenMatchedUpdate(set={f.name: f"s.`{f.name}`" for f in schema.fields})
-             .whenNotMatchedInsert(condition="NOT s.__delete", values={f.name: f"s.`{f.name}`" for f in schema.fields})
-             .execute())
-        return delta_io.latest_version(self.spark, self.windows_path)
-
-    def _merge_buffers(self, out, batch_id: int) -> int:
-        from delta.tables import DeltaTable
-        target = DeltaTable.forPath(self.spark, self.buffers_path)
-        schema = target.toDF().schema
-        inserts = delta_io.conform(out.buffer_inserts, schema).withColumn("__delete", F.lit(False))
-        deletes = out.buffer_deletes
-        for f in schema.fields:
-            if f.name not in deletes.columns:
-                deletes = deletes.withColumn(f.name, F.lit(None).cast(f.dataType))
-        source = inserts.unionByName(delta_io.conform(deletes, schema).withColumn("__delete", F.lit(True)))
-        cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in list(self.spec.key_columns) + ["elem_index"])
-        with delta_io.txn(self.spark, self.operator_id, batch_id):
-            (target.alias("t").merge(source.alias("s"), cond)
-             .whenMatchedDelete(condition="s.__delete")
-             .whenNotMatchedInsert(condition="NOT s.__delete", values={f.name: f"s.`{f.name}`" for f in schema.fields})
-             .execute())
-        return delta_io.latest_version(self.spark, self.buffers_path)
-
-    def _commit_progress(self, batch_id, wm, max_seen, processing_time_ms, windows_version, buffers_version,
-                         input_schema, metrics) -> None:
-        row = (batch_id, wm, max_seen, processing_time_ms, windows_version, buffers_version,
-               self.spec.fingerprint(), self.spec.describe(), input_schema, self.writer_id,
-               json.dumps(asdict(metrics)), datetime.datetime.now(datetime.timezone.utc))
-        delta_io.append(self.spark.createDataFrame([row], PROGRESS_SCHEMA), self.progress_path,
-                        self.operator_id, batch_id)
-        committed = (self.spark.read.format("delta").load(self.progress_path)
-                     .where(F.col("batch_id") == batch_id).select("writer_id").collect())
-        if [r.writer_id for r in committed] != [self.writer_id]:
-            raise ConcurrentWriterError(
-                f"operator {self.operator_id!r}: batch {batch_id} was committed by another writer "
-                f"({[r.writer_id for r in committed]}); this writer ({self.writer_id}) did not commit. Two jobs "
-                f"must not run one operator's state at the same time.")
+    def ctx_keys(self) -> list[str]:
+        return list(self.spec.key_columns) + [WS, WE, END_BUCKET]

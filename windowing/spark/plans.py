@@ -160,39 +160,39 @@ def _merge_pair(ctx: PlanContext, left: str, right: str, right_prefix: str = "")
 
 def time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: DataFrame) -> PlanOutput:
     partials = elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled),
-                                                      F.count(F.lit(1)).alias("b__n"))
+                                                      F.count(F.lit(1)).alias("__b__n"))
     joined = state.alias("s").join(partials.alias("b"), ctx.join_condition("s", "b"), "full_outer")
     j = joined.select(
         *[F.coalesce(F.col(f"s.{c}"), F.col(f"b.{c}")).alias(c) for c in ctx.window_keys],
         *_merge_pair(ctx, "s", "b"),
-        (F.coalesce(F.col("s.contents_count"), F.lit(0)) + F.coalesce(F.col("b.b__n"), F.lit(0))).alias("contents_count"),
-        F.coalesce(F.col("s.pane_index"), F.lit(0)).alias("pane_index0"),
-        F.coalesce(F.col("b.b__n"), F.lit(0)).alias("b_n"),
-        F.col("s.pane_index").isNotNull().alias("in_state"))
+        (F.coalesce(F.col("s.contents_count"), F.lit(0)) + F.coalesce(F.col("b.__b__n"), F.lit(0))).alias("contents_count"),
+        F.coalesce(F.col("s.pane_index"), F.lit(0)).alias("__pane_index0"),
+        F.coalesce(F.col("b.__b__n"), F.lit(0)).alias("__b_n"),
+        F.col("s.pane_index").isNotNull().alias("__in_state"))
     wm0, wm1 = ctx.wm_start_ms, ctx.wm_end_ms
     if plan.fires_at_end:
         crossed = ctx.max_ts_above(wm0) & ctx.max_ts_at_or_below(wm1)
-        late_elements = ctx.max_ts_at_or_below(wm0) & (F.col("b_n") > 0)
+        late_elements = ctx.max_ts_at_or_below(wm0) & (F.col("__b_n") > 0)
         fire = F.coalesce((F.col("contents_count") > 0) & (crossed | late_elements), F.lit(False))
     else:
         fire = F.lit(False)
-    j = j.withColumn("fire", fire).withColumn("is_final", ctx.cleaned())  # cleaned; final if it fires
-    j = j.withColumn("cleaned", F.col("is_final")).persist()
-    panes = (j.where("fire")
-             .withColumn("pane_index", F.col("pane_index0"))
+    j = j.withColumn("__fire", fire).withColumn("is_final", ctx.cleaned())  # cleaned; final if it fires
+    j = j.withColumn("__cleaned", F.col("is_final")).persist()
+    panes = (j.where("__fire")
+             .withColumn("pane_index", F.col("__pane_index0"))
              .withColumn("timing", F.when(ctx.max_ts_above(wm0), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
              .withColumn("watermark_ms", long_lit(wm1))
              .select(*ctx.pane_columns(), *ctx.pane_tail()))
-    purged = F.col("fire") & F.lit(plan.purge)
-    upserts = (j.where(((F.col("b_n") > 0) | F.col("fire")) & ~F.col("cleaned"))
+    purged = F.col("__fire") & F.lit(plan.purge)
+    upserts = (j.where(((F.col("__b_n") > 0) | F.col("__fire")) & ~F.col("__cleaned"))
                .select(*[F.col(c) for c in ctx.window_keys],
                        *[F.when(purged, F.lit(None)).otherwise(F.col(c)).alias(c) for c in ctx.acc_columns],
                        F.when(purged, F.lit(0)).otherwise(F.col("contents_count")).alias("contents_count"),
                        F.lit(0).alias("trigger_count"),
-                       (F.col("pane_index0") + F.col("fire").cast("long")).alias("pane_index"),
+                       (F.col("__pane_index0") + F.col("__fire").cast("long")).alias("pane_index"),
                        F.lit(0).alias("elements_total"))
                .select(*ctx.state_columns()))
-    deletes = j.where(F.col("cleaned") & F.col("in_state")).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
+    deletes = j.where(F.col("__cleaned") & F.col("__in_state")).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
     return PlanOutput(panes, upserts, deletes, cached=[j])
 
 
@@ -201,28 +201,28 @@ def count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: 
     counters = state.select(*ctx.window_keys, "trigger_count")
     numbered = (elements.alias("e").join(counters.alias("s"), ctx.join_condition("e", "s"), "left")
                 .select(*[F.col(f"e.{c}") for c in elements.columns],
-                        F.coalesce(F.col("s.trigger_count"), F.lit(0)).cast("long").alias("c0")))
+                        F.coalesce(F.col("s.trigger_count"), F.lit(0)).cast("long").alias("__c0")))
     order = Window.partitionBy(*ctx.window_keys).orderBy(TS, SEQ)
-    numbered = numbered.withColumn("g", F.floor((F.col("c0") + F.row_number().over(order) - 1) / n).cast("long"))
-    groups = numbered.groupBy(*ctx.window_keys, "g").agg(*partial_exprs(ctx.compiled),
-                                                         F.count(F.lit(1)).alias("g_n"), F.first("c0").alias("c0"))
+    numbered = numbered.withColumn("__g", F.floor((F.col("__c0") + F.row_number().over(order) - 1) / n).cast("long"))
+    groups = numbered.groupBy(*ctx.window_keys, "__g").agg(*partial_exprs(ctx.compiled),
+                                                         F.count(F.lit(1)).alias("__g_n"), F.first("__c0").alias("__c0"))
     per_window = Window.partitionBy(*ctx.window_keys)
-    running = per_window.orderBy("g").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    groups = (groups.withColumn("m", F.sum("g_n").over(per_window))
-              .withColumn("g_max", F.max("g").over(per_window))
+    running = per_window.orderBy("__g").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    groups = (groups.withColumn("__m", F.sum("__g_n").over(per_window))
+              .withColumn("__g_max", F.max("__g").over(per_window))
               .select("*", *running_exprs(ctx.compiled, running)))
-    groups = groups.withColumn("k", F.floor((F.col("c0") + F.col("m")) / n).cast("long"))
+    groups = groups.withColumn("__k", F.floor((F.col("__c0") + F.col("__m")) / n).cast("long"))
     j = groups.alias("b").join(state.alias("s"), ctx.join_condition("b", "s"), "left").select(
         *[F.col(f"b.{c}") for c in groups.columns if c not in ctx.acc_columns],
-        *[F.col(f"b.{c}").alias(f"part__{c}") for c in ctx.acc_columns],
-        *[F.col(f"s.{c}").alias(f"state__{c}") for c in ctx.acc_columns],
-        F.coalesce(F.col("s.pane_index"), F.lit(0)).alias("pane_index0"),
-        F.coalesce(F.col("s.contents_count"), F.lit(0)).alias("contents0"),
-        F.col("s.pane_index").isNotNull().alias("in_state"))
-    j = j.withColumn("cleaned", ctx.cleaned()).persist()
+        *[F.col(f"b.{c}").alias(f"__part__{c}") for c in ctx.acc_columns],
+        *[F.col(f"s.{c}").alias(f"__state__{c}") for c in ctx.acc_columns],
+        F.coalesce(F.col("s.pane_index"), F.lit(0)).alias("__pane_index0"),
+        F.coalesce(F.col("s.contents_count"), F.lit(0)).alias("__contents0"),
+        F.col("s.pane_index").isNotNull().alias("__in_state"))
+    j = j.withColumn("__cleaned", ctx.cleaned()).persist()
 
     def merged(right_prefix: str) -> list[Column]:
-        return [p.merge(F.col(f"state__{p.column}"), F.col(f"{right_prefix}{p.column}")).alias(p.column)
+        return [p.merge(F.col(f"__state__{p.column}"), F.col(f"{right_prefix}{p.column}")).alias(p.column)
                 for agg in ctx.compiled for p in agg.parts]
 
     wm0 = ctx.wm_start_ms
@@ -230,32 +230,32 @@ def count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: 
         timing = F.lit(ON_TIME)
     else:
         timing = F.when(ctx.max_ts_above(wm0), F.lit(EARLY)).otherwise(F.lit(LATE))
-    fired = j.where(F.col("g") < F.col("k"))
+    fired = j.where(F.col("__g") < F.col("__k"))
     if plan.purge:
-        pane_accs = [F.when(F.col("g") == 0, m).otherwise(F.col(f"part__{m_name}")).alias(m_name)
-                     for m, m_name in zip(merged("part__"), ctx.acc_columns)]
+        pane_accs = [F.when(F.col("__g") == 0, m).otherwise(F.col(f"__part__{m_name}")).alias(m_name)
+                     for m, m_name in zip(merged("__part__"), ctx.acc_columns)]
     else:
-        pane_accs = merged("run__")
+        pane_accs = merged("__run__")
     panes = (fired.select(*ctx.window_keys, *pane_accs,
-                          (F.col("pane_index0") + F.col("g")).alias("pane_index"),
+                          (F.col("__pane_index0") + F.col("__g")).alias("pane_index"),
                           timing.alias("timing"),
-                          (F.col("cleaned") & (F.col("g") == F.col("k") - 1)).alias("is_final"),
+                          (F.col("__cleaned") & (F.col("__g") == F.col("__k") - 1)).alias("is_final"),
                           long_lit(wm0).alias("watermark_ms"))
              .select(*ctx.pane_columns(), *ctx.pane_tail()))
-    last = j.where(F.col("g") == F.col("g_max"))
+    last = j.where(F.col("__g") == F.col("__g_max"))
     if plan.purge:
-        remainder = F.col("g_max") == F.col("k")   # the last group did not complete
-        accs = [F.when(F.col("k") == 0, m).when(remainder, F.col(f"part__{name}")).otherwise(F.lit(None)).alias(name)
-                for m, name in zip(merged("run__"), ctx.acc_columns)]
-        contents = F.when(F.col("k") == 0, F.col("contents0") + F.col("m")) \
-            .otherwise(F.col("c0") + F.col("m") - F.col("k") * n)
+        remainder = F.col("__g_max") == F.col("__k")   # the last group did not complete
+        accs = [F.when(F.col("__k") == 0, m).when(remainder, F.col(f"__part__{name}")).otherwise(F.lit(None)).alias(name)
+                for m, name in zip(merged("__run__"), ctx.acc_columns)]
+        contents = F.when(F.col("__k") == 0, F.col("__contents0") + F.col("__m")) \
+            .otherwise(F.col("__c0") + F.col("__m") - F.col("__k") * n)
     else:
-        accs = merged("run__")
-        contents = F.col("contents0") + F.col("m")
-    upserts = (last.where(~F.col("cleaned"))
+        accs = merged("__run__")
+        contents = F.col("__contents0") + F.col("__m")
+    upserts = (last.where(~F.col("__cleaned"))
                .select(*ctx.window_keys, *accs, contents.alias("contents_count"),
-                       F.pmod(F.col("c0") + F.col("m"), F.lit(n)).alias("trigger_count"),
-                       (F.col("pane_index0") + F.col("k")).alias("pane_index"),
+                       F.pmod(F.col("__c0") + F.col("__m"), F.lit(n)).alias("trigger_count"),
+                       (F.col("__pane_index0") + F.col("__k")).alias("pane_index"),
                        F.lit(0).alias("elements_total"))
                .select(*ctx.state_columns()))
     deletes = state.where(ctx.cleaned()).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
@@ -267,44 +267,44 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
     slide, size = plan.count, plan.evictor_size
     keys = list(ctx.spec.key_columns)
     key_cond = lambda a, b: _and([F.col(f"{a}.{k}") == F.col(f"{b}.{k}") for k in keys])  # noqa: E731
-    totals = state.select(*keys, F.col("elements_total").alias("t0"), F.col("pane_index").alias("p0"))
+    totals = state.select(*keys, F.col("elements_total").alias("__t0"), F.col("pane_index").alias("__p0"))
     order = Window.partitionBy(*keys).orderBy(TS, SEQ)
     fresh = (elements.alias("e").join(totals.alias("s"), key_cond("e", "s"), "left")
              .select(*[F.col(f"e.{c}") for c in keys + [TS, SEQ] + value_columns],
-                     F.coalesce(F.col("s.t0"), F.lit(0)).cast("long").alias("t0"),
-                     F.coalesce(F.col("s.p0"), F.lit(0)).cast("long").alias("p0")))
-    fresh = (fresh.withColumn("elem_index", F.col("t0") + F.row_number().over(order))
-             .withColumn("total", F.col("t0") + F.count(F.lit(1)).over(Window.partitionBy(*keys))))
-    per_key = fresh.groupBy(*keys).agg(F.first("t0").alias("t0"), F.first("p0").alias("p0"),
-                                       F.first("total").alias("total"))
-    old = (buffer.alias("x").join(per_key.alias("k"), key_cond("x", "k"), "inner")
+                     F.coalesce(F.col("s.__t0"), F.lit(0)).cast("long").alias("__t0"),
+                     F.coalesce(F.col("s.__p0"), F.lit(0)).cast("long").alias("__p0")))
+    fresh = (fresh.withColumn("elem_index", F.col("__t0") + F.row_number().over(order))
+             .withColumn("__total", F.col("__t0") + F.count(F.lit(1)).over(Window.partitionBy(*keys))))
+    per_key = fresh.groupBy(*keys).agg(F.first("__t0").alias("__t0"), F.first("__p0").alias("__p0"),
+                                       F.first("__total").alias("__total"))
+    old = (buffer.alias("x").join(per_key.alias("pk"), key_cond("x", "pk"), "inner")
            .select(*[F.col(f"x.{c}") for c in keys + [TS, SEQ] + value_columns + ["elem_index"]],
-                   F.col("k.t0"), F.col("k.p0"), F.col("k.total")))
+                   F.col("pk.__t0"), F.col("pk.__p0"), F.col("pk.__total")))
     every = old.unionByName(fresh.select(*old.columns))
-    first_fire = (F.floor(F.col("t0") / slide) + 1) * slide
-    last_fire = F.floor(F.col("total") / slide) * slide
+    first_fire = (F.floor(F.col("__t0") / slide) + 1) * slide
+    last_fire = F.floor(F.col("__total") / slide) * slide
     lo = F.greatest(F.ceil(F.col("elem_index") / slide) * slide, first_fire)
     hi = F.floor(F.least(F.col("elem_index") + size - 1, last_fire) / slide) * slide
     contributions = (every.where(lo <= hi)
-                     .withColumn("fire_at", F.explode(F.sequence(lo.cast("long"), hi.cast("long"), long_lit(slide)))))
-    panes = (contributions.groupBy(*keys, "fire_at").agg(*partial_exprs(ctx.compiled), F.first("t0").alias("t0"),
-                                                         F.first("p0").alias("p0"))
+                     .withColumn("__fire_at", F.explode(F.sequence(lo.cast("long"), hi.cast("long"), long_lit(slide)))))
+    panes = (contributions.groupBy(*keys, "__fire_at").agg(*partial_exprs(ctx.compiled), F.first("__t0").alias("__t0"),
+                                                         F.first("__p0").alias("__p0"))
              .withColumn(WS, F.lit(None).cast("long")).withColumn(WE, F.lit(None).cast("long"))
-             .withColumn("pane_index", F.col("p0") + (F.col("fire_at") - first_fire) / slide)
+             .withColumn("pane_index", F.col("__p0") + (F.col("__fire_at") - first_fire) / slide)
              .withColumn("timing", F.lit(ON_TIME)).withColumn("is_final", F.lit(False))
              .withColumn("watermark_ms", long_lit(ctx.wm_start_ms))
              .select(*ctx.pane_columns(), *ctx.pane_tail()))
     keep_above = last_fire - size
     buffer_inserts = fresh.where(F.col("elem_index") > keep_above).select(*keys, "elem_index", TS, SEQ, *value_columns)
     buffer_deletes = old.where(F.col("elem_index") <= keep_above).select(*keys, "elem_index")
-    kept = every.where(F.col("elem_index") > keep_above).groupBy(*keys).agg(F.count(F.lit(1)).alias("kept"))
+    kept = every.where(F.col("elem_index") > keep_above).groupBy(*keys).agg(F.count(F.lit(1)).alias("__kept"))
     upserts = (per_key.join(kept, keys, "left")
                .select(*keys, F.lit(None).cast("long").alias(WS), F.lit(None).cast("long").alias(WE),
                        *[F.lit(None).alias(c) for c in ctx.acc_columns],
-                       F.coalesce(F.col("kept"), F.lit(0)).alias("contents_count"),
-                       F.pmod(F.col("total"), F.lit(slide)).alias("trigger_count"),
-                       (F.col("p0") + (F.floor(F.col("total") / slide) - F.floor(F.col("t0") / slide))).alias("pane_index"),
-                       F.col("total").alias("elements_total"))
+                       F.coalesce(F.col("__kept"), F.lit(0)).alias("contents_count"),
+                       F.pmod(F.col("__total"), F.lit(slide)).alias("trigger_count"),
+                       (F.col("__p0") + (F.floor(F.col("__total") / slide) - F.floor(F.col("__t0") / slide))).alias("pane_index"),
+                       F.col("__total").alias("elements_total"))
                .select(*ctx.state_columns()))
     deletes = state.where(F.lit(False)).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
     return PlanOutput(panes, upserts, deletes, buffer_inserts, buffer_deletes)

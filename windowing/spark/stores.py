@@ -1,0 +1,196 @@
+"""Where an operator keeps its state and writes its outputs.
+
+:class:`DeltaStore` is the product: Delta tables with the idempotent commit
+protocol (see operator.py). :class:`MemoryStore` keeps the same tables as
+in-memory rows; the semantics transcripts use it to run the very same plans
+many times quickly (Delta adds no semantics; its protocol has tests of its own).
+"""
+from __future__ import annotations
+
+import datetime
+import json
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.spark import delta_io
+
+PROGRESS_SCHEMA = T.StructType([
+    T.StructField("batch_id", T.LongType(), False),
+    T.StructField("watermark_ms", T.LongType(), False),
+    T.StructField("max_seen_ms", T.LongType(), True),
+    T.StructField("processing_time_ms", T.LongType(), True),
+    T.StructField("windows_version", T.LongType(), True),
+    T.StructField("buffers_version", T.LongType(), True),
+    T.StructField("spec_fingerprint", T.StringType(), False),
+    T.StructField("spec_description", T.StringType(), False),
+    T.StructField("input_schema", T.StringType(), False),
+    T.StructField("writer_id", T.StringType(), False),
+    T.StructField("metrics", T.StringType(), False),
+    T.StructField("committed_at", T.TimestampType(), False),
+])
+
+
+class ConcurrentWriterError(RuntimeError):
+    """Another writer committed this batch of this operator."""
+
+
+def _merge_source(upserts: DataFrame, deletes: DataFrame, schema: T.StructType) -> DataFrame:
+    for f in schema.fields:
+        if f.name not in deletes.columns:
+            deletes = deletes.withColumn(f.name, F.lit(None).cast(f.dataType))
+    return (delta_io.conform(upserts, schema).withColumn("__delete", F.lit(False))
+            .unionByName(delta_io.conform(deletes, schema).withColumn("__delete", F.lit(True))))
+
+
+class DeltaStore:
+    """State and outputs of one operator as Delta tables.
+
+    State under ``state_root/operator_id/{windows,buffers,progress}``; outputs
+    default to ``state_root/operator_id/{results,late,quarantine}``.
+    """
+
+    def __init__(self, spark: SparkSession, operator_id: str, state_root: str, results_path: str | None = None,
+                 late_path: str | None = None, quarantine_path: str | None = None):
+        self.spark, self.operator_id = spark, operator_id
+        base = f"{state_root.rstrip('/')}/{operator_id}"
+        self.windows_path, self.buffers_path, self.progress_path = (
+            f"{base}/windows", f"{base}/buffers", f"{base}/progress")
+        self.results_path = results_path or f"{base}/results"
+        self.late_path = late_path or f"{base}/late"
+        self.quarantine_path = quarantine_path or f"{base}/quarantine"
+        self._last: dict | None = None
+        self._loaded = False
+        self._tables_ready = False
+
+    def reset(self) -> None:
+        jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
+        for path in (self.windows_path, self.buffers_path, self.progress_path):
+            p = jvm.org.apache.hadoop.fs.Path(path)
+            p.getFileSystem(conf).delete(p, True)
+        self._last, self._loaded, self._tables_ready = None, False, False
+
+    def last_progress(self) -> dict | None:
+        """The progress row of the last committed batch (read once, then kept)."""
+        if not self._loaded:
+            self._last = None
+            if delta_io.table_exists(self.spark, self.progress_path):
+                rows = (self.spark.read.format("delta").load(self.progress_path)
+                        .orderBy(F.col("batch_id").desc()).limit(1).collect())
+                self._last = rows[0].asDict() if rows else None
+            self._loaded = True
+        return self._last
+
+    def ensure_tables(self, windows_schema, buffers_schema) -> None:
+        if self._tables_ready:
+            return
+        delta_io.create_empty(self.spark, windows_schema, self.windows_path, ["end_bucket"])
+        if buffers_schema is not None:
+            delta_io.create_empty(self.spark, buffers_schema, self.buffers_path)
+        delta_io.create_empty(self.spark, PROGRESS_SCHEMA, self.progress_path)
+        self._tables_ready = True
+
+    def read_windows(self, version):
+        return delta_io.read_as_of(self.spark, self.windows_path, version)
+
+    def read_buffers(self, version):
+        return delta_io.read_as_of(self.spark, self.buffers_path, version)
+
+    def write_output(self, kind: str, df: DataFrame, rows: int, batch_id: int) -> None:
+        if rows == 0:
+            return  # nothing to write, nothing to deduplicate on replay
+        path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
+        delta_io.append(df, path, self.operator_id, batch_id)
+
+    def _merge(self, path: str, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int,
+               update: bool) -> int:
+        from delta.tables import DeltaTable
+        target = DeltaTable.forPath(self.spark, path)
+        schema = target.toDF().schema
+        source = _merge_source(upserts, deletes, schema)
+        values = {f.name: f"s.`{f.name}`" for f in schema.fields}
+        cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+        with delta_io.txn(self.spark, self.operator_id, batch_id):
+            merge = target.alias("t").merge(source.alias("s"), cond).whenMatchedDelete(condition="s.__delete")
+            if update:
+                merge = merge.whenMatchedUpdate(set=values)
+            merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values).execute()
+        return delta_io.latest_version(self.spark, path)
+
+    def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
+        return self._merge(self.windows_path, upserts, deletes, keys, batch_id, update=True)
+
+    def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
+        return self._merge(self.buffers_path, inserts, deletes, keys, batch_id, update=False)
+
+    def commit_progress(self, row: dict) -> None:
+        """Append the progress row last; refuse if another writer committed the batch."""
+        before = delta_io.latest_version(self.spark, self.progress_path)
+        frame = self.spark.createDataFrame([tuple(row[f.name] for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
+        delta_io.append(frame, self.progress_path, self.operator_id, row["batch_id"])
+        if delta_io.latest_version(self.spark, self.progress_path) == before:
+            # Delta skipped our append: this (operator, batch) is already in the log.
+            self._loaded = False
+            raise ConcurrentWriterError(
+                f"operator {self.operator_id!r}: batch {row['batch_id']} was already committed by another "
+                f"writer; this writer ({row['writer_id']}) did not commit. Two jobs must not run one "
+                f"operator's state at the same time.")
+        self._last = row
+
+
+class MemoryStore:
+    """The same tables as Python rows in memory (for tests of the plans' semantics)."""
+
+    def __init__(self, spark: SparkSession, operator_id: str = "memory"):
+        self.spark, self.operator_id = spark, operator_id
+        self.progress: list[dict] = []
+        self.outputs: dict[str, list] = {"results": [], "late": [], "quarantine": []}
+        self._windows = self._buffers = None
+        self._schemas: dict = {}
+
+    def reset(self) -> None:
+        self.__init__(self.spark, self.operator_id)
+
+    def last_progress(self):
+        return self.progress[-1] if self.progress else None
+
+    def ensure_tables(self, windows_schema, buffers_schema) -> None:
+        if "windows" not in self._schemas:
+            self._schemas = {"windows": windows_schema, "buffers": buffers_schema}
+            self._windows, self._buffers = [], []
+
+    def _frame(self, rows, kind):
+        return self.spark.createDataFrame(rows, self._schemas[kind])
+
+    def read_windows(self, version):
+        return self._frame(self._windows, "windows")
+
+    def read_buffers(self, version):
+        return self._frame(self._buffers, "buffers")
+
+    def write_output(self, kind, df, rows, batch_id) -> None:
+        if rows:
+            self.outputs[kind].extend(r.asDict() for r in df.collect())
+
+    def _apply(self, rows, upserts, deletes, keys, kind):
+        schema = self._schemas[kind]
+        changed = _merge_source(upserts, deletes, schema).collect()
+        positions = [schema.names.index(k) for k in keys]
+        gone = {tuple(r[k] for k in keys) for r in changed}
+        kept = [r for r in rows if tuple(r[i] for i in positions) not in gone]
+        return kept + [tuple(r[f.name] for f in schema.fields) for r in changed if not r["__delete"]]
+
+    def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
+        self._windows = self._apply(self._windows, upserts, deletes, keys, "windows")
+        return len(self.progress) + 1
+
+    def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
+        self._buffers = self._apply(self._buffers, inserts, deletes, keys, "buffers")
+        return len(self.progress) + 1
+
+    def commit_progress(self, row: dict) -> None:
+        self.progress.append(row)
+
+    def open_windows(self) -> list:
+        return list(self._windows)
