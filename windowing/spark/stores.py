@@ -63,6 +63,7 @@ class DeltaStore:
         self._last: dict | None = None
         self._loaded = False
         self._tables_ready = False
+        self._outputs_ready: set[str] = set()
 
     def reset(self) -> None:
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
@@ -98,10 +99,14 @@ class DeltaStore:
         return delta_io.read_as_of(self.spark, self.buffers_path, version)
 
     def write_output(self, kind: str, df: DataFrame, rows: int, batch_id: int) -> None:
-        if rows == 0:
-            return  # nothing to write, nothing to deduplicate on replay
+        """Append a batch's output rows; an empty output only makes sure the table exists."""
         path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
-        delta_io.append(df, path, self.operator_id, batch_id)
+        if rows:
+            delta_io.append(df, path, self.operator_id, batch_id)
+            self._outputs_ready.add(kind)
+        elif kind not in self._outputs_ready:
+            delta_io.create_empty(self.spark, df.schema, path)  # readers always find the table
+            self._outputs_ready.add(kind)
 
     def _merge(self, path: str, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int,
                update: bool) -> int:
