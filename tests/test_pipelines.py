@@ -54,3 +54,25 @@ def test_cli_reports_bad_job_definitions(tmp_path, capsys):
     bad.write_text(bad.read_text().replace('"-5 minutes"', '"5 minutes"').replace('"sum(v)"', '"median(v)"'))
     assert winjob(["inspect", "--job", str(bad)]) == 2
     assert "median(v)" in capsys.readouterr().err
+
+
+def test_long_running_stream_with_processing_time_trigger(spark, tmp_path):
+    """A processing-time trigger keeps the query running; rows landing meanwhile are processed."""
+    import threading
+
+    from pipelines.demo import generate_purchases, land
+    from pipelines.drivers import run_stream
+    job = load_job("jobs/demo.toml", root=tmp_path)
+    rows = generate_purchases(n_events=300, n_users=5, minutes=5)
+    land(spark, rows[:150], job.source_path)
+    seen = []
+    timer = threading.Timer(12, lambda: land(spark, rows[150:], job.source_path))
+    timer.start()
+    try:
+        reports = run_stream(spark, job, processing_time="3 seconds", timeout_s=40, on_batch=seen.append)
+    finally:
+        timer.cancel()
+    processed = [r for r in reports if not r.skipped and r.metrics.input_rows]
+    assert len(processed) >= 2, [r.metrics for r in reports]
+    assert sum(r.metrics.input_rows for r in reports) == len(rows)
+    assert seen == reports
