@@ -1,0 +1,135 @@
+"""Benchmark: our tumbling-window backfill vs Spark's own groupBy(window(...)), same data, same run.
+
+    ./dev bench bench_windows.py [--events 5000000] [--keys 10000] [--chunk-hours 6]
+
+Both read the same raw Delta table and write a Delta table. Prints seconds and the ratio
+ours / Spark, checks that the results are equal, and writes benchmarks/out/bench_windows.json.
+Also measures one streaming batch of --batch-events against a small and a large number of
+open windows (state scaling).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import time
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+from windowing import Count, Sum, TumblingEventTimeWindows, WindowSpecBuilder
+from windowing.spark.operator import SparkWindowOperator
+from windowing.spark.session import get_spark
+
+OUT = Path(__file__).resolve().parent / "out"
+DAY_MS = 86_400_000
+START_MS = 1_793_491_200_000  # 2026-11-01T00:00Z
+
+
+def generate(spark, path, events, keys, span_ms, seed=1):
+    df = (spark.range(events)
+          .withColumn("user_id", F.concat(F.lit("u"), (F.rand(seed) * keys).cast("long").cast("string")))
+          .withColumn("ts_ms", (F.lit(START_MS) + (F.col("id") * span_ms / events).cast("long")
+                                + (F.rand(seed + 1) * 5000).cast("long")))
+          .withColumn("event_time", F.timestamp_millis("ts_ms"))
+          .withColumn("item_count", (F.rand(seed + 2) * 5 + 1).cast("long"))
+          .select("user_id", "event_time", "item_count"))
+    df.write.format("delta").mode("overwrite").save(path)
+
+
+def timed(fn):
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def spec(lateness="0 seconds"):
+    return (WindowSpecBuilder().key_by("user_id").event_time("event_time", max_out_of_orderness="10 seconds")
+            .window(TumblingEventTimeWindows.of("1 minute")).allowed_lateness(lateness)
+            .aggregate(items=Sum("item_count"), n=Count()))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=5_000_000)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--chunk-hours", type=float, default=6)
+    parser.add_argument("--batch-events", type=int, default=50_000)
+    parser.add_argument("--skip-scaling", action="store_true")
+    args = parser.parse_args()
+    shutil.rmtree(OUT / "data", ignore_errors=True)
+    data = OUT / "data"
+    spark = get_spark("bench", shuffle_partitions=8)
+    raw = str(data / "raw")
+    gen_s, _ = timed(lambda: generate(spark, raw, args.events, args.keys, DAY_MS))
+    print(f"generated {args.events:,} events, {args.keys:,} keys, one day: {gen_s:.1f}s")
+
+    def spark_own():
+        (spark.read.format("delta").load(raw)
+         .groupBy("user_id", F.window("event_time", "1 minute"))
+         .agg(F.sum("item_count").alias("items"), F.count(F.lit(1)).alias("n"))
+         .select("user_id", F.unix_millis(F.col("window.start")).alias("window_start_ms"), "items", "n")
+         .write.format("delta").mode("overwrite").save(str(data / "spark_result")))
+
+    def ours():
+        op = SparkWindowOperator.on_delta(spark, spec(), "bench", str(data / "state"),
+                                          results_path=str(data / "our_result"))
+        source = spark.read.format("delta").load(raw)
+        chunk = int(args.chunk_hours * 3_600_000)
+        ms = F.unix_millis("event_time")
+        n = -(-(DAY_MS + 10_000) // chunk)
+        for i in range(n):
+            lo = START_MS + i * chunk
+            report = op.process_batch(source.where((ms >= lo) & (ms < lo + chunk)), i)
+            print(f"  chunk {i + 1}/{n}: {report.metrics.input_rows:,} rows, {report.metrics.panes_emitted:,} "
+                  f"panes, {report.seconds:.1f}s")
+        op.flush(n)
+
+    spark_s, _ = timed(spark_own)
+    ours_s, _ = timed(ours)
+    theirs = spark.read.format("delta").load(str(data / "spark_result"))
+    mine = spark.read.format("delta").load(str(data / "our_result")).select("user_id", "window_start_ms", "items", "n")
+    equal = theirs.exceptAll(mine).count() == 0 and mine.exceptAll(theirs).count() == 0
+    result = {"events": args.events, "keys": args.keys, "spark_window_s": round(spark_s, 2),
+              "ours_backfill_s": round(ours_s, 2), "ratio": round(ours_s / spark_s, 2), "results_equal": equal}
+    print(f"tumbling 1 min sum+count: Spark window() {spark_s:.1f}s, ours {ours_s:.1f}s, "
+          f"ratio {ours_s / spark_s:.2f}x, results equal: {equal}")
+
+    if not args.skip_scaling:
+        result["state_scaling"] = state_scaling(spark, data, args)
+    OUT.mkdir(exist_ok=True)
+    (OUT / "bench_windows.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+
+
+def state_scaling(spark, data, args):
+    """One batch of --batch-events against few vs many open windows (allowed lateness keeps them open)."""
+    out = {}
+    for label, windows_per_key in (("small", 10), ("large", 500)):
+        keys = args.keys
+        root = str(data / f"scaling_{label}")
+        op = SparkWindowOperator.on_delta(spark, spec(lateness="30 days"), "scale", root,
+                                          results_path=f"{root}/results")
+        span = windows_per_key * 60_000
+        build = (spark.range(keys * windows_per_key)
+                 .select(F.concat(F.lit("u"), (F.col("id") % keys).cast("string")).alias("user_id"),
+                         F.timestamp_millis(F.lit(START_MS) + (F.col("id") / keys).cast("long") * 60_000)
+                         .alias("event_time"), F.lit(1).cast("long").alias("item_count")))
+        build_s, _ = timed(lambda: op.process_batch(build, 0))
+        batch = (spark.range(args.batch_events)
+                 .select(F.concat(F.lit("u"), (F.col("id") % keys).cast("string")).alias("user_id"),
+                         F.timestamp_millis(F.lit(START_MS + span) + (F.col("id") % 120_000))
+                         .alias("event_time"), F.lit(1).cast("long").alias("item_count")))
+        batch_s, report = timed(lambda: op.process_batch(batch, 1))
+        open_windows = spark.read.format("delta").load(f"{root}/scale/windows").count()
+        out[label] = {"open_windows_before": keys * windows_per_key, "open_windows_after": open_windows,
+                      "build_s": round(build_s, 1), "batch_s": round(batch_s, 2)}
+        print(f"state scaling {label}: {keys * windows_per_key:,} open windows, one batch of "
+              f"{args.batch_events:,} events: {batch_s:.1f}s (build {build_s:.1f}s)")
+    out["ratio"] = round(out["large"]["batch_s"] / out["small"]["batch_s"], 2)
+    print(f"state scaling ratio large/small: {out['ratio']}x")
+    return out
+
+
+if __name__ == "__main__":
+    main()
