@@ -35,7 +35,12 @@ def describe(report: BatchReport) -> str:
         return f"batch {report.batch_id}: already committed, skipped"
     m = report.metrics
     wm = report.watermark_after_ms
-    wm_text = "+inf" if wm >= 2**63 - 1 else dt.datetime.fromtimestamp(wm / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3] if wm > -(2**63) else "-inf"
+    if wm >= 2**63 - 1:
+        wm_text = "+inf"
+    elif wm <= -(2**63):
+        wm_text = "-inf"
+    else:
+        wm_text = dt.datetime.fromtimestamp(wm / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     return (f"batch {report.batch_id}: {m.input_rows} rows -> {m.accepted_rows} in windows, {m.late_rows} late, "
             f"{m.quarantined_rows} quarantined, {m.unassigned_rows} unassigned; {m.panes_emitted} panes; "
             f"watermark {wm_text}; {report.seconds:.1f}s")
@@ -128,5 +133,5 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         log(f"backfill {i + 1}/{n_chunks} " + describe(report))
     report = operator.flush(n_chunks)
     reports.append(report)
-    log(f"backfill flush " + describe(report))
+    log("backfill flush " + describe(report))
     return reports

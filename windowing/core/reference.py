@@ -104,7 +104,6 @@ class ReferenceOperator:
         result = BatchResult(batch_id, wm_start, wm_start)
         metrics = result.metrics
         self._cleaned_this_batch: set = set()
-        self._batch = result
         elements = []
         for row in rows:
             metrics.input_rows += 1

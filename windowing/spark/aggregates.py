@@ -174,12 +174,6 @@ def partial_exprs(compiled: list[CompiledAggregate]) -> list[Column]:
     return [p.partial().alias(p.column) for agg in compiled for p in agg.parts]
 
 
-def merge_exprs(compiled: list[CompiledAggregate], left: str, right: str) -> list[Column]:
-    """Merge accumulators of two aliases (``left.col`` and ``right.col``) into ``col``."""
-    return [p.merge(F.col(f"{left}.{p.column}"), F.col(f"{right}.{p.column}")).alias(p.column)
-            for agg in compiled for p in agg.parts]
-
-
 def running_exprs(compiled: list[CompiledAggregate], window: Window, prefix: str = "__run__") -> list[Column]:
     return [p.running(F.col(p.column), window).alias(prefix + p.column)
             for agg in compiled for p in agg.parts]

@@ -7,8 +7,6 @@ many times quickly (Delta adds no semantics; its protocol has tests of its own).
 """
 from __future__ import annotations
 
-import datetime
-import json
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
