@@ -68,6 +68,8 @@ def spec(window, delay=0, lateness=0, aggs=None, mode=None, trigger=None, late=T
 
 
 class Mean:
+    """A user aggregate (Flink's AggregateFunction shape): the mean of non-null values."""
+
     def create_accumulator(self):
         return [0, 0]
 

@@ -9,6 +9,7 @@ import random
 
 import pytest
 
+from semantics_transcripts import Mean
 from spark_adapter import SparkExecutor, infer_schema
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
 from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -17,25 +18,6 @@ from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import CountTrigger
 
 pytestmark = pytest.mark.spark
-
-
-class Mean:
-    """A user aggregate (Flink's AggregateFunction shape)."""
-
-    def create_accumulator(self):
-        return [0, 0]
-
-    def add(self, value, acc):
-        if value is not None:
-            acc[0] += value
-            acc[1] += 1
-        return acc
-
-    def merge(self, a, b):
-        return [a[0] + b[0], a[1] + b[1]]
-
-    def get_result(self, acc):
-        return acc[0] / acc[1] if acc[1] else None
 
 
 def B():
