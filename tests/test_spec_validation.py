@@ -58,3 +58,14 @@ def test_string_and_timestamp_event_times_before_1970_and_unparseable(spark):
     assert sorted((p.window_start_ms, p.values["n"]) for p in result.panes) == [(-60_000, 1), (0, 1)]
     assert [r["reason"] for r in ex.store.outputs["quarantine"]] == ["unparseable_event_time"]
     assert result.metrics.accounted()
+
+
+def test_fingerprint_is_stable_across_instances_and_sensitive_to_semantics():
+    from semantics_transcripts import Mean
+    from windowing.core.aggregates import UserAggregate
+
+    def make(lateness="0s"):
+        return base().allowed_lateness(lateness).aggregate(m=UserAggregate(Mean(), ("amount",), "double"))
+
+    assert make().fingerprint() == make().fingerprint()      # a new Mean() object, same semantics
+    assert make().fingerprint() != make("1s").fingerprint()

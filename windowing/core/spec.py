@@ -16,6 +16,7 @@ validates it against the columns of an input.
 from __future__ import annotations
 
 import hashlib
+import re
 from dataclasses import dataclass, replace
 from typing import Any, Mapping
 
@@ -106,8 +107,13 @@ class WindowSpec:
         return tuple(dict.fromkeys(cols))
 
     def fingerprint(self) -> str:
-        """A stable hash of the semantics; a resumed job must present the same one."""
-        return hashlib.sha256(repr(self).encode()).hexdigest()[:16]
+        """A stable hash of the semantics; a resumed job must present the same one.
+
+        Object addresses in reprs (user aggregate functions, user triggers) are
+        left out, so the same spec built in another process has the same hash.
+        """
+        stable = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(self))
+        return hashlib.sha256(stable.encode()).hexdigest()[:16]
 
     def describe(self) -> str:
         aggs = ", ".join(f"{n}={a!r}" for n, a in self.aggregates)
