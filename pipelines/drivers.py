@@ -87,6 +87,11 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
     return reports
 
 
+def _epoch_ms(value: dt.datetime) -> int:
+    """Epoch ms of a datetime; a naive one is taken as UTC."""
+    return int(value.replace(tzinfo=value.tzinfo or dt.timezone.utc).timestamp() * 1000)
+
+
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
                  chunk: str | None = None, reset_state: bool = False) -> list[BatchReport]:
     """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
@@ -109,19 +114,18 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         ts = F.expr(f"try_to_timestamp(`{job.spec.event_time_column}`)")
     else:
         ts = et.cast("timestamp")
-    if start is None or end is None:
-        bounds = raw.agg(F.min(ts), F.max(ts)).first()
-        if bounds[0] is None:
-            raise ValueError(f"the raw table {job.source_path} has no rows with an event time")
-        start = start or bounds[0]
-        end = end or bounds[1] + dt.timedelta(milliseconds=1)
-    if end <= start:
-        raise ValueError(f"backfill range is empty: start {start} is not before end {end}")
-    operator = operator_for(spark, job, reset_state)
-    start_ms = int(start.replace(tzinfo=start.tzinfo or dt.timezone.utc).timestamp() * 1000)
-    end_ms = int(end.replace(tzinfo=end.tzinfo or dt.timezone.utc).timestamp() * 1000)
-    n_chunks = -(-(end_ms - start_ms) // chunk_ms)
     ms = F.unix_millis(ts)
+    # Bounds in epoch ms computed by Spark: collected timestamps would come back as
+    # naive datetimes in the Python process's local time zone.
+    bounds = raw.agg(F.min(ms), F.max(ms)).first() if start is None or end is None else (None, None)
+    if (start is None or end is None) and bounds[0] is None:
+        raise ValueError(f"the raw table {job.source_path} has no rows with an event time")
+    start_ms = bounds[0] if start is None else _epoch_ms(start)
+    end_ms = bounds[1] + 1 if end is None else _epoch_ms(end)
+    if end_ms <= start_ms:
+        raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
+    operator = operator_for(spark, job, reset_state)
+    n_chunks = -(-(end_ms - start_ms) // chunk_ms)
     reports = []
     for i in range(n_chunks):
         lo, hi = start_ms + i * chunk_ms, min(end_ms, start_ms + (i + 1) * chunk_ms)
