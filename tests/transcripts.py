@@ -573,10 +573,6 @@ transcript(
     step(r(1, 1), r(2, 2), r(3, 3), panes=[P("a", 0, 10, 0, EARLY, False, items=[1, 2])]),
     step(r(4, 4), r(12, 5), panes=[P("a", 0, 10, 1, EARLY, True, items=[1, 2, 3, 4])]),
     flush(),
-    xfail=("reference model bug: ReferenceOperator._emit stores agg.get_result(acc) in the pane "
-           "without copying; a user aggregate whose get_result returns its (mutable) accumulator "
-           "makes an emitted pane change when later elements are added (pane 0 reads [1, 2, 3] "
-           "after element 3 is added, and [1, 2, 3, 4] later). Flink emits a copy."),
     doc="an emitted pane must not change when later elements reach its window")
 
 # -- input hygiene, keys, empty input -------------------------------------------------

@@ -24,12 +24,13 @@ With a batch of one element this is Flink's per-element behaviour.
 """
 from __future__ import annotations
 
+import copy
 import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from windowing.core.records import (
-    EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY,
+    EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME,
     BatchResult, LateElement, Pane, QuarantinedRow)
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, saturating_add
@@ -113,6 +114,8 @@ class ReferenceOperator:
                 result.quarantined.append(QuarantinedRow(dict(row), QUARANTINE_NULL_KEY, batch_id))
             elif ts is None:
                 result.quarantined.append(QuarantinedRow(dict(row), QUARANTINE_NULL_EVENT_TIME, batch_id))
+            elif not isinstance(ts, int) or isinstance(ts, bool):
+                result.quarantined.append(QuarantinedRow(dict(row), QUARANTINE_UNPARSEABLE_EVENT_TIME, batch_id))
             else:
                 elements.append((ts, self._next_seq, key, dict(row)))
                 self._next_seq += 1
@@ -237,6 +240,7 @@ class ReferenceOperator:
                 return  # Flink: no contents, nothing to emit
             values = {name: agg.get_result(acc)
                       for (name, agg), acc in zip(self.spec.aggregates, state.accumulators)}
+        values = copy.deepcopy(values)  # a pane is a snapshot: later adds must not change it (Flink copies too)
         result.panes.append(Pane(key, window.start_ms, window.end_ms, values, state.pane_index, timing,
                                  False, wm, result.batch_id))
         state.pane_index += 1
