@@ -16,8 +16,12 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from pipelines.job import Job
-from windowing.core.time import parse_duration_ms
+from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
 from windowing.spark.operator import BatchReport, SparkWindowOperator
+
+
+WHOLE_RANGE = "all"
+"""A backfill chunk that is the whole range: one batch, flushed in the same batch."""
 
 
 def log(message: str) -> None:
@@ -98,13 +102,20 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
 
     "Complete" mode: chunks are cut by event time, so with a watermark delay
     nothing is late and every window gets its result with perfect knowledge.
+    ``chunk`` (default: the job's ``backfill_chunk``) is a duration, or
+    ``"all"``: the whole range as ONE batch whose watermark ends at +infinity
+    (the flush fused in), which runs in one pass over the input with no window
+    state written; Spark spills the aggregation as needed. Duration chunks
+    commit one by one (a failed backfill resumes after the last committed
+    chunk) and then flush.
     Rows whose event time is null or unparseable are in no range: they are fed
     with the first chunk, which quarantines them. Rerunning resumes: committed
     chunks are skipped.
     """
-    chunk_ms = parse_duration_ms(chunk or job.backfill_chunk, "chunk")
-    if chunk_ms <= 0:
-        raise ValueError(f"chunk must be positive, got {chunk!r}")
+    chunk_text = chunk or job.backfill_chunk
+    chunk_ms = None if str(chunk_text).strip().lower() == WHOLE_RANGE else parse_duration_ms(chunk_text, "chunk")
+    if chunk_ms is not None and chunk_ms <= 0:
+        raise ValueError(f"chunk must be a positive duration or {WHOLE_RANGE!r}, got {chunk_text!r}")
     raw = spark.read.format("delta").load(job.source_path)
     et = F.col(job.spec.event_time_column)
     et_type = dict(raw.dtypes)[job.spec.event_time_column]
@@ -125,6 +136,8 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     if end_ms <= start_ms:
         raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
     operator = operator_for(spark, job, reset_state)
+    if chunk_ms is None:
+        chunk_ms = end_ms - start_ms
     n_chunks = -(-(end_ms - start_ms) // chunk_ms)
     reports = []
     for i in range(n_chunks):
@@ -132,10 +145,12 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         rows = raw.where((ms >= lo) & (ms < hi))
         if i == 0:
             rows = rows.unionByName(raw.where(ts.isNull()))
-        report = operator.process_batch(rows, i)
+        # One chunk covers the closed range: it is also the flush (watermark to +infinity).
+        report = operator.process_batch(rows, i, watermark_ms=MAX_TIMESTAMP_MS if n_chunks == 1 else None)
         reports.append(report)
         log(f"backfill {i + 1}/{n_chunks} " + describe(report))
-    report = operator.flush(n_chunks)
-    reports.append(report)
-    log("backfill flush " + describe(report))
+    if n_chunks > 1:
+        report = operator.flush(n_chunks)
+        reports.append(report)
+        log("backfill flush " + describe(report))
     return reports

@@ -35,7 +35,7 @@ class Job:
     quarantine_path: str
     checkpoint_path: str
     spark_conf: dict = field(default_factory=dict)
-    backfill_chunk: str = "6 hours"
+    backfill_chunk: str = "all"
 
     def with_operator(self, operator_id: str, suffix: str) -> "Job":
         """The same job writing to other tables (e.g. a backfill beside the stream)."""
@@ -123,4 +123,4 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         quarantine_path=resolve(out.get("quarantine", f"{base}/quarantine")),
         checkpoint_path=resolve(out.get("checkpoint", f"{base}/checkpoint")),
         spark_conf={str(k): str(v) for k, v in data.get("spark", {}).items()},
-        backfill_chunk=job.get("backfill_chunk", "6 hours"))
+        backfill_chunk=job.get("backfill_chunk", "all"))

@@ -33,9 +33,12 @@ class SparkExecutor:
         self.store = store or MemoryStore(spark)
         self.operator = SparkWindowOperator(spark, spec, self.store)
 
+    @property
+    def columns(self) -> list[str]:
+        return [f.split("`")[1] for f in self.schema.split(", ")]
+
     def process_batch(self, rows, batch_id: int, watermark_ms: int | None = None) -> BatchResult:
-        names = [f.split("`")[1] for f in self.schema.split(", ")]
-        df = self.spark.createDataFrame([tuple(r.get(c) for c in names) for r in rows], self.schema)
+        df = self.spark.createDataFrame([tuple(r.get(c) for c in self.columns) for r in rows], self.schema)
         return self._result(self.operator.process_batch(df, batch_id, watermark_ms=watermark_ms))
 
     def flush(self, batch_id: int) -> BatchResult:

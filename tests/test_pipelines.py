@@ -76,3 +76,34 @@ def test_long_running_stream_with_processing_time_trigger(spark, tmp_path):
     assert len(processed) >= 2, [r.metrics for r in reports]
     assert sum(r.metrics.input_rows for r in reports) == len(rows)
     assert seen == reports
+
+
+def test_backfill_in_one_pass_equals_chunked_backfill(spark, tmp_path):
+    """chunk='all' (one batch, flush fused, one-pass plan) gives the final results of a
+    chunked backfill, quarantines the same rows, and keeps no window state."""
+    from pyspark.sql import functions as F
+
+    from pipelines.demo import generate_purchases, land, latest_panes
+    from pipelines.drivers import run_backfill
+    job = load_job("jobs/demo.toml", root=tmp_path)
+    rows = generate_purchases(n_events=400, n_users=6, minutes=12, seed=3)
+    land(spark, rows, job.source_path)
+    one = job.with_operator("one_pass", "one_pass")
+    chunked = job.with_operator("chunked", "chunked")
+    one_reports = run_backfill(spark, one, chunk="all")
+    chunked_reports = run_backfill(spark, chunked, chunk="5 minutes")
+    assert [r.plan for r in one_reports] == ["closing"]
+    assert len(chunked_reports) > 2 and all(r.plan == "time" for r in chunked_reports)
+    cols = ["user_id", "window_start_ms", "window_end_ms", "items", "purchases", "max_items"]
+    a = latest_panes(spark, one.results_path).select(*cols)
+    b = latest_panes(spark, chunked.results_path).select(*cols)
+    assert a.count() > 50 and a.exceptAll(b).count() == 0 and b.exceptAll(a).count() == 0
+    assert a.agg(F.sum("purchases")).first()[0] == len(rows) - 3
+    m = one_reports[0].metrics
+    assert (m.input_rows, m.accepted_rows, m.quarantined_rows, m.late_rows) == (len(rows), len(rows) - 3, 3, 0)
+    assert m.panes_emitted == a.count()
+    assert spark.read.format("delta").load(one.quarantine_path).count() == 3
+    assert spark.read.format("delta").load(one.late_path).count() == 0
+    assert spark.read.format("delta").load(f"{one.state_root}/{one.operator_id}/windows").count() == 0
+    assert all(r.skipped for r in run_backfill(spark, one, chunk="all"))   # rerun: nothing written twice
+    assert spark.read.format("delta").load(one.results_path).count() == m.panes_emitted

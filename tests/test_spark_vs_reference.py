@@ -86,6 +86,30 @@ def test_spark_plans_agree_with_reference(spark, name):
             assert executor.open_windows() == [], "time windows must leave no state after the flush"
 
 
+@pytest.mark.parametrize("name", ["tumbling_lateness_user_agg", "sliding_gaps_discarding",
+                                  "sliding_overlap_no_late_output"])
+def test_one_pass_closing_batch_agrees_with_reference(spark, name):
+    """A first batch that ends at watermark +infinity (a complete backfill in one batch)
+    runs the one-pass plan and emits what the reference model emits."""
+    spec = SPECS[name]
+    rows = [r for b in _random_batches(7 + len(name)) for r in b] + [dict(k="b", ts=-41, v=3, w=None)]
+    expected = ReferenceOperator(spec).process_batch(rows, 0, watermark_ms=2**63 - 1)
+    executor = SparkExecutor(spark, spec, infer_schema(spec, rows + [dict(k="a", ts=0, v=0, w=0.5)]))
+    report = executor.operator.process_batch(
+        spark.createDataFrame([tuple(r.get(c) for c in executor.columns) for r in rows], executor.schema),
+        0, watermark_ms=2**63 - 1)
+    assert report.plan == "closing"
+    got = executor._result(report)
+    assert expected.panes and _norm_panes(got.panes) == _norm_panes(expected.panes)
+    assert all(p.is_final and p.pane_index == 0 for p in got.panes)
+    assert got.metrics.accounted(), got.metrics
+    assert (got.metrics.input_rows, got.metrics.accepted_rows, got.metrics.quarantined_rows,
+            got.metrics.unassigned_rows, got.metrics.panes_emitted) == \
+        (expected.metrics.input_rows, expected.metrics.accepted_rows, expected.metrics.quarantined_rows,
+         expected.metrics.unassigned_rows, len(expected.panes))
+    assert executor.open_windows() == []
+
+
 def test_batching_does_not_change_final_results_on_spark(spark):
     """Nothing late: one batch, batches of 1, of 2 and of 5 give the same final panes."""
     spec = B().event_time("ts", 100).window(SlidingEventTimeWindows.of(10, 5)).aggregate(s=Sum("v"), n=Count())

@@ -23,14 +23,17 @@ def table_exists(spark: SparkSession, path: str) -> bool:
 
 
 def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str] | None = None) -> None:
-    """Create a Delta table with ``schema`` if none exists at ``path``."""
+    """Create a Delta table with ``schema`` if none exists at ``path``.
+
+    A metadata-only commit (no Spark job writing an empty DataFrame).
+    """
     if table_exists(spark, path):
         return
-    writer = (spark.createDataFrame([], schema).write.format("delta").mode("ignore")
-              .option("delta.enableDeletionVectors", "true"))
+    builder = (DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
+               .property("delta.enableDeletionVectors", "true"))
     if partition_by:
-        writer = writer.partitionBy(*partition_by)
-    writer.save(path)
+        builder = builder.partitionedBy(*partition_by)
+    builder.execute()
 
 
 def append(df: DataFrame, path: str, app_id: str, batch_id: int) -> None:
@@ -52,7 +55,19 @@ def txn(spark: SparkSession, app_id: str, batch_id: int):
 
 
 def latest_version(spark: SparkSession, path: str) -> int:
-    return DeltaTable.forPath(spark, path).history(1).select("version").first()[0]
+    """The table's newest committed version.
+
+    Read from Delta's transaction log in the JVM (milliseconds); the public
+    ``history()`` route runs a Spark job (about a second) and stays as the
+    fallback should the internal call change in another Delta release.
+    """
+    try:
+        jvm = spark._jvm
+        none = jvm.scala.Option.empty()
+        log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+        return int(log.update(False, none, none).version())
+    except Exception:  # noqa: BLE001 - any failure of the internal route: use the public one
+        return DeltaTable.forPath(spark, path).history(1).select("version").first()[0]
 
 
 def read_as_of(spark: SparkSession, path: str, version: int | None) -> DataFrame:

@@ -26,21 +26,25 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.records import BatchMetrics
+from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, BatchMetrics
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.spark.stores import ConcurrentWriterError, DeltaStore, MemoryStore  # noqa: F401
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.plans import (
-    BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, TIME_PLAN, PlanContext, count_plan,
+    BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, TIME_PLAN, PlanContext, closing_time_plan, count_plan,
     evicting_count_plan, plan_for, time_plan)
 from windowing.spark.prepare import (
-    ACCEPTED, LATE, QUARANTINED, REASON, SEQ, STATUS, TS, UNASSIGNED, WE, WINDOWS, WS, classify, long_lit,
+    ACCEPTED, LATE, QUARANTINED, REASON, SEQ, STATUS, TS, UNASSIGNED, WE, WINDOWS, WS, classify, has_window_array,
+    long_lit,
     simple_types)
+
+
+CLOSING_PLAN = "closing"
 
 
 class SpecMismatchError(RuntimeError):
@@ -55,6 +59,9 @@ class BatchReport:
     watermark_after_ms: int
     metrics: BatchMetrics = field(default_factory=BatchMetrics)
     seconds: float = 0.0
+    plan: str | None = None
+    """The DataFrame plan that ran: ``time``, ``closing`` (one pass, see
+    ``_process_closing_batch``), ``count`` or ``evicting_count``; None if skipped."""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -152,6 +159,9 @@ class SparkWindowOperator:
             return BatchReport(batch_id, True, wm0, wm0, seconds=time.monotonic() - started)
         self._fault("start")
         self.store.ensure_tables(*self._schemas(df))
+        if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind == TIME_PLAN \
+                and self.plan.fires_at_end:
+            return self._process_closing_batch(df, batch_id, processing_time_ms, started)
         cached: list[DataFrame] = []
         try:
             classified = classify(df, self.spec, wm0).persist()
@@ -182,10 +192,7 @@ class SparkWindowOperator:
             state = self.store.read_windows(last["windows_version"] if last else None)
             state = self._relevant_state(state, ctx, stats)
             value_cols = self._value_columns()
-            elements = (classified.where(F.col(STATUS) == ACCEPTED)
-                        .select(*self.spec.key_columns, TS, SEQ, *value_cols, F.explode(WINDOWS).alias("__w"))
-                        .select(*self.spec.key_columns, TS, SEQ, *value_cols,
-                                F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)))
+            elements = self._elements(classified)
             if self.plan.kind == TIME_PLAN:
                 out = time_plan(ctx, self.plan, elements, state)
             elif self.plan.kind == COUNT_PLAN:
@@ -202,31 +209,64 @@ class SparkWindowOperator:
             self._fault("before_outputs")
             self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
             if self.spec.late_output:
-                late = (classified.where(F.col(STATUS) == LATE)
-                        .select(*df.columns, F.col(TS).alias("event_time_ms"),
-                                F.lit("late_beyond_allowed_lateness").alias("reason"),
-                                long_lit(wm0).alias("watermark_ms"), long_lit(batch_id).alias("batch_id")))
-                self.store.write_output("late", late, metrics.late_rows, batch_id)
-            quarantine = (classified.where(F.col(STATUS) == QUARANTINED)
-                          .select(*df.columns, F.col(REASON).alias("reason"), long_lit(batch_id).alias("batch_id")))
-            self.store.write_output("quarantine", quarantine, metrics.quarantined_rows, batch_id)
+                self.store.write_output("late", self._late_rows(df, classified, wm0, batch_id),
+                                        metrics.late_rows, batch_id)
+            self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
+                                    metrics.quarantined_rows, batch_id)
             self._fault("after_outputs")
             windows_version = self.store.merge_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id)
             buffers_version = None
             if self.plan.kind == EVICTING_COUNT_PLAN:
                 buffers_version = self.store.merge_buffers(out.buffer_inserts, out.buffer_deletes, list(self.spec.key_columns) + ["elem_index"], batch_id)
             self._fault("before_progress")
-            self.store.commit_progress(dict(
-                batch_id=batch_id, watermark_ms=wm1, max_seen_ms=max_seen, processing_time_ms=processing_time_ms,
-                windows_version=windows_version, buffers_version=buffers_version,
-                spec_fingerprint=self.spec.fingerprint(), spec_description=self.spec.describe(),
-                input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
-                committed_at=datetime.datetime.now(datetime.timezone.utc)))
+            self._commit(df, batch_id, wm1, max_seen, processing_time_ms, windows_version, buffers_version, metrics)
             self._fault("after_progress")
-            return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started)
+            return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started, self.plan.kind)
         finally:
             for frame in cached:
                 frame.unpersist()
+
+    def _process_closing_batch(self, df: DataFrame, batch_id: int, processing_time_ms: int | None,
+                               started: float) -> BatchReport:
+        """A first batch that ends at watermark +infinity (a complete backfill in one batch).
+
+        Same results as the general path (it is the special case "empty state,
+        every window closes"), computed in one pass over the input: no state
+        join, no caching, no state MERGE. The row accounting is observed
+        during the results write instead of by separate actions; only a batch
+        that has quarantined rows reads its input a second time to write them.
+        """
+        spec = self.spec
+        wm0, wm1 = MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS
+        classified = classify(df, spec, wm0)
+        accounting = Observation(f"accounting_{self.writer_id}_{batch_id}")
+        panes_seen = Observation(f"panes_{self.writer_id}_{batch_id}")
+        classified = classified.observe(
+            accounting, F.count(F.lit(1)).alias("input"),
+            *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
+            F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(TS))).alias("max_ts"))
+        ctx = PlanContext(spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
+        panes = closing_time_plan(ctx, self._elements(classified)).observe(panes_seen, F.count(F.lit(1)).alias("n"))
+        self._fault("before_outputs")
+        self.store.write_output("results", panes, None, batch_id)   # rows unknown before the write: always write
+        stats, panes_emitted = accounting.get, panes_seen.get["n"]
+        metrics = BatchMetrics(
+            input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
+            late_rows=(stats[LATE] or 0) if spec.late_output else 0,
+            dropped_late_rows=0 if spec.late_output else (stats[LATE] or 0),
+            unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0,
+            panes_emitted=panes_emitted, windows_cleaned=0)
+        if spec.late_output:
+            self.store.write_output("late", self._late_rows(df, classify(df, spec, wm0), wm0, batch_id),
+                                    metrics.late_rows, batch_id)
+        self.store.write_output("quarantine", self._quarantined_rows(df, classify(df, spec, wm0), batch_id),
+                                metrics.quarantined_rows, batch_id)
+        self._fault("after_outputs")
+        windows_version = self.store.windows_version()
+        self._fault("before_progress")
+        self._commit(df, batch_id, wm1, stats["max_ts"], processing_time_ms, windows_version, None, metrics)
+        self._fault("after_progress")
+        return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started, CLOSING_PLAN)
 
     def flush(self, batch_id: int, processing_time_ms: int | None = None) -> BatchReport:
         """End of input: watermark to +infinity; every time window fires and is cleaned."""
@@ -239,6 +279,36 @@ class SparkWindowOperator:
                                   processing_time_ms=processing_time_ms)
 
     # -------------------------------------------------------------- helpers
+    def _elements(self, classified: DataFrame) -> DataFrame:
+        """Accepted elements, one row per (element, live window)."""
+        keys, value_cols = self.spec.key_columns, self._value_columns()
+        accepted = classified.where(F.col(STATUS) == ACCEPTED)
+        if not has_window_array(self.spec):
+            return accepted.select(*keys, TS, SEQ, *value_cols, WS, WE)
+        return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(WINDOWS).alias("__w"))
+                .select(*keys, TS, SEQ, *value_cols, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)))
+
+    @staticmethod
+    def _late_rows(df: DataFrame, classified: DataFrame, wm0: int, batch_id: int) -> DataFrame:
+        return (classified.where(F.col(STATUS) == LATE)
+                .select(*df.columns, F.col(TS).alias("event_time_ms"),
+                        F.lit(LATE_BEYOND_ALLOWED_LATENESS).alias("reason"),
+                        long_lit(wm0).alias("watermark_ms"), long_lit(batch_id).alias("batch_id")))
+
+    @staticmethod
+    def _quarantined_rows(df: DataFrame, classified: DataFrame, batch_id: int) -> DataFrame:
+        return (classified.where(F.col(STATUS) == QUARANTINED)
+                .select(*df.columns, F.col(REASON).alias("reason"), long_lit(batch_id).alias("batch_id")))
+
+    def _commit(self, df: DataFrame, batch_id: int, wm1: int, max_seen: int | None, processing_time_ms: int | None,
+                windows_version: int | None, buffers_version: int | None, metrics: BatchMetrics) -> None:
+        self.store.commit_progress(dict(
+            batch_id=batch_id, watermark_ms=wm1, max_seen_ms=max_seen, processing_time_ms=processing_time_ms,
+            windows_version=windows_version, buffers_version=buffers_version,
+            spec_fingerprint=self.spec.fingerprint(), spec_description=self.spec.describe(),
+            input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
+            committed_at=datetime.datetime.now(datetime.timezone.utc)))
+
     def _relevant_state(self, state: DataFrame, ctx: PlanContext, stats: dict) -> DataFrame:
         """Only the state rows this batch can touch: by window end (pruning partitions and files).
 

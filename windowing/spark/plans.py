@@ -196,6 +196,25 @@ def time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: D
     return PlanOutput(panes, upserts, deletes, cached=[j])
 
 
+def closing_time_plan(ctx: PlanContext, elements: DataFrame) -> DataFrame:
+    """Panes of a batch that starts with no state and in which every window closes.
+
+    The one-pass form of :func:`time_plan` for its special case: no state to
+    join and no state to keep (the watermark ends at +infinity, so every
+    window the batch touches fires and is cleaned up in this batch). Each
+    (key, window) with contents gives exactly one pane: pane index 0, final,
+    ON_TIME (or LATE if its end was already behind the watermark at the start
+    of the batch, which cannot happen for a first batch but keeps the rule).
+    """
+    partials = elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled))
+    return (partials
+            .withColumn("pane_index", F.lit(0).cast("long"))
+            .withColumn("timing", F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
+            .withColumn("is_final", F.lit(True))
+            .withColumn("watermark_ms", long_lit(ctx.wm_end_ms))
+            .select(*ctx.pane_columns(), *ctx.pane_tail()))
+
+
 def count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: DataFrame) -> PlanOutput:
     n = plan.count
     counters = state.select(*ctx.window_keys, "trigger_count")

@@ -54,6 +54,10 @@ def event_time_ms(df: DataFrame, column: str) -> Column:
 def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int) -> DataFrame:
     """Add ``__ts_ms``, ``__seq``, the live windows and a status per input row.
 
+    Windows: ``window_start_ms``/``window_end_ms`` columns for assigners with
+    one window per element (tumbling, global), else an array ``__windows`` of
+    the live ones (sliding); see :func:`has_window_array`.
+
     Status: quarantined (with ``__reason``), late (in no live window and
     ``ts + L <= wm``), unassigned (in no window, not late) or accepted.
     A window is live when its cleanup time ``end - 1 + L`` is above ``wm``.
@@ -67,22 +71,47 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int) -> DataFrame:
               .when(raw_et.isNull(), F.lit(QUARANTINE_NULL_EVENT_TIME))
               .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
     out = df.withColumn(TS, ts).withColumn(SEQ, F.monotonically_increasing_id()).withColumn(REASON, reason)
-    out = out.withColumn(WINDOWS, assigned_windows(spec, F.col(TS)))
     lateness = spec.allowed_lateness_ms
     if spec.is_event_time:
-        live_end_above = _clamp(wm_start_ms - lateness + 1)   # live iff end > this
-        live = F.filter(F.col(WINDOWS), lambda w: w[WE] > long_lit(live_end_above))
-        late_at_or_below = wm_start_ms - lateness             # late iff ts <= this
+        live_end_above = _clamp(wm_start_ms - lateness + 1)   # a window is live iff its end > this
+        late_at_or_below = wm_start_ms - lateness             # an element is late iff ts <= this
         element_late = (F.col(TS) <= long_lit(late_at_or_below)) if late_at_or_below >= MIN_TIMESTAMP_MS \
             else F.lit(False)
     else:
-        live, element_late = F.col(WINDOWS), F.lit(False)
-    out = out.withColumn(WINDOWS, live)
+        live_end_above, element_late = None, F.lit(False)
+    if has_window_array(spec):
+        out = out.withColumn(WINDOWS, assigned_windows(spec, F.col(TS)))
+        if live_end_above is not None:
+            out = out.withColumn(WINDOWS, F.filter(F.col(WINDOWS), lambda w: w[WE] > long_lit(live_end_above)))
+        in_live_window = F.size(F.col(WINDOWS)) > 0
+    else:
+        # One window per element: plain columns. Higher-order array functions
+        # are interpreted, not code-generated, and cost more than the whole aggregation.
+        start, end = single_window(spec, F.col(TS))
+        out = out.withColumn(WS, start).withColumn(WE, end)
+        in_live_window = F.lit(True) if live_end_above is None else F.col(WE) > long_lit(live_end_above)
     status = (F.when(F.col(REASON).isNotNull(), F.lit(QUARANTINED))
-              .when(F.size(F.col(WINDOWS)) > 0, F.lit(ACCEPTED))
+              .when(in_live_window, F.lit(ACCEPTED))
               .when(element_late, F.lit(LATE))
               .otherwise(F.lit(UNASSIGNED)))
     return out.withColumn(STATUS, status)
+
+
+def has_window_array(spec: WindowSpec) -> bool:
+    """Whether an element may be in several windows (then ``__windows`` is an array column)."""
+    return isinstance(spec.assigner, SlidingEventTimeWindows)
+
+
+def single_window(spec: WindowSpec, ts: Column) -> tuple[Column, Column]:
+    """(start, end) of the one window of a tumbling or global assigner (null for global)."""
+    assigner = spec.assigner
+    if isinstance(assigner, GlobalWindows):
+        null_long = F.lit(None).cast("long")
+        return null_long, null_long
+    if isinstance(assigner, TumblingEventTimeWindows):
+        start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(assigner.size_ms))
+        return start, start + long_lit(assigner.size_ms)
+    raise ValueError(f"{assigner!r} may assign several windows; use assigned_windows()")
 
 
 def assigned_windows(spec: WindowSpec, ts: Column) -> Column:

@@ -96,10 +96,13 @@ class DeltaStore:
     def read_buffers(self, version):
         return delta_io.read_as_of(self.spark, self.buffers_path, version)
 
-    def write_output(self, kind: str, df: DataFrame, rows: int, batch_id: int) -> None:
-        """Append a batch's output rows; an empty output only makes sure the table exists."""
+    def write_output(self, kind: str, df: DataFrame, rows: int | None, batch_id: int) -> None:
+        """Append a batch's output rows; an empty output only makes sure the table exists.
+
+        ``rows=None`` means the count is not known before the write: always append.
+        """
         path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
-        if rows:
+        if rows or rows is None:
             delta_io.append(df, path, self.operator_id, batch_id)
             self._outputs_ready.add(kind)
         elif kind not in self._outputs_ready:
@@ -120,6 +123,10 @@ class DeltaStore:
                 merge = merge.whenMatchedUpdate(set=values)
             merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values).execute()
         return delta_io.latest_version(self.spark, path)
+
+    def windows_version(self) -> int:
+        """The current version of the windows table (for a batch that did not change it)."""
+        return delta_io.latest_version(self.spark, self.windows_path)
 
     def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
         return self._merge(self.windows_path, upserts, deletes, keys, batch_id, update=True)
@@ -173,7 +180,7 @@ class MemoryStore:
         return self._frame(self._buffers, "buffers")
 
     def write_output(self, kind, df, rows, batch_id) -> None:
-        if rows:
+        if rows or rows is None:
             self.outputs[kind].extend(r.asDict() for r in df.collect())
 
     def _apply(self, rows, upserts, deletes, keys, kind):
@@ -183,6 +190,9 @@ class MemoryStore:
         gone = {tuple(r[k] for k in keys) for r in changed}
         kept = [r for r in rows if tuple(r[i] for i in positions) not in gone]
         return kept + [tuple(r[f.name] for f in schema.fields) for r in changed if not r["__delete"]]
+
+    def windows_version(self) -> int:
+        return len(self.progress) + 1
 
     def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
         self._windows = self._apply(self._windows, upserts, deletes, keys, "windows")
