@@ -67,6 +67,19 @@ class BatchReport:
         return asdict(self)
 
 
+def _observed(observation: Observation, recompute: Callable[[], DataFrame]) -> dict:
+    """The metrics an Observation collected during the write, else recomputed by an action.
+
+    Spark skips a plan it can prove empty (an empty local input), and then
+    the observation has nothing to report.
+    """
+    try:
+        values = observation.get
+    except Exception:  # noqa: BLE001 - Spark raises when the observed plan never ran
+        values = None
+    return values if values else recompute().first().asDict()
+
+
 def default_bucket_ms(spec: WindowSpec) -> int:
     """Width of the state partitions by window end: 8 window sizes, at least one minute."""
     size = getattr(spec.assigner, "size_ms", None)
@@ -241,15 +254,17 @@ class SparkWindowOperator:
         classified = classify(df, spec, wm0)
         accounting = Observation(f"accounting_{self.writer_id}_{batch_id}")
         panes_seen = Observation(f"panes_{self.writer_id}_{batch_id}")
-        classified = classified.observe(
-            accounting, F.count(F.lit(1)).alias("input"),
+        stats_exprs = [
+            F.count(F.lit(1)).alias("input"),
             *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
-            F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(TS))).alias("max_ts"))
+            F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(TS))).alias("max_ts")]
         ctx = PlanContext(spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
-        panes = closing_time_plan(ctx, self._elements(classified)).observe(panes_seen, F.count(F.lit(1)).alias("n"))
+        panes = closing_time_plan(ctx, self._elements(classified.observe(accounting, *stats_exprs)))
+        panes = panes.observe(panes_seen, F.count(F.lit(1)).alias("n"))
         self._fault("before_outputs")
         self.store.write_output("results", panes, None, batch_id)   # rows unknown before the write: always write
-        stats, panes_emitted = accounting.get, panes_seen.get["n"]
+        stats = _observed(accounting, lambda: classified.agg(*stats_exprs))
+        panes_emitted = _observed(panes_seen, lambda: panes.agg(F.count(F.lit(1)).alias("n")))["n"]
         metrics = BatchMetrics(
             input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
             late_rows=(stats[LATE] or 0) if spec.late_output else 0,

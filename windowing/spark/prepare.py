@@ -39,16 +39,18 @@ def simple_types(df: DataFrame) -> dict[str, str]:
 
 
 def event_time_ms(df: DataFrame, column: str) -> Column:
-    """Epoch milliseconds (floored, so instants before 1970 are right) or null."""
+    """Epoch milliseconds or null.
+
+    ``unix_millis`` floors (``Math.floorDiv`` of the microseconds), so instants
+    before 1970 with a sub-millisecond part land in the right millisecond, in
+    integer arithmetic (no precision lost through doubles).
+    """
     dtype = df.schema[column].dataType
     if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
-        micros = F.unix_micros(F.col(column).cast("timestamp"))
-    elif isinstance(dtype, T.StringType):
-        micros = F.unix_micros(F.expr(f"try_to_timestamp(`{column}`)"))
-    else:
-        return F.col(column).cast("long")
-    # (micros - floor_mod(micros, 1000)) is an exact multiple of 1000: the division is exact.
-    return ((micros - F.pmod(micros, F.lit(1000))) / 1000).cast("long")
+        return F.unix_millis(F.col(column).cast("timestamp"))
+    if isinstance(dtype, T.StringType):
+        return F.unix_millis(F.expr(f"try_to_timestamp(`{column}`)"))
+    return F.col(column).cast("long")
 
 
 def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int) -> DataFrame:
