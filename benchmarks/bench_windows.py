@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
 import time
 from pathlib import Path
@@ -43,6 +44,23 @@ def timed(fn):
     started = time.perf_counter()
     result = fn()
     return time.perf_counter() - started, result
+
+
+def jvm_cpu_s(spark) -> float:
+    """CPU seconds (user + system) used so far by the Spark JVM (driver and local executors).
+
+    Less sensitive than wall time to other work on a shared machine.
+    """
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def timed_cpu(spark, fn):
+    """(wall seconds, JVM CPU seconds) of ``fn()``, plus the Python driver's own CPU seconds."""
+    cpu0, py0 = jvm_cpu_s(spark), time.process_time()
+    wall, _ = timed(fn)
+    return wall, jvm_cpu_s(spark) - cpu0 + time.process_time() - py0
 
 
 def spec(lateness="0 seconds"):
@@ -92,20 +110,25 @@ def main():
         order = [("spark", spark_own), ("ours", ours)]
         times = {}
         for name, fn in (order if r % 2 == 0 else order[::-1]):
-            times[name], _ = timed(lambda: fn(str(data / f"{name}_{r}")))
+            wall, cpu = timed_cpu(spark, lambda: fn(str(data / f"{name}_{r}")))
+            times[name], times[f"{name}_cpu"] = round(wall, 2), round(cpu, 2)
         rounds.append(times)
-        print(f"round {r + 1}: Spark window() {times['spark']:.1f}s, ours {times['ours']:.1f}s, "
-              f"ratio {times['ours'] / times['spark']:.2f}x")
+        print(f"round {r + 1}: Spark window() {times['spark']:.1f}s ({times['spark_cpu']:.1f} CPU s), "
+              f"ours {times['ours']:.1f}s ({times['ours_cpu']:.1f} CPU s), ratio {times['ours'] / times['spark']:.2f}x "
+              f"wall, {times['ours_cpu'] / times['spark_cpu']:.2f}x CPU")
     spark_s, ours_s = min(t["spark"] for t in rounds), min(t["ours"] for t in rounds)
+    spark_cpu, ours_cpu = min(t["spark_cpu"] for t in rounds), min(t["ours_cpu"] for t in rounds)
     theirs = spark.read.format("delta").load(str(data / "spark_0")).select(
         "user_id", F.unix_millis("window_start").alias("window_start_ms"), "items", "n")
     mine = spark.read.format("delta").load(str(data / "ours_0/results")).select("user_id", "window_start_ms", "items", "n")
     equal = theirs.exceptAll(mine).count() == 0 and mine.exceptAll(theirs).count() == 0
     result = {"events": args.events, "keys": args.keys, "chunk": args.chunk, "rounds": rounds,
               "spark_window_s": round(spark_s, 2), "ours_backfill_s": round(ours_s, 2),
-              "ratio": round(ours_s / spark_s, 2), "results_equal": equal}
-    print(f"tumbling 1 min sum+count (best of {args.rounds}): Spark window() {spark_s:.1f}s, ours {ours_s:.1f}s, "
-          f"ratio {ours_s / spark_s:.2f}x, results equal: {equal}")
+              "ratio": round(ours_s / spark_s, 2), "spark_window_cpu_s": spark_cpu, "ours_backfill_cpu_s": ours_cpu,
+              "cpu_ratio": round(ours_cpu / spark_cpu, 2), "results_equal": equal}
+    print(f"tumbling 1 min sum+count (best of {args.rounds}): Spark window() {spark_s:.1f}s / {spark_cpu:.1f} CPU s, "
+          f"ours {ours_s:.1f}s / {ours_cpu:.1f} CPU s, ratio {ours_s / spark_s:.2f}x wall, "
+          f"{ours_cpu / spark_cpu:.2f}x CPU, results equal: {equal}")
 
     if not args.skip_scaling:
         result["state_scaling"] = state_scaling(spark, data, args)

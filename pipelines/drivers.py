@@ -126,6 +126,12 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     else:
         ts = et.cast("timestamp")
     ms = F.unix_millis(ts)
+    if chunk_ms is None and start is None and end is None:
+        # The whole table in one batch: no range to compute, no extra scan.
+        operator = operator_for(spark, job, reset_state)
+        report = operator.process_batch(raw, 0, watermark_ms=MAX_TIMESTAMP_MS)
+        log("backfill 1/1 " + describe(report))
+        return [report]
     # Bounds in epoch ms computed by Spark: collected timestamps would come back as
     # naive datetimes in the Python process's local time zone.
     bounds = raw.agg(F.min(ms), F.max(ms)).first() if start is None or end is None else (None, None)

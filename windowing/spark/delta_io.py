@@ -22,8 +22,9 @@ def table_exists(spark: SparkSession, path: str) -> bool:
     return DeltaTable.isDeltaTable(spark, path)
 
 
-def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str] | None = None) -> None:
-    """Create a Delta table with ``schema`` if none exists at ``path``.
+def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str] | None = None,
+                 properties: dict[str, str] | None = None) -> None:
+    """Create a Delta table with ``schema`` (and table ``properties``) if none exists at ``path``.
 
     A metadata-only commit (no Spark job writing an empty DataFrame).
     """
@@ -31,6 +32,8 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
         return
     builder = (DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
                .property("delta.enableDeletionVectors", "true"))
+    for key, value in (properties or {}).items():
+        builder = builder.property(key, value)
     if partition_by:
         builder = builder.partitionedBy(*partition_by)
     builder.execute()

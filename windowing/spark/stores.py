@@ -102,6 +102,13 @@ class DeltaStore:
         ``rows=None`` means the count is not known before the write: always append.
         """
         path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
+        if kind == "results" and kind not in self._outputs_ready:
+            # File statistics only on the columns readers filter panes by: collecting
+            # min/max of every aggregate and pane column costs more than it saves.
+            keys = df.columns[:df.columns.index("window_start_ms")]   # panes start with the key columns
+            stats = [*keys, "window_start_ms", "window_end_ms", "batch_id"]
+            delta_io.create_empty(self.spark, df.schema, path,
+                                  properties={"delta.dataSkippingStatsColumns": ",".join(stats)})
         if rows or rows is None:
             delta_io.append(df, path, self.operator_id, batch_id)
             self._outputs_ready.add(kind)
