@@ -5,9 +5,9 @@ through a ``MergingWindowSet``) and ``EvictingWindowOperator``, with the
 micro-batch rule of the design made explicit. One batch
 (``process_batch(rows, batch_id, watermark_ms=None, processing_time_ms=None)``):
 
-0. Processing time first: when the batch brings a later processing time, the
-   clock advances to it and every processing-time timer at or below it fires
-   (those timers came due before the batch's rows arrived).
+0. Processing time first: when the batch brings a later processing time
+   ``pt``, every processing-time timer strictly below ``pt`` fires (those
+   came due before the batch's rows arrived), then the clock is ``pt``.
 1. Malformed rows are quarantined (null key, null or non-int event time, a
    dynamic session gap that is not a positive int, an undeclared source, a
    non-int ingestion time).
@@ -74,6 +74,7 @@ class _WindowState:
     pane_index: int = 0
     trigger_state: dict = field(default_factory=dict)
     superseded: tuple = ()             # windows merged into this one since its last pane (that had panes)
+    emitted: bool = False              # this window (as it is now) emitted a pane
 
 
 def _is_int(value: Any) -> bool:
@@ -177,8 +178,11 @@ class ReferenceOperator:
         self._result = result
         if processing_time_ms is not None and processing_time_ms > self.current_processing_time_ms \
                 and not _flush:
-            self._set_clock(processing_time_ms)
+            # Timers due BEFORE the rows arrived fire first; those at the batch's own
+            # processing time fire after its rows (they belong to the window ending then).
+            self.current_processing_time_ms = max(self.current_processing_time_ms, processing_time_ms - 1)
             self._run_timer_phase(wm_start, result, domains=(PROCESSING,))
+            self._set_clock(processing_time_ms)
 
         elements = []
         for row in rows:
@@ -330,7 +334,7 @@ class ReferenceOperator:
         merged = _WindowState(pane_index=max(s.pane_index for s in states))
         merged.superseded = tuple(sorted(
             {sup for s in states for sup in s.superseded}
-            | {(w.start_ms, w.end_ms) for w, s in zip(existing, states) if s.pane_index > 0 and w != cover}))
+            | {(w.start_ms, w.end_ms) for w, s in zip(existing, states) if s.emitted and w != cover}))
         accumulators = [s.accumulators for s in states if s.accumulators is not None]
         if accumulators:
             merged.accumulators = accumulators[0]
@@ -452,6 +456,7 @@ class ReferenceOperator:
                                  False, wm, result.batch_id, supersedes=state.superseded, rows=rows))
         state.pane_index += 1
         state.superseded = ()
+        state.emitted = True
         if time_driven and self._phase_panes is not None:
             self._phase_panes[ident] = len(result.panes) - 1
 

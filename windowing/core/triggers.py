@@ -33,8 +33,11 @@ so in the Spark executor it survives in Delta)::
             if value["v"] >= 0:
                 return TriggerResult.CONTINUE
             seen = ctx.get_state("negatives", 0) + 1
-            ctx.set_state("negatives", seen % 2)
-            return TriggerResult.FIRE if seen == 2 else TriggerResult.CONTINUE
+            if seen >= 2:
+                ctx.set_state("negatives", 0)
+                return TriggerResult.FIRE
+            ctx.set_state("negatives", seen)
+            return TriggerResult.CONTINUE
 
         def on_event_time(self, time_ms, window, ctx):
             return TriggerResult.FIRE if time_ms == window.max_timestamp_ms else TriggerResult.CONTINUE
