@@ -506,3 +506,19 @@ transcript(
     step(r(1, 1, k="a"), r(2, 2, k="b"), r(12, 4, k=None), panes=[P((), 0, 10, 0, ON_TIME, True, s=3, n=2)]),
     flush([P((), 10, 20, 0, ON_TIME, True, s=4, n=1)]),
     invariant=True, executors=M, doc="windowAll: no key columns (a null in an unused column is fine)")
+
+transcript(
+    "session_early_firings_and_late_bridge",
+    spec(session(10), lateness=100,
+         trigger=EventTimeTrigger().with_early_firings(every_n_elements=2).with_late_firings(every_n_elements=1)),
+    # 0 -> [0,10) (early count 1); 3 -> [3,13) extends it to [0,13): on_merge carries the count (1), the
+    # element makes 2: EARLY pane.
+    step(r(0, 1), r(3, 2), wm_after=2, panes=[P("a", 0, 13, 0, EARLY, False, s=3, n=2)]),
+    # wm 59: [0,13) and [20,30) fire ON_TIME (cleanup 112 and 129: not final).
+    step(r(20, 4), r(60, 8), wm_after=59, panes=[
+        P("a", 0, 13, 1, ON_TIME, False, s=3, n=2), P("a", 20, 30, 0, ON_TIME, False, s=4, n=1)]),
+    # 11 -> [11,21) bridges both fired sessions: [0,30), end behind the watermark: a late element; late
+    # firings every 1 element: LATE pane at once, superseding both parts.
+    step(r(11, 16), panes=[P("a", 0, 30, 2, LATE, False, supersedes=[(0, 13), (20, 30)], s=23, n=4)]),
+    flush([P("a", 60, 70, 0, ON_TIME, True, s=8, n=1)]),
+    executors=M, doc="sessions with early firings and a late element that bridges two fired sessions")

@@ -48,4 +48,5 @@ def sink_view(mode: str | WindowSpec, panes: Iterable[Pane]) -> list[Pane]:
             table.pop((pane.key, start, end), None)
         table[(pane.key, pane.window_start_ms, pane.window_end_ms)] = pane
     assert mode == UPSERT
-    return sorted(table.values(), key=lambda p: (repr(p.key), repr(p.window_start_ms), repr(p.window_end_ms)))
+    return sorted(table.values(), key=lambda p: (repr(p.key), p.window_start_ms is not None, p.window_start_ms or 0,
+                                                 p.window_end_ms or 0))
