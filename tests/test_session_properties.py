@@ -156,3 +156,15 @@ def test_sessions_do_not_depend_on_element_order_within_a_batch(rows, gap, seed,
                 [sorted((x.key, x.timestamp_ms) for x in res.late) for res in results])
 
     assert outputs([rows[:half], rows[half:]]) == outputs(shuffled)
+
+
+@SETTINGS
+@given(pt=st.integers(-2**40, 2**40), size=st.integers(1, 500), data=st.data())
+def test_processing_time_assigners_contain_the_processing_time(pt, size, data):
+    from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
+    slide = data.draw(st.integers(1, 500), label="slide")
+    (w,) = TumblingProcessingTimeWindows(size).assign(pt)
+    assert w.start_ms <= pt < w.end_ms and w.start_ms % size == 0
+    starts = [x.start_ms for x in SlidingProcessingTimeWindows(size, slide).assign(pt)]
+    assert starts == [s for s in range(pt, pt - size, -1) if s % slide == 0]
+    assert not TumblingProcessingTimeWindows(size).is_event_time

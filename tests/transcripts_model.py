@@ -189,7 +189,7 @@ transcript(
          quarantined=[QUARANTINE_INVALID_SESSION_GAP] * 2, metrics=dict(quarantined_rows=2, accepted_rows=3),
          panes=[P("a", 0, 5, 0, ON_TIME, True, s=1, n=1), P("a", 7, 27, 0, ON_TIME, True, s=2, n=1)]),
     flush([P("a", 30, 31, 0, ON_TIME, True, s=4, n=1)]),
-    executors=M, doc="the gap comes from a column of each row")
+    invariant=True, executors=M, doc="the gap comes from a column of each row")
 
 transcript(
     "session_dynamic_gap_from_function", spec(EventTimeSessionWindows.with_dynamic_gap(GapByKind()), delay=100),
@@ -199,7 +199,7 @@ transcript(
     # 3 long -> [3,53): bridges [0,5), [10,15) and [20,70) -> [0,70).
     step(r(3, 16, kind="long")),
     flush([P("a", 0, 70, 0, ON_TIME, True, s=31, n=5)]),
-    executors=M, doc="the gap is a (frozen, picklable) function of the row")
+    invariant=True, executors=M, doc="the gap is a (frozen, picklable) function of the row")
 
 transcript(
     "session_count_trigger_merges_counts_and_supersedes", spec(session(10), delay=100, trigger=CountTrigger(3)),
@@ -468,7 +468,7 @@ transcript(
     step(r(1, 3, w="x"), r(2, 5, w="y"), r(3, 5, w="z"), r(12, 1, w="q"),
          panes=[P("a", 0, 10, 0, ON_TIME, True, best=(5, "y"))]),
     flush([P("a", 10, 20, 0, ON_TIME, True, best=(1, "q"))]),
-    executors=M, doc="reduce(a, b) folded over the window's values")
+    invariant=True, executors=M, doc="reduce(a, b) folded over the window's values")
 
 transcript(
     "reduce_function_on_merging_sessions",
@@ -478,7 +478,7 @@ transcript(
     # 10 bridges: the merged value is reduce((3,x), (7,y)) = (7,y); then (1,z) is added: (7,y).
     step(r(10, 1, w="z")),
     flush([P("a", 0, 30, 0, ON_TIME, True, best=(7, "y"))]),
-    executors=M, doc="merging sessions reduces the parts' values")
+    invariant=True, executors=M, doc="merging sessions reduces the parts' values")
 
 transcript(
     "process_function_emits_rows",
@@ -487,7 +487,7 @@ transcript(
     step(r(1, 1), r(2, 5), r(3, 3), r(11, 7), panes=[
         P("a", 0, 10, 0, ON_TIME, True, rows=[dict(rank=1, v=5, end=10), dict(rank=2, v=3, end=10)])]),
     flush([P("a", 10, 20, 0, ON_TIME, True, rows=[dict(rank=1, v=7, end=20)])]),
-    executors=M, doc="a process function sees all elements and emits any number of rows")
+    invariant=True, executors=M, doc="a process function sees all elements and emits any number of rows")
 
 transcript(
     "process_function_on_pandas_with_count_evictor",
