@@ -45,7 +45,9 @@ def test_spark_planner_refuses_model_only_specs(transcript):
 
 
 def _spark_time_windows_left(executor) -> list:
-    return [row for row in executor.open_windows() if row.get("window_start_ms") is not None]
+    """State rows (tuples: key columns, then window start) of time windows."""
+    start = len(executor.spec.key_columns)
+    return [row for row in executor.open_windows() if row[start] is not None]
 
 
 @pytest.mark.spark

@@ -175,7 +175,6 @@ class ReferenceOperator:
         result = BatchResult(batch_id, wm_start, wm_start)
         metrics = result.metrics
         self._cleaned_this_batch: set = set()
-        self._result = result
         if processing_time_ms is not None and processing_time_ms > self.current_processing_time_ms \
                 and not _flush:
             # Timers due BEFORE the rows arrived fire first; those at the batch's own
