@@ -1,7 +1,7 @@
 """Run transcripts through the Spark executor: the same interface as the reference model."""
 from __future__ import annotations
 
-from windowing.core.records import BatchMetrics, BatchResult, LateElement, Pane
+from windowing.core.records import BatchMetrics, BatchResult, LateElement, Pane, QuarantinedRow
 from windowing.core.spec import WindowSpec
 from windowing.spark.operator import SparkWindowOperator
 from windowing.spark.stores import MemoryStore
@@ -58,6 +58,10 @@ class SparkExecutor:
                        if k not in ("event_time_ms", "reason", "watermark_ms", "batch_id")}
                 out.late.append(LateElement(tuple(r[k] for k in keys), r["event_time_ms"], row, r["reason"],
                                             r["watermark_ms"], b))
+        for r in self.store.outputs["quarantine"]:
+            if r["batch_id"] == b:
+                row = {k: v for k, v in r.items() if k not in ("reason", "batch_id")}
+                out.quarantined.append(QuarantinedRow(row, r["reason"], b))
         out.metrics = report.metrics if isinstance(report.metrics, BatchMetrics) else BatchMetrics()
         return out
 
