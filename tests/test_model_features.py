@@ -88,6 +88,22 @@ class NoMerge(TriggerBase):
         return TriggerResult.CONTINUE
 
 
+def test_user_functions_must_pickle():
+    class LocalGap:
+        def gap_ms(self, row):
+            return 5
+
+    with pytest.raises(ValueError, match="dynamic_gap .*cannot be pickled.*module-level"):
+        EventTimeSessionWindows.with_dynamic_gap(LocalGap())
+
+    class LocalTop:
+        def process(self, key, context, elements):
+            return []
+
+    with pytest.raises(ValueError, match="process function .*cannot be pickled"):
+        base().window(T100).process(LocalTop(), "a int")
+
+
 def test_user_trigger_must_declare_it_can_merge_for_sessions():
     with pytest.raises(ValueError, match="cannot merge"):
         base().window(EventTimeSessionWindows.with_gap(5)).trigger(NoMerge()).aggregate(Count())

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from windowing.core.time import require_picklable
+
 
 @runtime_checkable
 class AggregateFunction(Protocol):
@@ -256,6 +258,7 @@ class Reduce:
     def __post_init__(self):
         if not isinstance(self.function, ReduceFunction):
             raise ValueError(f"Reduce function {self.function!r} must define reduce(a, b)")
+        require_picklable(self.function, "Reduce function")
         cols = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
         if not cols:
             raise ValueError("Reduce needs at least one input column")

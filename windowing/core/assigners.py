@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping, Protocol, runtime_checkable
 
-from windowing.core.time import floor_mod, parse_duration_ms
+from windowing.core.time import floor_mod, parse_duration_ms, require_picklable
 from windowing.core.windows import GLOBAL_WINDOW, GlobalWindow, TimeWindow
 
 
@@ -306,6 +306,8 @@ def _check_session(assigner, name: str) -> None:
     elif not isinstance(assigner.dynamic_gap, SessionGapExtractor):
         raise ValueError(f"{name} dynamic_gap must be a SessionGapExtractor (gap_ms(row)), "
                          f"got {assigner.dynamic_gap!r}")
+    else:
+        require_picklable(assigner.dynamic_gap, f"{name} dynamic_gap")
 
 
 def _gap_columns(extractor) -> tuple[str, ...]:

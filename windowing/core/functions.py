@@ -22,6 +22,8 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Protocol, runtime_checkable
 
+from windowing.core.time import require_picklable
+
 
 @dataclass(frozen=True)
 class ProcessContext:
@@ -93,6 +95,7 @@ class Process:
     def __post_init__(self) -> None:
         if not isinstance(self.function, ProcessWindowFunction):
             raise ValueError(f"process function {self.function!r} must define process(key, context, elements)")
+        require_picklable(self.function, "process function")
         if not isinstance(self.output_schema, str) or not self.output_schema.strip():
             raise ValueError(f"output_schema must be a DDL string like 'a int, b string', got {self.output_schema!r}")
         object.__setattr__(self, "columns", (self.columns,) if isinstance(self.columns, str) else tuple(self.columns))

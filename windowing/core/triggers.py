@@ -76,7 +76,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Callable, Protocol, runtime_checkable
 
-from windowing.core.time import MAX_TIMESTAMP_MS, floor_mod, parse_duration_ms
+from windowing.core.time import MAX_TIMESTAMP_MS, floor_mod, parse_duration_ms, require_picklable
 from windowing.core.windows import Window
 
 
@@ -503,6 +503,7 @@ def _delta_function(delta_fn: Any, value_column: str | None, owner: str) -> Delt
         return AbsoluteDifference(value_column)
     if not isinstance(delta_fn, DeltaFunction):
         raise ValueError(f"{owner} delta_fn must have delta(old_row, new_row), got {delta_fn!r}")
+    require_picklable(delta_fn, f"{owner} delta_fn")
     return delta_fn
 
 
