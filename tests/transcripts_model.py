@@ -175,11 +175,20 @@ transcript(
     "session_late_element_alone_is_late", spec(session(10), lateness=5),
     # wm = 29: [0,10) fires ON_TIME; its cleanup 9 + 5 = 14 <= 29: cleaned in the same batch (final).
     step(r(0, 1), r(30, 2), wm_after=29, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),
-    # 12 -> [12,22): cleanup 26 <= 29 and it touches no open session ([30,40) starts at 30 > 22): late.
-    # 20 -> [20,30): cleanup 34 > 29, and it touches [30,40): merged [20,40), not late.
-    step(r(12, 4), r(20, 8), late=[L(12)], metrics=dict(accepted_rows=1)),
-    flush([P("a", 20, 40, 0, ON_TIME, True, s=10, n=2)]),
+    # 12 -> [12,22): cleanup 26 <= 29 and it touches no session ([25,35) starts at 25 > 22): late.
+    # 25 -> [25,35): it touches [30,40): merged [25,40), not late.
+    step(r(12, 4), r(25, 8), late=[L(12)], metrics=dict(accepted_rows=1)),
+    flush([P("a", 25, 40, 0, ON_TIME, True, s=10, n=2)]),
     executors=M, doc="a late session window is dropped unless merging joins it to an open session")
+
+transcript(
+    "session_batch_windows_merge_before_the_late_check", spec(session(10), lateness=5),
+    step(r(0, 1), r(30, 2), wm_after=29, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),
+    # 12 -> [12,22) would be late alone (cleanup 26 <= 29), but the batch's windows merge first:
+    # [12,22) touches [20,30) (from 20), which touches [30,40): one session [12,40), not late.
+    step(r(12, 4), r(20, 8), metrics=dict(accepted_rows=2)),
+    flush([P("a", 12, 40, 0, ON_TIME, True, s=14, n=3)]),
+    executors=M, doc="elements of one batch merge with each other and the open sessions before the late check")
 
 transcript(
     "session_dynamic_gap_from_column", spec(EventTimeSessionWindows.with_dynamic_gap("g")),

@@ -19,11 +19,13 @@ micro-batch rule of the design made explicit. One batch
    ``MergingWindowSet``): the merged window's accumulators are the merge of
    the parts' (``AggregateFunction.merge``), its buffers their union, the
    trigger's ``on_merge`` runs on it, and the merged-away windows' trigger
-   state and timers are cleared. A window is *late* when its cleanup time
-   ``max_ts + allowed_lateness <= wm`` where ``wm`` is the watermark as it
-   stood at the START of the batch; late windows are skipped (merging comes
-   first, so a late element that touches an open session is NOT late: it
-   joins it). An element added to no window that is itself late
+   state and timers are cleared. ALL of the batch's windows merge first (so
+   the result does not depend on the order of the batch's elements), then the
+   elements are added to their merged windows. A window is *late* when its
+   cleanup time ``max_ts + allowed_lateness <= wm`` where ``wm`` is the
+   watermark as it stood at the START of the batch; late windows are skipped
+   (merging comes first, so a late element that touches an open session, or
+   another element of its batch that does, is NOT late: it joins it). An element added to no window that is itself late
    (``ts + L <= wm``) goes to the late output; one in no window but not late
    (a sliding gap) is counted as unassigned.
 3. For every window the element was added to, the trigger's ``on_element``
@@ -191,7 +193,12 @@ class ReferenceOperator:
                 elements.append(element)
         metrics.quarantined_rows = len(result.quarantined)
 
-        for ts, seq, pt, source, key, row, windows in sorted(elements, key=lambda e: (e[0], e[1])):
+        ordered = sorted(elements, key=lambda e: (e[0], e[1]))
+        if spec.is_merging:
+            self._merge_batch(ordered, wm_start)
+        for ts, seq, pt, source, key, row, windows in ordered:
+            if spec.is_merging:
+                windows = tuple(w for w in (self._session_of(key, window) for window in windows) if w is not None)
             self._process_element(ts, seq, key, row, windows, wm_start, result)
         for ts, seq, pt, source, key, row, windows in elements:
             event_ts = row[spec.event_time_column] if spec.event_time_column is not None else None
@@ -282,10 +289,8 @@ class ReferenceOperator:
         spec, metrics = self.spec, result.metrics
         added = False
         for window in windows:
-            if spec.is_merging:
-                window = self._merge_in(key, window, wm_start)
             if self._is_window_late(window, wm_start):
-                continue  # Flink: isWindowLate (after merging: a bridge into an open session is not late)
+                continue  # Flink: isWindowLate
             added = True
             state = self._windows.get((key, window))
             if state is None:
@@ -311,6 +316,38 @@ class ReferenceOperator:
                 metrics.dropped_late_rows += 1
         else:
             metrics.unassigned_rows += 1
+
+    def _merge_batch(self, ordered_elements, wm_start: int) -> None:
+        """Merge the batch's session windows with the open ones, before any element is added.
+
+        Every element's window joins its key's window set (Flink adds a window
+        to the MergingWindowSet before the late check), so elements of one
+        batch that bridge each other or an open session merge whatever their
+        order. Then the windows that are late after all merging (made of this
+        batch's windows only: open ones are never late) are retired; their
+        elements end up late.
+        """
+        keys = set()
+        for _, _, _, _, key, _, windows in ordered_elements:
+            keys.add(key)
+            for window in windows:
+                actual = self._merge_in(key, window, wm_start)
+                if (key, actual) not in self._windows:
+                    self._windows[(key, actual)] = _WindowState()
+                    self._by_key.setdefault(key, set()).add(actual)
+        for key in keys:
+            for window in sorted(self._by_key.get(key, ())):
+                if self._is_window_late(window, wm_start):
+                    del self._windows[(key, window)]
+                    self._by_key[key].discard(window)
+                    self._delete_timers(key, window)
+
+    def _session_of(self, key: tuple, window: Window) -> Window | None:
+        """The key's open (merged) window that covers ``window``, if it was not retired as late."""
+        for candidate in self._by_key.get(key, ()):
+            if candidate.start_ms <= window.start_ms and window.end_ms <= candidate.end_ms:
+                return candidate
+        return None
 
     def _merge_in(self, key: tuple, new: Window, wm_start: int) -> Window:
         """Add ``new`` to the key's open (merging) windows; returns the window the element belongs to.
