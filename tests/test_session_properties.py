@@ -168,3 +168,25 @@ def test_processing_time_assigners_contain_the_processing_time(pt, size, data):
     starts = [x.start_ms for x in SlidingProcessingTimeWindows(size, slide).assign(pt)]
     assert starts == [s for s in range(pt, pt - size, -1) if s % slide == 0]
     assert not TumblingProcessingTimeWindows(size).is_event_time
+
+
+@SETTINGS
+@given(stream=in_order_streams(), every=st.integers(1, 4))
+def test_upsert_view_of_sessions_with_early_firings_is_the_brute_force_sessions(stream, every):
+    """Early firings emit panes of sessions that later merge; the upsert view (superseded panes removed)
+    must end up holding exactly the brute-force sessions, whatever the batch cut."""
+    from windowing.core.sinks import sink_view
+    from windowing.core.triggers import EventTimeTrigger
+    gap, delay, dynamic, rows, cuts = stream
+    assigner = EventTimeSessionWindows.with_dynamic_gap("g") if dynamic else EventTimeSessionWindows.with_gap(gap)
+    spec = (WindowSpecBuilder().key_by("k").event_time("ts", delay).window(assigner)
+            .trigger(EventTimeTrigger().with_early_firings(every_n_elements=every)).output_mode("upsert")
+            .aggregate(s=Sum("v"), n=Count(), lo=Min("ts"), hi=Max("ts")))
+    bounds = [0, *cuts, len(rows)]
+    batches = [rows[a:b] for a, b in zip(bounds, bounds[1:]) if a < b]
+    panes = [p for res in _run(spec, batches) for p in res.panes]
+    view = sink_view(spec, panes)
+    got = {(p.key[0], p.window_start_ms, p.window_end_ms, p.values["s"], p.values["n"], p.values["lo"],
+            p.values["hi"]) for p in view}
+    assert got == _expected_sessions(rows, gap, dynamic)
+    assert all(p.timing == "ON_TIME" and p.is_final for p in view)
