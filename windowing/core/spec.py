@@ -28,7 +28,7 @@ from windowing.core.evictors import EVICTORS, CountEvictor, Evictor
 from windowing.core.functions import Process
 from windowing.core.time import parse_duration_ms
 from windowing.core.triggers import (
-    BUILTIN_TRIGGERS, CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger, Trigger,
+    CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger, Trigger,
     can_merge)
 
 ACCUMULATING = "accumulating"
