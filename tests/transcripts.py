@@ -38,6 +38,13 @@ batches: nothing is late even with one row per batch, there is no explicit
 watermark and no count trigger on a time window. Executors may re-cut those
 transcripts into batches of 1, 2 and n (see ``test_transcripts_reference``).
 
+``executors`` says which executors may run a transcript (``ALL_EXECUTORS`` by
+default; ``MODEL_ONLY`` for features without a Spark plan yet, whose Spark runs
+are skipped with "no Spark plan yet"). ``step(..., pt=t)`` feeds the batch at
+processing time ``t`` (the injectable clock); expected panes may name the
+windows they ``supersedes`` (merged sessions) and a process function's ``rows``.
+The transcripts of the full window model are in ``transcripts_model.py``.
+
 ``reference_xfail`` names a known disagreement of the reference model with
 the contract (the transcript states the contract, the reference run is
 marked xfail with that reason).
