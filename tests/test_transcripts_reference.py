@@ -18,7 +18,8 @@ from typing import Any, Callable, Iterable
 
 import pytest
 
-from transcripts import TRANSCRIPTS, ExpectedPane, Transcript
+import transcripts_model  # noqa: F401  (registers the transcripts of the full window model)
+from transcripts import REFERENCE, TRANSCRIPTS, ExpectedPane, Transcript
 from windowing.core.reference import ReferenceOperator
 
 REL_TOL = 1e-9
@@ -44,12 +45,22 @@ def _same_values(a: dict, b: dict) -> bool:
 
 def _pane_ident(p) -> tuple:
     """Everything of a pane but its values (values are compared with tolerance)."""
-    return (tuple(p.key), p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, bool(p.is_final))
+    return (tuple(p.key), p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, bool(p.is_final),
+            tuple(tuple(w) for w in getattr(p, "supersedes", ()) or ()))
+
+
+def _same_rows(a, b) -> bool:
+    if a is None or b is None:
+        return a is None and b is None
+    return len(a) == len(b) and all(_same_values(dict(x), dict(y)) for x, y in zip(a, b))
 
 
 def _show(p) -> str:
+    sup = getattr(p, "supersedes", ()) or ()
+    rows = getattr(p, "rows", None)
     return (f"key={tuple(p.key)} [{p.window_start_ms},{p.window_end_ms}) #{p.pane_index} {p.timing}"
-            f"{' final' if p.is_final else ''} {dict(p.values)}")
+            f"{' final' if p.is_final else ''} {dict(p.values)}"
+            f"{f' supersedes={list(sup)}' if sup else ''}{f' rows={list(rows)}' if rows is not None else ''}")
 
 
 def _sort_key(ident: tuple) -> str:
@@ -62,7 +73,8 @@ def diff_panes(actual: Iterable, expected: Iterable) -> list[str]:
     extra = []
     for pane in sorted(actual, key=lambda p: _sort_key(_pane_ident(p))):
         for i, want in enumerate(unmatched):
-            if _pane_ident(want) == _pane_ident(pane) and _same_values(dict(pane.values), want.values):
+            if _pane_ident(want) == _pane_ident(pane) and _same_values(dict(pane.values), want.values) \
+                    and _same_rows(getattr(pane, "rows", None), want.rows):
                 del unmatched[i]
                 break
         else:
@@ -117,6 +129,10 @@ def run_steps(transcript: Transcript, executor) -> list:
     for batch_id, st in enumerate(transcript.steps):
         if st.flush:
             results.append(executor.flush(batch_id))
+        elif st.processing_time_ms is not None:
+            results.append(executor.process_batch([dict(row) for row in st.rows], batch_id,
+                                                  watermark_ms=st.watermark_ms,
+                                                  processing_time_ms=st.processing_time_ms))
         else:
             results.append(executor.process_batch([dict(row) for row in st.rows], batch_id,
                                                   watermark_ms=st.watermark_ms))
@@ -235,10 +251,21 @@ def test_expected_panes_are_well_formed():
                 assert set(pane.values) == agg_names, (t.name, pane)
                 assert len(pane.key) == len(t.spec.key_columns), (t.name, pane)
                 ident = (pane.key, pane.window_start_ms, pane.window_end_ms)
-                assert pane.pane_index == seen_index.get(ident, 0), f"{t.name}: pane indices of {ident} skip"
+                # A merged session continues from the highest pane index of the windows it absorbed.
+                first = max([seen_index.get((pane.key, s, e), 0) for s, e in pane.supersedes], default=0)
+                if pane.supersedes or ident not in seen_index:
+                    assert pane.pane_index >= first, f"{t.name}: pane index of {ident} below its parts'"
+                else:
+                    assert pane.pane_index == seen_index[ident], f"{t.name}: pane indices of {ident} skip"
                 seen_index[ident] = pane.pane_index + 1
+                if t.spec.process_function is not None:
+                    assert pane.rows is not None, (t.name, pane)
             for row in st.rows:
                 assert set(t.spec.input_columns) <= set(row), (t.name, row)
+
+
+def test_every_transcript_names_the_reference_model():
+    assert all(REFERENCE in t.executors for t in TRANSCRIPTS)
 
 
 @pytest.mark.parametrize("transcript", _params(TRANSCRIPTS))

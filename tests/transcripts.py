@@ -38,6 +38,13 @@ batches: nothing is late even with one row per batch, there is no explicit
 watermark and no count trigger on a time window. Executors may re-cut those
 transcripts into batches of 1, 2 and n (see ``test_transcripts_reference``).
 
+``executors`` says which executors may run a transcript (``ALL_EXECUTORS`` by
+default; ``MODEL_ONLY`` for features without a Spark plan yet, whose Spark runs
+are skipped with "no Spark plan yet"). ``step(..., pt=t)`` feeds the batch at
+processing time ``t`` (the injectable clock); expected panes may name the
+windows they ``supersedes`` (merged sessions) and a process function's ``rows``.
+The transcripts of the full window model are in ``transcripts_model.py``.
+
 ``reference_xfail`` names a known disagreement of the reference model with
 the contract (the transcript states the contract, the reference run is
 marked xfail with that reason).
@@ -56,9 +63,17 @@ from windowing.core.triggers import CountTrigger
 
 # --------------------------------------------------------------------- shapes
 
+REFERENCE, SPARK_BATCH, SPARK_STREAM, BACKFILL = "reference", "spark_batch", "spark_stream", "backfill"
+ALL_EXECUTORS = (REFERENCE, SPARK_BATCH, SPARK_STREAM, BACKFILL)
+MODEL_ONLY = (REFERENCE,)
+"""Which executors may run a transcript: features without a Spark plan yet are MODEL_ONLY; a
+runner for another executor skips those with the reason 'no Spark plan yet'."""
+
 
 @dataclass(frozen=True)
 class ExpectedPane:
+    """``supersedes``: (start, end) of merged-away windows this pane replaces; ``rows``: a process function's output."""
+
     key: tuple
     window_start_ms: int | None
     window_end_ms: int | None
@@ -66,6 +81,8 @@ class ExpectedPane:
     pane_index: int
     timing: str
     is_final: bool
+    supersedes: tuple = ()
+    rows: tuple | None = None
 
 
 @dataclass(frozen=True)
@@ -93,6 +110,7 @@ class Step:
     metrics: dict = field(default_factory=dict)
     watermark_after_ms: int | None = None
     quarantined: tuple = ()
+    processing_time_ms: int | None = None
 
 
 @dataclass(frozen=True)
@@ -103,6 +121,11 @@ class Transcript:
     batching_invariant: bool = False
     reference_xfail: str | None = None
     doc: str = ""
+    executors: tuple = None
+
+    def __post_init__(self):
+        if self.executors is None:
+            object.__setattr__(self, "executors", ALL_EXECUTORS)
 
     @property
     def rows(self) -> list[dict]:
@@ -118,9 +141,10 @@ def r(ts: int | None, v: Any = 1, k: str | None = "a", **more: Any) -> dict:
     return dict(k=k, ts=ts, v=v, **more)
 
 
-def P(key, start, end, idx, timing, final, **values) -> ExpectedPane:
+def P(key, start, end, idx, timing, final, supersedes=(), rows=None, **values) -> ExpectedPane:
     """An expected pane; ``key`` may be a str (one key column) or a tuple."""
-    return ExpectedPane(key if isinstance(key, tuple) else (key,), start, end, values, idx, timing, final)
+    return ExpectedPane(key if isinstance(key, tuple) else (key,), start, end, values, idx, timing, final,
+                        tuple(supersedes), None if rows is None else tuple(rows))
 
 
 def L(ts: int, k: str = "a") -> ExpectedLate:
@@ -129,9 +153,10 @@ def L(ts: int, k: str = "a") -> ExpectedLate:
 
 
 def step(*rows: dict, wm: int | None = None, panes=(), late=(), metrics=None, wm_after=None,
-         quarantined=()) -> Step:
+         quarantined=(), pt: int | None = None) -> Step:
+    """One batch; ``pt`` is the processing time at which it arrives (the injectable clock)."""
     return Step(tuple(rows), wm, False, tuple(panes), tuple(late), dict(metrics or {}), wm_after,
-                tuple(quarantined))
+                tuple(quarantined), pt)
 
 
 def flush(panes=(), late=(), metrics=None) -> Step:
@@ -139,12 +164,14 @@ def flush(panes=(), late=(), metrics=None) -> Step:
 
 
 def spec(window=None, *, count=None, delay=0, lateness=0, trigger=None, mode=None, late_output=True,
-         keys=("k",), **aggs) -> WindowSpec:
+         keys=("k",), evictor=None, **aggs) -> WindowSpec:
     """A spec keyed by ``k`` on event time ``ts``; aggregates default to ``s=Sum(v), n=Count()``."""
     b = WindowSpecBuilder().key_by(*keys).event_time("ts", delay)
     b = b.window(window) if count is None else b.count_window(*count)
     if trigger is not None:
         b = b.trigger(trigger)
+    if evictor is not None:
+        b = b.evictor(evictor)
     if mode == "discarding":
         b = b.discarding()
     elif mode == "accumulating":
@@ -230,8 +257,8 @@ TRANSCRIPTS: list[Transcript] = []
 
 
 def transcript(name: str, spec_: WindowSpec, *steps: Step, invariant: bool = False,
-               xfail: str | None = None, doc: str = "") -> Transcript:
-    t = Transcript(name, spec_, tuple(steps), invariant, xfail, doc)
+               xfail: str | None = None, doc: str = "", executors: tuple | None = None) -> Transcript:
+    t = Transcript(name, spec_, tuple(steps), invariant, xfail, doc, executors)
     TRANSCRIPTS.append(t)
     return t
 

@@ -1,14 +1,24 @@
 """Flink's window semantics on Spark DataFrames, with window state in Delta Lake.
 
 The public names, importable from ``windowing``. The Spark-side names are
-imported lazily so that the pure core stays usable without pyspark.
+imported lazily so that the pure core stays usable without pyspark. Features
+listed by ``WindowSpec.model_only_features`` run in the reference model only;
+the Spark executor refuses them until its plans exist.
 """
-from windowing.core.aggregates import AggregateFunction, Avg, Count, Max, Min, Sum, UserAggregate
-from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
-from windowing.core.evictors import CountEvictor
+from windowing.core.aggregates import (
+    AggregateFunction, Avg, Count, Max, Min, Reduce, ReduceFunction, Sum, UserAggregate)
+from windowing.core.assigners import (
+    EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows, SessionGapExtractor,
+    SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)
+from windowing.core.evictors import CountEvictor, DeltaEvictor, TimeEvictor
+from windowing.core.functions import Process, ProcessContext, ProcessWindowFunction
 from windowing.core.reference import ReferenceOperator
-from windowing.core.spec import WindowSpec, WindowSpecBuilder
-from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger, TriggerResult
+from windowing.core.sinks import sink_view
+from windowing.core.spec import APPEND, FINAL, UPSERT, WindowSpec, WindowSpecBuilder
+from windowing.core.triggers import (
+    AbsoluteDifference, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaFunction,
+    DeltaTrigger, EarlyLateEventTimeTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger,
+    Trigger, TriggerBase, TriggerResult)
 
 _SPARK_NAMES = {"SparkWindowOperator": "windowing.spark.operator", "get_spark": "windowing.spark.session",
                 "DeltaStore": "windowing.spark.stores", "MemoryStore": "windowing.spark.stores"}
@@ -21,7 +31,12 @@ def __getattr__(name):
     raise AttributeError(f"module 'windowing' has no attribute {name!r}")
 
 
-__all__ = ["AggregateFunction", "Avg", "Count", "CountEvictor", "CountTrigger", "EventTimeTrigger",
-           "GlobalWindows", "Max", "Min", "NeverTrigger", "PurgingTrigger", "ReferenceOperator",
-           "SlidingEventTimeWindows", "Sum", "TriggerResult", "TumblingEventTimeWindows", "UserAggregate",
-           "WindowSpec", "WindowSpecBuilder", *_SPARK_NAMES]
+__all__ = ["APPEND", "AbsoluteDifference", "AggregateFunction", "Avg", "ContinuousEventTimeTrigger",
+           "ContinuousProcessingTimeTrigger", "Count", "CountEvictor", "CountTrigger", "DeltaEvictor",
+           "DeltaFunction", "DeltaTrigger", "EarlyLateEventTimeTrigger", "EventTimeSessionWindows",
+           "EventTimeTrigger", "FINAL", "GapFromColumn", "GlobalWindows", "Max", "Min", "NeverTrigger", "Process",
+           "ProcessContext", "ProcessWindowFunction", "ProcessingTimeSessionWindows", "ProcessingTimeTrigger",
+           "PurgingTrigger", "Reduce", "ReduceFunction", "ReferenceOperator", "SessionGapExtractor",
+           "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "Sum", "TimeEvictor", "Trigger", "TriggerBase",
+           "TriggerResult", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows", "UPSERT", "UserAggregate",
+           "WindowSpec", "WindowSpecBuilder", "sink_view", *_SPARK_NAMES]

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
+from windowing.core.time import require_picklable
+
 
 @runtime_checkable
 class AggregateFunction(Protocol):
@@ -229,5 +231,62 @@ class UserAggregate:
         return self.function.get_result(acc)
 
 
+@runtime_checkable
+class ReduceFunction(Protocol):
+    """Flink's ``ReduceFunction``: combine two values into one of the same kind."""
+
+    def reduce(self, a: Any, b: Any) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Reduce:
+    """A window reduce (Flink's ``reduce``) over one or more columns.
+
+    The window's value is ``function.reduce`` folded over the elements'
+    values (the column's value, or a tuple for several columns) in (event
+    time, arrival sequence) order; null values are skipped. Merging two
+    windows reduces their two values. ``function`` must be a module-level
+    object with value equality and a stable repr (a frozen dataclass), so the
+    spec keeps its equality and fingerprint.
+    """
+
+    function: Any
+    columns: tuple[str, ...]
+    result_type: str
+    name: str = "reduce"
+
+    def __post_init__(self):
+        if not isinstance(self.function, ReduceFunction):
+            raise ValueError(f"Reduce function {self.function!r} must define reduce(a, b)")
+        require_picklable(self.function, "Reduce function")
+        cols = (self.columns,) if isinstance(self.columns, str) else tuple(self.columns)
+        if not cols:
+            raise ValueError("Reduce needs at least one input column")
+        for column in cols:
+            _column_name("Reduce", column)
+        object.__setattr__(self, "columns", cols)
+        if not isinstance(self.result_type, str) or not self.result_type.strip():
+            raise ValueError(f"Reduce result_type must be a Spark SQL type string, got {self.result_type!r}")
+
+    def default_name(self) -> str:
+        return self.name
+
+    def create_accumulator(self):
+        return None
+
+    def add(self, row, acc):
+        value = row[self.columns[0]] if len(self.columns) == 1 else tuple(row[c] for c in self.columns)
+        if value is None:
+            return acc
+        return value if acc is None else self.function.reduce(acc, value)
+
+    def merge(self, a, b):
+        return b if a is None else a if b is None else self.function.reduce(a, b)
+
+    def get_result(self, acc):
+        return acc
+
+
 BUILTIN_AGGREGATES = (Sum, Count, Min, Max, Avg)
-Aggregate = Sum | Count | Min | Max | Avg | UserAggregate
+AGGREGATES = (Sum, Count, Min, Max, Avg, UserAggregate, Reduce)
+Aggregate = Sum | Count | Min | Max | Avg | UserAggregate | Reduce

@@ -9,12 +9,20 @@ and negative offsets are right):
   ``s > ts - size``. With ``slide > size`` an element may fall in a gap and
   belong to no window.
 * global: the one :data:`GLOBAL_WINDOW`.
+* session: ``[ts, ts + gap)`` per element, merged with the key's open
+  sessions it intersects or touches (a *merging* assigner; the operator
+  merges, see :func:`merge_windows`).
+
+Every assigner has ``is_event_time``; processing-time assigners assign by the
+element's processing time. ``assign(ts_ms, row)`` takes the row for dynamic
+session gaps (the others ignore it).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any, Mapping, Protocol, runtime_checkable
 
-from windowing.core.time import floor_mod, parse_duration_ms
+from windowing.core.time import floor_mod, parse_duration_ms, require_picklable
 from windowing.core.windows import GLOBAL_WINDOW, GlobalWindow, TimeWindow
 
 
@@ -49,7 +57,7 @@ class TumblingEventTimeWindows:
     def is_event_time(self) -> bool:
         return True
 
-    def assign(self, ts_ms: int) -> tuple[TimeWindow, ...]:
+    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
         start = ts_ms - floor_mod(ts_ms - self.offset_ms, self.size_ms)
         return (TimeWindow(start, start + self.size_ms),)
 
@@ -76,7 +84,7 @@ class SlidingEventTimeWindows:
     def is_event_time(self) -> bool:
         return True
 
-    def assign(self, ts_ms: int) -> tuple[TimeWindow, ...]:
+    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
         last_start = ts_ms - floor_mod(ts_ms - self.offset_ms, self.slide_ms)
         windows = []
         start = last_start
@@ -95,8 +103,238 @@ class GlobalWindows:
         # Flink: GlobalWindows.isEventTime() is false, so no element is ever late.
         return False
 
-    def assign(self, ts_ms: int) -> tuple[GlobalWindow, ...]:
+    def assign(self, ts_ms: int, row=None) -> tuple[GlobalWindow, ...]:
         return (GLOBAL_WINDOW,)
 
 
-WindowAssigner = TumblingEventTimeWindows | SlidingEventTimeWindows | GlobalWindows
+# ------------------------------------------------------------ processing time
+
+
+@dataclass(frozen=True)
+class TumblingProcessingTimeWindows:
+    """Tumbling windows on processing time (Flink's ``TumblingProcessingTimeWindows``).
+
+    The element's timestamp for assignment is its processing time: the
+    operator's clock when the batch arrived, or the row's recorded ingestion
+    time when the spec names an ingestion-time column (a backfill). Windows
+    fire and are cleaned up by processing-time timers at ``max_timestamp_ms``;
+    nothing is ever late.
+    """
+
+    size_ms: int
+    offset_ms: int = 0
+
+    def __post_init__(self) -> None:
+        _positive("size_ms", self.size_ms)
+        _offset_within("offset_ms", self.offset_ms, "size", self.size_ms)
+
+    @classmethod
+    def of(cls, size: int | str, offset: int | str = 0) -> "TumblingProcessingTimeWindows":
+        return cls(parse_duration_ms(size, "size"), parse_duration_ms(offset, "offset"))
+
+    @property
+    def is_event_time(self) -> bool:
+        return False
+
+    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
+        return TumblingEventTimeWindows(self.size_ms, self.offset_ms).assign(ts_ms)
+
+
+@dataclass(frozen=True)
+class SlidingProcessingTimeWindows:
+    """Sliding windows on processing time (Flink's ``SlidingProcessingTimeWindows``)."""
+
+    size_ms: int
+    slide_ms: int
+    offset_ms: int = 0
+
+    def __post_init__(self) -> None:
+        _positive("size_ms", self.size_ms)
+        _positive("slide_ms", self.slide_ms)
+        _offset_within("offset_ms", self.offset_ms, "slide", self.slide_ms)
+
+    @classmethod
+    def of(cls, size: int | str, slide: int | str, offset: int | str = 0) -> "SlidingProcessingTimeWindows":
+        return cls(parse_duration_ms(size, "size"), parse_duration_ms(slide, "slide"),
+                   parse_duration_ms(offset, "offset"))
+
+    @property
+    def is_event_time(self) -> bool:
+        return False
+
+    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
+        return SlidingEventTimeWindows(self.size_ms, self.slide_ms, self.offset_ms).assign(ts_ms)
+
+
+# -------------------------------------------------------------------- sessions
+
+
+@runtime_checkable
+class SessionGapExtractor(Protocol):
+    """A dynamic session gap (Flink's ``SessionWindowTimeGapExtractor``).
+
+    Implement it as a frozen dataclass (or another class with value
+    equality and a stable repr) at module level: the spec's equality, its
+    fingerprint and Spark's pickling all rely on that. ``gap_ms(row)`` must
+    return a positive int for every accepted row.
+    """
+
+    def gap_ms(self, row: Mapping[str, Any]) -> int: ...
+
+
+@dataclass(frozen=True)
+class GapFromColumn:
+    """The session gap in milliseconds, read from a column of each row."""
+
+    column: str
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.column, str) or not self.column:
+            raise ValueError(f"GapFromColumn needs a column name, got {self.column!r}")
+
+    def gap_ms(self, row: Mapping[str, Any]) -> int:
+        return row[self.column]
+
+
+def _session_window(ts_ms: int, gap_ms: Any, row) -> tuple[TimeWindow, ...]:
+    if not isinstance(gap_ms, int) or isinstance(gap_ms, bool) or gap_ms <= 0:
+        raise InvalidGapError(f"session gap must be a positive int of milliseconds, got {gap_ms!r} "
+                              f"for the row {dict(row) if row is not None else None!r}")
+    return (TimeWindow(ts_ms, ts_ms + gap_ms),)
+
+
+class InvalidGapError(ValueError):
+    """A dynamic gap extractor returned something that is not a positive int (the row is quarantined)."""
+
+
+def _gap_extractor(gap: Any) -> SessionGapExtractor:
+    if isinstance(gap, str):
+        return GapFromColumn(gap)
+    if not isinstance(gap, SessionGapExtractor):
+        raise ValueError(f"a dynamic session gap must be a column name or an object with gap_ms(row), "
+                         f"got {gap!r}")
+    return gap
+
+
+@dataclass(frozen=True)
+class EventTimeSessionWindows:
+    """Event-time session windows (Flink's ``EventTimeSessionWindows``): a merging assigner.
+
+    Each element opens ``[ts, ts + gap)``; windows of one key that intersect
+    or only touch (``a.start <= b.end and a.end >= b.start``) merge into their
+    cover. The gap is static (``gap_ms``) or comes per element from
+    ``dynamic_gap`` (a column name or a :class:`SessionGapExtractor`).
+    Build with :meth:`with_gap` or :meth:`with_dynamic_gap`.
+    """
+
+    gap_ms: int | None = None
+    dynamic_gap: Any = None
+
+    def __post_init__(self) -> None:
+        _check_session(self, "EventTimeSessionWindows")
+
+    @classmethod
+    def with_gap(cls, gap: int | str) -> "EventTimeSessionWindows":
+        return cls(gap_ms=parse_duration_ms(gap, "gap"))
+
+    @classmethod
+    def with_dynamic_gap(cls, gap: str | SessionGapExtractor) -> "EventTimeSessionWindows":
+        return cls(dynamic_gap=_gap_extractor(gap))
+
+    @property
+    def is_event_time(self) -> bool:
+        return True
+
+    @property
+    def is_merging(self) -> bool:
+        return True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _gap_columns(self.dynamic_gap)
+
+    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
+        gap = self.gap_ms if self.dynamic_gap is None else self.dynamic_gap.gap_ms(row)
+        return _session_window(ts_ms, gap, row)
+
+
+@dataclass(frozen=True)
+class ProcessingTimeSessionWindows:
+    """Processing-time session windows (Flink's ``ProcessingTimeSessionWindows``).
+
+    As :class:`EventTimeSessionWindows`, with the element's processing time
+    as its timestamp; sessions close by processing-time timers.
+    """
+
+    gap_ms: int | None = None
+    dynamic_gap: Any = None
+
+    def __post_init__(self) -> None:
+        _check_session(self, "ProcessingTimeSessionWindows")
+
+    @classmethod
+    def with_gap(cls, gap: int | str) -> "ProcessingTimeSessionWindows":
+        return cls(gap_ms=parse_duration_ms(gap, "gap"))
+
+    @classmethod
+    def with_dynamic_gap(cls, gap: str | SessionGapExtractor) -> "ProcessingTimeSessionWindows":
+        return cls(dynamic_gap=_gap_extractor(gap))
+
+    @property
+    def is_event_time(self) -> bool:
+        return False
+
+    @property
+    def is_merging(self) -> bool:
+        return True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _gap_columns(self.dynamic_gap)
+
+    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
+        gap = self.gap_ms if self.dynamic_gap is None else self.dynamic_gap.gap_ms(row)
+        return _session_window(ts_ms, gap, row)
+
+
+def _check_session(assigner, name: str) -> None:
+    if (assigner.gap_ms is None) == (assigner.dynamic_gap is None):
+        raise ValueError(f"{name} needs exactly one of a static gap_ms or a dynamic_gap, got "
+                         f"gap_ms={assigner.gap_ms!r}, dynamic_gap={assigner.dynamic_gap!r}")
+    if assigner.gap_ms is not None:
+        _positive("gap_ms", assigner.gap_ms)
+    elif not isinstance(assigner.dynamic_gap, SessionGapExtractor):
+        raise ValueError(f"{name} dynamic_gap must be a SessionGapExtractor (gap_ms(row)), "
+                         f"got {assigner.dynamic_gap!r}")
+    else:
+        require_picklable(assigner.dynamic_gap, f"{name} dynamic_gap")
+
+
+def _gap_columns(extractor) -> tuple[str, ...]:
+    if isinstance(extractor, GapFromColumn):
+        return (extractor.column,)
+    return tuple(getattr(extractor, "columns", ()))
+
+
+def merge_windows(windows) -> list[tuple[TimeWindow, list[TimeWindow]]]:
+    """Flink's ``TimeWindow.mergeWindows``: group windows that intersect or touch.
+
+    Sorts by start and sweeps, so merging is transitive (a window that
+    bridges two others joins all three). Returns ``(cover, members)`` for
+    every group, including groups of one.
+    """
+    groups: list[tuple[TimeWindow, list[TimeWindow]]] = []
+    for window in sorted(windows):
+        if groups and groups[-1][0].intersects(window):
+            cover, members = groups[-1]
+            groups[-1] = (cover.cover(window), members + [window])
+        else:
+            groups.append((window, [window]))
+    return groups
+
+
+WindowAssigner = (TumblingEventTimeWindows | SlidingEventTimeWindows | GlobalWindows | TumblingProcessingTimeWindows
+                  | SlidingProcessingTimeWindows | EventTimeSessionWindows | ProcessingTimeSessionWindows)
+MERGING_ASSIGNERS = (EventTimeSessionWindows, ProcessingTimeSessionWindows)
+ASSIGNERS = (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows, TumblingProcessingTimeWindows,
+             SlidingProcessingTimeWindows, EventTimeSessionWindows, ProcessingTimeSessionWindows)

@@ -14,8 +14,12 @@ LATE_BEYOND_ALLOWED_LATENESS = "late_beyond_allowed_lateness"
 QUARANTINE_NULL_KEY = "null_key"
 QUARANTINE_NULL_EVENT_TIME = "null_event_time"
 QUARANTINE_UNPARSEABLE_EVENT_TIME = "unparseable_event_time"
+QUARANTINE_INVALID_SESSION_GAP = "invalid_session_gap"
+QUARANTINE_UNKNOWN_SOURCE = "unknown_source"
+QUARANTINE_INVALID_INGESTION_TIME = "invalid_ingestion_time"
 LATE_REASONS = (LATE_BEYOND_ALLOWED_LATENESS,)
-QUARANTINE_REASONS = (QUARANTINE_NULL_KEY, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_UNPARSEABLE_EVENT_TIME)
+QUARANTINE_REASONS = (QUARANTINE_NULL_KEY, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_UNPARSEABLE_EVENT_TIME,
+                      QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_UNKNOWN_SOURCE, QUARANTINE_INVALID_INGESTION_TIME)
 
 
 @dataclass(frozen=True)
@@ -28,6 +32,16 @@ class Pane:
     after the watermark passed the end, within allowed lateness).
     ``is_final`` is true when the window's state is cleaned up in the same
     batch right after this pane: no further pane of this window can follow.
+
+    ``supersedes`` (merging windows: sessions) lists, as ``(start_ms,
+    end_ms)`` pairs in order, the windows that were merged into this one
+    since this window's previous pane and had emitted panes themselves. Those
+    earlier panes describe sessions that no longer exist: an upsert sink
+    deletes their rows, an append sink keeps them and this field says which
+    rows this pane replaces. Empty for non-merging windows.
+
+    ``rows`` is set for process window functions: the rows the function
+    emitted for this firing (``values`` is then empty). None for aggregates.
     """
 
     key: tuple
@@ -39,6 +53,8 @@ class Pane:
     is_final: bool
     watermark_ms: int
     batch_id: int
+    supersedes: tuple = ()
+    rows: tuple | None = None
 
 
 @dataclass(frozen=True)

@@ -1,40 +1,70 @@
 """The reference model of the window operator: the executable specification.
 
-Element at a time, following Flink's ``WindowOperator`` (and
-``EvictingWindowOperator``) for non-merging windows, with the micro-batch rule
-of the design made explicit:
+Element at a time, following Flink's ``WindowOperator`` (merging windows
+through a ``MergingWindowSet``) and ``EvictingWindowOperator``, with the
+micro-batch rule of the design made explicit. One batch
+(``process_batch(rows, batch_id, watermark_ms=None, processing_time_ms=None)``):
 
-1. Malformed rows (null key, null event time) are quarantined.
-2. The batch's elements are processed in (event time, arrival sequence) order.
-   Each is assigned to windows; a window is *late* when its cleanup time
-   ``max_ts + allowed_lateness <= wm`` where ``wm`` is the watermark as it
-   stood at the START of the batch. Late windows are skipped; an element that
-   was added to no window and is itself late (``ts + L <= wm``) goes to the
-   late output; one in no window but not late (a sliding gap) is counted as
-   unassigned.
-3. For every window it was added to, the trigger's ``on_element`` runs and
-   may fire (count triggers fire here, exactly every n elements).
-4. The watermark advances to ``max(wm, max_seen_ts - delay - 1, explicit)``,
-   then every event-time timer at or below it fires in timestamp order (the
-   trigger's ``on_event_time``, then cleanup at ``max_ts + L``). Timers are a
-   set per (key, window, time), as in Flink, so a window fires at most once
-   per timer per batch.
+0. Processing time first: when the batch brings a later processing time
+   ``pt``, every processing-time timer strictly below ``pt`` fires (those
+   came due before the batch's rows arrived), then the clock is ``pt``.
+1. Malformed rows are quarantined (null key, null or non-int event time, a
+   dynamic session gap that is not a positive int, an undeclared source, a
+   non-int ingestion time).
+2. The batch's elements are processed in (timestamp, arrival sequence)
+   order; the timestamp is the event time, or the processing time for
+   processing-time assigners. Each is assigned to windows. For merging
+   (session) assigners the new window is merged first with the key's open
+   windows it intersects or touches (transitively, as Flink's
+   ``MergingWindowSet``): the merged window's accumulators are the merge of
+   the parts' (``AggregateFunction.merge``), its buffers their union, the
+   trigger's ``on_merge`` runs on it, and the merged-away windows' trigger
+   state and timers are cleared. ALL of the batch's windows merge first (so
+   the result does not depend on the order of the batch's elements), then the
+   elements are added to their merged windows. A window is *late* when its
+   cleanup time ``max_ts + allowed_lateness <= wm`` where ``wm`` is the
+   watermark as it stood at the START of the batch; late windows are skipped
+   (merging comes first, so a late element that touches an open session, or
+   another element of its batch that does, is NOT late: it joins it). An element added to no window that is itself late
+   (``ts + L <= wm``) goes to the late output; one in no window but not late
+   (a sliding gap) is counted as unassigned.
+3. For every window the element was added to, the trigger's ``on_element``
+   runs and may fire (count triggers fire here, exactly every n elements).
+4. The processing-time clock moves to the latest row's processing time, the
+   watermark advances (:mod:`windowing.core.watermarks`), then every timer
+   at or below it fires in timestamp order: event-time timers, then
+   processing-time timers, repeated while firings register due timers. A
+   window emits at most ONE time-driven pane per timer phase: a later firing
+   in the same phase only updates that pane's timing (nothing was added in
+   between, so its contents are the same or were purged).
+5. Cleanup: an event-time window at ``max_ts + L`` (event time), a
+   processing-time window at ``max_ts`` (processing time); global windows
+   never end.
 
-With a batch of one element this is Flink's per-element behaviour.
+With a batch of one element this is Flink's per-element behaviour. A flush
+moves the watermark AND the processing time to +infinity, after the
+(empty) batch: every time window fires if its trigger says so and is cleaned.
 """
 from __future__ import annotations
 
 import copy
 import heapq
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
+from windowing.core.assigners import GlobalWindows, InvalidGapError, merge_windows
+from windowing.core.functions import ProcessContext
 from windowing.core.records import (
-    EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME,
-    BatchResult, LateElement, Pane, QuarantinedRow)
+    EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME, QUARANTINE_INVALID_INGESTION_TIME,
+    QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNKNOWN_SOURCE,
+    QUARANTINE_UNPARSEABLE_EVENT_TIME, BatchResult, LateElement, Pane, QuarantinedRow)
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, saturating_add
+from windowing.core.triggers import TriggerResult
+from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker
 from windowing.core.windows import Window
+
+EVENT, PROCESSING = "event", "processing"
 
 
 @dataclass
@@ -42,26 +72,44 @@ class _WindowState:
     """Contents and trigger state of one (key, window)."""
 
     accumulators: list | None = None   # incremental aggregates; None = no contents
-    elements: list | None = None       # (ts, seq, row) buffer when an evictor is set
+    elements: list | None = None       # (ts, seq, row) buffer when an evictor or process function is set
     pane_index: int = 0
     trigger_state: dict = field(default_factory=dict)
+    superseded: tuple = ()             # windows merged into this one since its last pane (that had panes)
+    emitted: bool = False              # this window (as it is now) emitted a pane
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 class _Context:
-    """The TriggerContext of one (key, window) call."""
+    """The TriggerContext (and OnMergeContext) of one (key, window) call."""
 
-    def __init__(self, operator: "ReferenceOperator", key: tuple, window: Window, state: _WindowState):
+    def __init__(self, operator: "ReferenceOperator", key: tuple, window: Window, state: _WindowState,
+                 merged: list[_WindowState] | None = None):
         self._op, self._key, self._window, self._state = operator, key, window, state
+        self._merged = merged or []
 
     @property
     def current_watermark_ms(self) -> int:
         return self._op.current_watermark_ms
 
+    @property
+    def current_processing_time_ms(self) -> int:
+        return self._op.current_processing_time_ms
+
     def register_event_time_timer(self, time_ms: int) -> None:
-        self._op._register_timer(time_ms, self._key, self._window)
+        self._op._register_timer(EVENT, time_ms, self._key, self._window)
 
     def delete_event_time_timer(self, time_ms: int) -> None:
-        self._op._timers.discard((time_ms, self._key, self._window))
+        self._op._timers[EVENT].discard((time_ms, self._key, self._window))
+
+    def register_processing_time_timer(self, time_ms: int) -> None:
+        self._op._register_timer(PROCESSING, time_ms, self._key, self._window)
+
+    def delete_processing_time_timer(self, time_ms: int) -> None:
+        self._op._timers[PROCESSING].discard((time_ms, self._key, self._window))
 
     def get_state(self, name: str, default: Any = None) -> Any:
         return self._state.trigger_state.get(name, default)
@@ -72,26 +120,47 @@ class _Context:
     def clear_state(self, name: str) -> None:
         self._state.trigger_state.pop(name, None)
 
+    def merged_state_values(self, name: str) -> list:
+        """``on_merge`` only: the values of state ``name`` in the windows being merged (those that have it)."""
+        return [s.trigger_state[name] for s in self._merged if name in s.trigger_state]
+
+    def merge_state(self, name: str, combine) -> None:
+        """``on_merge`` only: set state ``name`` to the merged windows' values folded with ``combine``."""
+        values = self.merged_state_values(name)
+        if values:
+            merged = values[0]
+            for value in values[1:]:
+                merged = combine(merged, value)
+            self._state.trigger_state[name] = merged
+
 
 class ReferenceOperator:
-    """A keyed window operator over Python dict rows (event time in epoch ms).
+    """A window operator over Python dict rows (event time in epoch ms).
 
-    State survives across :meth:`process_batch` calls, like the Delta-backed
-    state of the Spark executor.
+    Not fast and not meant to be: it is the oracle every executor is checked
+    against. State lives in plain dicts; :meth:`open_windows` exposes it.
     """
 
     def __init__(self, spec: WindowSpec):
         self.spec = spec
-        self.current_watermark_ms = MIN_TIMESTAMP_MS
-        self.max_seen_timestamp_ms: int | None = None
         self._windows: dict[tuple[tuple, Window], _WindowState] = {}
-        self._timers: set[tuple[int, tuple, Window]] = set()
-        self._heap: list = []
+        self._by_key: dict[tuple, set] = {}
+        self._timers: dict[str, set] = {EVENT: set(), PROCESSING: set()}
+        self._heaps: dict[str, list] = {EVENT: [], PROCESSING: []}
         self._next_seq = 0
+        self.current_processing_time_ms = MIN_TIMESTAMP_MS
+        self._tracker = WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
+                                         spec.idle_timeout_ms)
+        self.max_seen_timestamp_ms: int | None = None
+        self._phase_panes: dict | None = None
+
+    @property
+    def current_watermark_ms(self) -> int:
+        return self._tracker.current_ms
 
     # ------------------------------------------------------------------ API
-    def process_batch(self, rows: Iterable[Mapping[str, Any]], batch_id: int,
-                      watermark_ms: int | None = None) -> BatchResult:
+    def process_batch(self, rows: Iterable[Mapping[str, Any]], batch_id: int, watermark_ms: int | None = None,
+                      processing_time_ms: int | None = None, *, _flush: bool = False) -> BatchResult:
         """Process one batch of rows and return what it emitted.
 
         Args:
@@ -99,76 +168,143 @@ class ReferenceOperator:
                 epoch milliseconds (int) or None.
             batch_id: recorded on every output row.
             watermark_ms: an explicit watermark advance (never moves it back).
+            processing_time_ms: the processing time at which the batch
+                arrives (the injectable clock; never moves back). Rows without
+                an ingestion-time column get this processing time.
         """
         spec = self.spec
         wm_start = self.current_watermark_ms
         result = BatchResult(batch_id, wm_start, wm_start)
         metrics = result.metrics
         self._cleaned_this_batch: set = set()
+        if processing_time_ms is not None and processing_time_ms > self.current_processing_time_ms \
+                and not _flush:
+            # Timers due BEFORE the rows arrived fire first; those at the batch's own
+            # processing time fire after its rows (they belong to the window ending then).
+            self.current_processing_time_ms = max(self.current_processing_time_ms, processing_time_ms - 1)
+            self._run_timer_phase(wm_start, result, domains=(PROCESSING,))
+            self._set_clock(processing_time_ms)
+
         elements = []
         for row in rows:
             metrics.input_rows += 1
-            key = tuple(row[c] for c in spec.key_columns)
-            ts = row[spec.event_time_column]
-            if any(k is None for k in key):
-                result.quarantined.append(QuarantinedRow(dict(row), QUARANTINE_NULL_KEY, batch_id))
-            elif ts is None:
-                result.quarantined.append(QuarantinedRow(dict(row), QUARANTINE_NULL_EVENT_TIME, batch_id))
-            elif not isinstance(ts, int) or isinstance(ts, bool):
-                result.quarantined.append(QuarantinedRow(dict(row), QUARANTINE_UNPARSEABLE_EVENT_TIME, batch_id))
-            else:
-                elements.append((ts, self._next_seq, key, dict(row)))
-                self._next_seq += 1
+            element = self._parse(dict(row), batch_id, result)
+            if element is not None:
+                elements.append(element)
         metrics.quarantined_rows = len(result.quarantined)
 
-        for ts, seq, key, row in sorted(elements, key=lambda e: (e[0], e[1])):
-            self._process_element(ts, seq, key, row, wm_start, result)
-            if self.max_seen_timestamp_ms is None or ts > self.max_seen_timestamp_ms:
-                self.max_seen_timestamp_ms = ts
-
-        new_wm = wm_start
-        if self.max_seen_timestamp_ms is not None:
-            new_wm = max(new_wm, self.max_seen_timestamp_ms - spec.max_out_of_orderness_ms - 1)
-        if watermark_ms is not None:
-            new_wm = max(new_wm, watermark_ms)
-        self.current_watermark_ms = new_wm
-        self._fire_timers(wm_start, result)
-        result.watermark_after_ms = new_wm
+        ordered = sorted(elements, key=lambda e: (e[0], e[1]))
+        if spec.is_merging:
+            self._merge_batch(ordered, wm_start)
+        for ts, seq, pt, source, key, row, windows in ordered:
+            if spec.is_merging:
+                windows = tuple(w for w in (self._session_of(key, window) for window in windows) if w is not None)
+            self._process_element(ts, seq, key, row, windows, wm_start, result)
+        for ts, seq, pt, source, key, row, windows in elements:
+            event_ts = row[spec.event_time_column] if spec.event_time_column is not None else None
+            self._tracker.observe(source, event_ts, pt)
+            if event_ts is not None and (self.max_seen_timestamp_ms is None or event_ts > self.max_seen_timestamp_ms):
+                self.max_seen_timestamp_ms = event_ts
+        if elements:
+            self._set_clock(max(e[2] for e in elements))
+        if _flush:
+            self._set_clock(MAX_TIMESTAMP_MS)
+        self._tracker.advance(self.current_processing_time_ms, watermark_ms)
+        self._run_timer_phase(wm_start, result, domains=(EVENT, PROCESSING))
+        result.watermark_after_ms = self.current_watermark_ms
         self._mark_final_panes(result)
         metrics.panes_emitted = len(result.panes)
         metrics.windows_cleaned = len(self._cleaned_this_batch)
         return result
 
+    def advance_processing_time(self, processing_time_ms: int, batch_id: int) -> BatchResult:
+        """The clock moves to ``processing_time_ms`` with no data: due processing-time timers fire
+        (and an idle source may move the watermark)."""
+        return self.process_batch([], batch_id, processing_time_ms=processing_time_ms)
+
     def flush(self, batch_id: int) -> BatchResult:
-        """End of input: advance the watermark to +infinity (fires and cleans every time window)."""
-        return self.process_batch([], batch_id, watermark_ms=MAX_TIMESTAMP_MS)
+        """End of input: watermark and processing time to +infinity (fires and cleans every time window)."""
+        return self.process_batch([], batch_id, watermark_ms=MAX_TIMESTAMP_MS, _flush=True)
 
     def open_windows(self) -> list[tuple[tuple, Window]]:
         return sorted(self._windows, key=repr)
 
-    # ------------------------------------------------------------ internals
+    # ---------------------------------------------------------- the elements
+    def _set_clock(self, time_ms: int) -> None:
+        self.current_processing_time_ms = max(self.current_processing_time_ms, time_ms)
+        self._tracker.note_processing_time(self.current_processing_time_ms)
+
+    def _parse(self, row: dict, batch_id: int, result: BatchResult):
+        """An element tuple, or None after quarantining the row with its reason."""
+        spec = self.spec
+
+        def quarantine(reason):
+            result.quarantined.append(QuarantinedRow(row, reason, batch_id))
+
+        key = tuple(row.get(c) for c in spec.key_columns)
+        if any(k is None for k in key):
+            return quarantine(QUARANTINE_NULL_KEY)
+        event_ts = None
+        if spec.event_time_column is not None:
+            event_ts = row.get(spec.event_time_column)
+            if event_ts is None:
+                return quarantine(QUARANTINE_NULL_EVENT_TIME)
+            if not _is_int(event_ts):
+                return quarantine(QUARANTINE_UNPARSEABLE_EVENT_TIME)
+        pt = self.current_processing_time_ms
+        if spec.ingestion_time_column is not None:
+            pt = row.get(spec.ingestion_time_column)
+            if not _is_int(pt):
+                return quarantine(QUARANTINE_INVALID_INGESTION_TIME)
+        source = SINGLE_SOURCE
+        if spec.source_column is not None:
+            source = row.get(spec.source_column)
+            if source not in spec.sources:
+                return quarantine(QUARANTINE_UNKNOWN_SOURCE)
+        ts = pt if self._by_pt else event_ts
+        try:
+            windows = spec.assigner.assign(ts, row)
+        except InvalidGapError:
+            return quarantine(QUARANTINE_INVALID_SESSION_GAP)
+        seq = self._next_seq
+        self._next_seq += 1
+        return (ts, seq, pt, source, key, row, windows)
+
+    @property
+    def _by_pt(self) -> bool:
+        """Processing-time assigners assign (and order) by processing time."""
+        return not self.spec.is_event_time and not isinstance(self.spec.assigner, GlobalWindows)
+
     def _cleanup_time(self, window: Window) -> int:
         if window.is_global:
             return MAX_TIMESTAMP_MS
-        return saturating_add(window.max_timestamp_ms, self.spec.allowed_lateness_ms)
+        if self.spec.is_event_time:
+            return saturating_add(window.max_timestamp_ms, self.spec.allowed_lateness_ms)
+        return window.max_timestamp_ms
 
-    def _process_element(self, ts, seq, key, row, wm_start, result) -> None:
+    def _is_window_late(self, window: Window, wm_start: int) -> bool:
+        return self.spec.is_event_time and self._cleanup_time(window) <= wm_start
+
+    def _process_element(self, ts, seq, key, row, windows, wm_start, result) -> None:
         spec, metrics = self.spec, result.metrics
         added = False
-        for window in spec.assigner.assign(ts):
-            if spec.is_event_time and self._cleanup_time(window) <= wm_start:
+        for window in windows:
+            if self._is_window_late(window, wm_start):
                 continue  # Flink: isWindowLate
             added = True
-            state = self._windows.setdefault((key, window), _WindowState())
+            state = self._windows.get((key, window))
+            if state is None:
+                state = self._windows[(key, window)] = _WindowState()
+                self._by_key.setdefault(key, set()).add(window)
             self._add(state, ts, seq, row)
             trigger_result = spec.trigger.on_element(row, ts, window, _Context(self, key, window, state))
             if trigger_result.is_fire:
-                timing = ON_TIME if window.is_global else (EARLY if window.max_timestamp_ms > wm_start else LATE)
-                self._emit(key, window, state, timing, wm_start, result)
+                self._emit(key, window, state, self._timing(window, None, None, wm_start), wm_start, result)
             if trigger_result.is_purge:
                 self._purge(state)
-            if spec.is_event_time and self._cleanup_time(window) != MAX_TIMESTAMP_MS:
-                self._register_timer(self._cleanup_time(window), key, window)
+            cleanup = self._cleanup_time(window)
+            if cleanup != MAX_TIMESTAMP_MS:
+                self._register_timer(EVENT if spec.is_event_time else PROCESSING, cleanup, key, window)
         if added:
             metrics.accepted_rows += 1
         elif spec.is_event_time and saturating_add(ts, spec.allowed_lateness_ms) <= wm_start:
@@ -181,8 +317,82 @@ class ReferenceOperator:
         else:
             metrics.unassigned_rows += 1
 
+    def _merge_batch(self, ordered_elements, wm_start: int) -> None:
+        """Merge the batch's session windows with the open ones, before any element is added.
+
+        Every element's window joins its key's window set (Flink adds a window
+        to the MergingWindowSet before the late check), so elements of one
+        batch that bridge each other or an open session merge whatever their
+        order. Then the windows that are late after all merging (made of this
+        batch's windows only: open ones are never late) are retired; their
+        elements end up late.
+        """
+        keys = set()
+        for _, _, _, _, key, _, windows in ordered_elements:
+            keys.add(key)
+            for window in windows:
+                actual = self._merge_in(key, window, wm_start)
+                if (key, actual) not in self._windows:
+                    self._windows[(key, actual)] = _WindowState()
+                    self._by_key.setdefault(key, set()).add(actual)
+        for key in keys:
+            for window in sorted(self._by_key.get(key, ())):
+                if self._is_window_late(window, wm_start):
+                    del self._windows[(key, window)]
+                    self._by_key[key].discard(window)
+                    self._delete_timers(key, window)
+
+    def _session_of(self, key: tuple, window: Window) -> Window | None:
+        """The key's open (merged) window that covers ``window``, if it was not retired as late."""
+        for candidate in self._by_key.get(key, ()):
+            if candidate.start_ms <= window.start_ms and window.end_ms <= candidate.end_ms:
+                return candidate
+        return None
+
+    def _merge_in(self, key: tuple, new: Window, wm_start: int) -> Window:
+        """Add ``new`` to the key's open (merging) windows; returns the window the element belongs to.
+
+        Flink's ``MergingWindowSet.addWindow``: the group of open windows the
+        new one intersects or touches (transitively) merges into their cover.
+        A new window inside an existing one merges nothing.
+        """
+        open_windows = self._by_key.get(key, set())
+        group = next(members for cover, members in merge_windows(open_windows | {new}) if new in members)
+        existing = [w for w in group if w != new or w in open_windows]
+        cover = group[0]
+        for w in group[1:]:
+            cover = cover.cover(w)
+        if not existing:
+            return new
+        if len(existing) == 1 and existing[0] == cover:
+            return cover  # inside an open window: nothing is extended
+        states = [self._windows[(key, w)] for w in existing]
+        merged = _WindowState(pane_index=max(s.pane_index for s in states))
+        merged.superseded = tuple(sorted(
+            {sup for s in states for sup in s.superseded}
+            | {(w.start_ms, w.end_ms) for w, s in zip(existing, states) if s.emitted and w != cover}))
+        accumulators = [s.accumulators for s in states if s.accumulators is not None]
+        if accumulators:
+            merged.accumulators = accumulators[0]
+            for other in accumulators[1:]:
+                merged.accumulators = [agg.merge(a, b) for (_, agg), a, b
+                                       in zip(self.spec.aggregates, merged.accumulators, other)]
+        buffers = [e for s in states for e in (s.elements or [])]
+        if any(s.elements is not None for s in states):
+            merged.elements = sorted(buffers, key=lambda e: (e[0], e[1]))
+        self.spec.trigger.on_merge(cover, _Context(self, key, cover, merged, merged=states))
+        for w, s in zip(existing, states):
+            if w != cover:
+                self.spec.trigger.clear(w, _Context(self, key, w, s))
+            del self._windows[(key, w)]
+            open_windows.discard(w)
+            self._delete_timers(key, w, keep_if=w == cover)
+        self._windows[(key, cover)] = merged
+        self._by_key.setdefault(key, set()).add(cover)
+        return cover
+
     def _add(self, state: _WindowState, ts: int, seq: int, row: dict) -> None:
-        if self.spec.evictor is not None:
+        if self.spec.needs_buffers:
             state.elements = (state.elements or []) + [(ts, seq, row)]
             return
         if state.accumulators is None:
@@ -193,57 +403,133 @@ class ReferenceOperator:
         state.accumulators = None
         state.elements = None
 
-    def _register_timer(self, time_ms: int, key: tuple, window: Window) -> None:
+    # ------------------------------------------------------------------ timers
+    def _register_timer(self, domain: str, time_ms: int, key: tuple, window: Window) -> None:
         timer = (time_ms, key, window)
-        if timer not in self._timers:
-            self._timers.add(timer)
-            heapq.heappush(self._heap, (time_ms, repr(key), repr(window), key, window))
+        if timer not in self._timers[domain]:
+            self._timers[domain].add(timer)
+            heapq.heappush(self._heaps[domain], (time_ms, repr(key), repr(window), key, window))
 
-    def _fire_timers(self, wm_start: int, result: BatchResult) -> None:
-        wm = self.current_watermark_ms
-        while self._heap and self._heap[0][0] <= wm:
-            time_ms, _, _, key, window = heapq.heappop(self._heap)
-            if (time_ms, key, window) not in self._timers:
-                continue  # deleted
-            self._timers.discard((time_ms, key, window))
-            state = self._windows.get((key, window))
-            if state is None:
-                continue
-            trigger_result = self.spec.trigger.on_event_time(time_ms, window, _Context(self, key, window, state))
-            if trigger_result.is_fire:
-                if time_ms < window.max_timestamp_ms:
-                    timing = EARLY
-                else:
-                    timing = ON_TIME if window.max_timestamp_ms > wm_start else LATE
-                self._emit(key, window, state, timing, wm, result)
-            if trigger_result.is_purge:
-                self._purge(state)
-            if self.spec.is_event_time and time_ms == self._cleanup_time(window):
-                self.spec.trigger.clear(window, _Context(self, key, window, state))
-                del self._windows[(key, window)]
-                self._timers = {t for t in self._timers if not (t[1] == key and t[2] == window)}
-                self._cleaned_this_batch.add((key, window))
+    def _delete_timers(self, key: tuple, window: Window, keep_if: bool = False) -> None:
+        if keep_if:
+            return
+        for domain in (EVENT, PROCESSING):
+            self._timers[domain] = {t for t in self._timers[domain] if not (t[1] == key and t[2] == window)}
 
-    def _emit(self, key, window, state: _WindowState, timing: str, wm: int, result: BatchResult) -> None:
-        if self.spec.evictor is not None:
-            if not state.elements:
-                return
-            state.elements = self.spec.evictor.evict(state.elements)
-            values = {}
-            for name, agg in self.spec.aggregates:
-                acc = agg.create_accumulator()
-                for _, _, row in state.elements:
-                    acc = agg.add(row, acc)
-                values[name] = agg.get_result(acc)
+    def _due(self, domain: str) -> bool:
+        now = self.current_watermark_ms if domain == EVENT else self.current_processing_time_ms
+        heap = self._heaps[domain]
+        while heap and (heap[0][0], heap[0][3], heap[0][4]) not in self._timers[domain]:
+            heapq.heappop(heap)  # deleted timers
+        return bool(heap) and heap[0][0] <= now
+
+    def _run_timer_phase(self, wm_start: int, result: BatchResult, domains: tuple[str, ...]) -> None:
+        self._phase_panes = {}
+        while any(self._due(d) for d in domains):
+            for domain in domains:
+                while self._due(domain):
+                    time_ms, _, _, key, window = heapq.heappop(self._heaps[domain])
+                    self._timers[domain].discard((time_ms, key, window))
+                    self._fire_timer(domain, time_ms, key, window, wm_start, result)
+        self._phase_panes = None
+
+    def _fire_timer(self, domain, time_ms, key, window, wm_start, result) -> None:
+        state = self._windows.get((key, window))
+        if state is None:
+            return
+        ctx = _Context(self, key, window, state)
+        if domain == EVENT:
+            trigger_result = self.spec.trigger.on_event_time(time_ms, window, ctx)
         else:
-            if state.accumulators is None:
-                return  # Flink: no contents, nothing to emit
-            values = {name: agg.get_result(acc)
-                      for (name, agg), acc in zip(self.spec.aggregates, state.accumulators)}
-        values = copy.deepcopy(values)  # a pane is a snapshot: later adds must not change it (Flink copies too)
+            method = getattr(self.spec.trigger, "on_processing_time", None)
+            trigger_result = method(time_ms, window, ctx) if method else TriggerResult.CONTINUE
+        if trigger_result.is_fire:
+            self._emit(key, window, state, self._timing(window, domain, time_ms, wm_start),
+                       self.current_watermark_ms, result, time_driven=True)
+        if trigger_result.is_purge:
+            self._purge(state)
+        own_domain = EVENT if self.spec.is_event_time else PROCESSING
+        if domain == own_domain and not window.is_global and time_ms == self._cleanup_time(window):
+            self.spec.trigger.clear(window, _Context(self, key, window, state))
+            del self._windows[(key, window)]
+            self._by_key[key].discard(window)
+            self._delete_timers(key, window)
+            self._cleaned_this_batch.add((key, window))
+
+    def _timing(self, window: Window, domain: str | None, time_ms: int | None, wm_start: int) -> str:
+        """EARLY / ON_TIME / LATE of a firing (domain None: fired by an element)."""
+        if window.is_global:
+            return ON_TIME
+        if not self.spec.is_event_time:  # processing-time windows are never late
+            if domain == PROCESSING and time_ms >= window.max_timestamp_ms:
+                return ON_TIME
+            return EARLY if window.max_timestamp_ms > self.current_processing_time_ms else ON_TIME
+        if domain == EVENT:
+            if time_ms < window.max_timestamp_ms:
+                return EARLY
+            return ON_TIME if window.max_timestamp_ms > wm_start else LATE
+        reference_wm = wm_start if domain is None else self.current_watermark_ms
+        return EARLY if window.max_timestamp_ms > reference_wm else LATE
+
+    # ------------------------------------------------------------------ output
+    def _emit(self, key, window, state: _WindowState, timing: str, wm: int, result: BatchResult,
+              time_driven: bool = False) -> None:
+        ident = (key, window)
+        earlier = self._phase_panes.get(ident) if (time_driven and self._phase_panes is not None) else None
+        contents = self._contents(key, window, state, timing)
+        if earlier is not None:
+            # A second time-driven firing in one phase: same contents (or purged); keep one pane.
+            pane = result.panes[earlier]
+            changes = dict(timing=timing, watermark_ms=wm)
+            if contents is not None:
+                changes["values"], changes["rows"] = contents
+            result.panes[earlier] = replace(pane, **changes)
+            return
+        if contents is None:
+            return  # Flink: no contents, nothing to emit
+        values, rows = contents
         result.panes.append(Pane(key, window.start_ms, window.end_ms, values, state.pane_index, timing,
-                                 False, wm, result.batch_id))
+                                 False, wm, result.batch_id, supersedes=state.superseded, rows=rows))
         state.pane_index += 1
+        state.superseded = ()
+        state.emitted = True
+        if time_driven and self._phase_panes is not None:
+            self._phase_panes[ident] = len(result.panes) - 1
+
+    def _contents(self, key, window, state: _WindowState, timing: str):
+        """``(values, rows)`` of a firing, or None when the window has no contents.
+
+        Evictors run here (before or after the function, as Flink's
+        EvictingWindowOperator); what they evict leaves the buffer for good.
+        """
+        spec = self.spec
+        if not spec.needs_buffers:
+            if state.accumulators is None:
+                return None
+            values = {name: agg.get_result(acc) for (name, agg), acc in zip(spec.aggregates, state.accumulators)}
+            return copy.deepcopy(values), None  # a snapshot: later adds must not change an emitted pane
+        if not state.elements:
+            return None
+        evictor = spec.evictor
+        if evictor is not None and not evictor.do_evict_after:
+            state.elements = evictor.evict(state.elements)
+        rows = [row for _, _, row in state.elements]
+        if spec.process_function is not None:
+            context = ProcessContext(window.start_ms, window.end_ms, self.current_watermark_ms,
+                                     self.current_processing_time_ms, timing, state.pane_index)
+            out = spec.process_function.run(key, context, copy.deepcopy(rows), spec.input_columns)
+            values, emitted = {}, tuple(copy.deepcopy(out))
+        else:
+            values = {}
+            for name, agg in spec.aggregates:
+                acc = agg.create_accumulator()
+                for row in rows:
+                    acc = agg.add(row, acc)
+                values[name] = copy.deepcopy(agg.get_result(acc))
+            emitted = None
+        if evictor is not None and evictor.do_evict_after:
+            state.elements = evictor.evict(state.elements)
+        return values, emitted
 
     def _mark_final_panes(self, result: BatchResult) -> None:
         last_by_window: dict = {}
@@ -252,5 +538,4 @@ class ReferenceOperator:
         cleaned = {(key, w.start_ms, w.end_ms) for key, w in self._cleaned_this_batch}
         for ident, i in last_by_window.items():
             if ident in cleaned:
-                pane = result.panes[i]
-                result.panes[i] = Pane(**{**pane.__dict__, "is_final": True})
+                result.panes[i] = replace(result.panes[i], is_final=True)

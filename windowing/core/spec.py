@@ -17,17 +17,34 @@ from __future__ import annotations
 
 import hashlib
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any, Mapping
 
-from windowing.core.aggregates import Aggregate, AggregateFunction, Avg, Count, Max, Min, Sum, UserAggregate
-from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner
-from windowing.core.evictors import CountEvictor
+from windowing.core.aggregates import (
+    AGGREGATES, Aggregate, AggregateFunction, Avg, Count, Max, Min, Reduce, Sum, UserAggregate)
+from windowing.core.assigners import (
+    ASSIGNERS, MERGING_ASSIGNERS, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner)
+from windowing.core.evictors import EVICTORS, CountEvictor, Evictor
+from windowing.core.functions import Process
 from windowing.core.time import parse_duration_ms
-from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger, Trigger
+from windowing.core.triggers import (
+    CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger, Trigger,
+    can_merge)
 
 ACCUMULATING = "accumulating"
 DISCARDING = "discarding"
+
+APPEND = "append"
+UPSERT = "upsert"
+FINAL = "final"
+OUTPUT_MODES = (APPEND, UPSERT, FINAL)
+"""Sink output modes (see :mod:`windowing.core.sinks`): every pane; the latest pane per
+window (merged-away sessions removed); only final panes."""
+
+# The fields of the foundation spec: the fingerprint of a spec that uses none of the later
+# features must not change, or resuming a job written before them would be refused.
+_FOUNDATION_FIELDS = ("key_columns", "event_time_column", "max_out_of_orderness_ms", "assigner", "trigger",
+                      "aggregates", "allowed_lateness_ms", "evictor", "late_output")
 
 TIMESTAMP_TYPES = frozenset({"timestamp", "timestamp_ntz"})
 LONG_TIME_TYPES = frozenset({"bigint", "int", "long", "integer"})
@@ -44,17 +61,37 @@ class WindowSpec:
     """Everything that defines a windowed operator's semantics.
 
     Attributes:
-        key_columns: the ``keyBy`` columns (at least one).
-        event_time_column: a timestamp column, or a long of epoch milliseconds.
+        key_columns: the ``keyBy`` columns; empty for non-keyed windows
+            (Flink's ``windowAll``: every element has the key ``()``).
+        event_time_column: a timestamp column, or a long of epoch
+            milliseconds (may be None for processing-time windows).
         max_out_of_orderness_ms: watermark delay; ``wm = max_seen_ts - delay - 1``.
         assigner: tumbling, sliding or global windows.
         trigger: the effective trigger (already wrapped in ``PurgingTrigger``
             when the accumulation mode is discarding).
         evictor: an optional evictor (count windows with a slide use one).
         allowed_lateness_ms: a window's state lives until ``wm >= max_ts + L``.
-        aggregates: ``(output name, aggregate)`` pairs, in output order.
+        aggregates: ``(output name, aggregate)`` pairs, in output order
+            (empty when ``process_function`` is set).
         late_output: send late elements to the late-data table (otherwise
             they are counted as dropped in the batch metrics).
+        process_function: a :class:`~windowing.core.functions.Process`
+            (a process window function that sees all elements) instead of
+            aggregates.
+        ingestion_time_column: a long column of each row's recorded
+            ingestion time (epoch ms), used as the row's processing time (a
+            backfill replays processing time this way); without it a row's
+            processing time is the operator's clock when its batch arrived.
+        idle_timeout_ms: watermark idleness: a source that sent no element
+            for this long (processing time) is idle; see
+            :class:`~windowing.core.watermarks.WatermarkTracker`.
+        source_column: the column naming the source of each row when
+            several sources feed the operator; the watermark is the minimum
+            over ``sources`` (idle ones excluded).
+        sources: the declared sources (required with ``source_column``).
+        output_mode: ``append`` (every pane), ``upsert`` (latest pane per
+            window, merged-away sessions removed) or ``final`` (final panes
+            only); see :mod:`windowing.core.sinks`.
     """
 
     key_columns: tuple[str, ...]
@@ -64,17 +101,29 @@ class WindowSpec:
     trigger: Any
     aggregates: tuple[tuple[str, Aggregate], ...]
     allowed_lateness_ms: int = 0
-    evictor: CountEvictor | None = None
+    evictor: Evictor | None = None
     late_output: bool = True
+    process_function: Process | None = None
+    ingestion_time_column: str | None = None
+    idle_timeout_ms: int | None = None
+    source_column: str | None = None
+    sources: tuple[str, ...] = ()
+    output_mode: str = APPEND
 
     def __post_init__(self) -> None:
-        if not self.key_columns or not all(isinstance(c, str) and c for c in self.key_columns):
-            raise ValueError(f"key_by needs one or more column names, got {self.key_columns!r}")
+        if not isinstance(self.key_columns, tuple) or not all(isinstance(c, str) and c for c in self.key_columns):
+            raise ValueError(f"key_by needs column names (none for window_all), got {self.key_columns!r}")
         for column in self.key_columns:
             if column in RESERVED_OUTPUT_COLUMNS or column.startswith("__"):
                 raise ValueError(f"key column {column!r} clashes with an output column of that name; "
                                  f"rename it (reserved: {sorted(RESERVED_OUTPUT_COLUMNS)} and names starting '__')")
-        if not isinstance(self.event_time_column, str) or not self.event_time_column:
+        if not isinstance(self.assigner, ASSIGNERS):
+            raise ValueError(f"{self.assigner!r} is not a window assigner; use one of "
+                             f"{[a.__name__ for a in ASSIGNERS]}")
+        if self.event_time_column is None:
+            if self.assigner.is_event_time:
+                raise ValueError(f"{self.assigner!r} is an event-time assigner: call event_time(column, ...)")
+        elif not isinstance(self.event_time_column, str) or not self.event_time_column:
             raise ValueError(f"event_time column must be a column name, got {self.event_time_column!r}")
         if not isinstance(self.max_out_of_orderness_ms, int) or self.max_out_of_orderness_ms < 0:
             raise ValueError(
@@ -83,8 +132,31 @@ class WindowSpec:
             raise ValueError(f"allowed_lateness must be >= 0 ms, got {self.allowed_lateness_ms!r}")
         if not isinstance(self.trigger, Trigger):
             raise ValueError(f"trigger {self.trigger!r} does not implement the Trigger protocol")
-        if not self.aggregates:
+        if self.is_merging and not can_merge(self.trigger):
+            raise ValueError(f"{self.assigner!r} merges windows but trigger {self.trigger!r} cannot merge "
+                             f"(its can_merge() is not true); use a trigger that supports on_merge")
+        if self.evictor is not None and not isinstance(self.evictor, EVICTORS):
+            raise ValueError(f"evictor {self.evictor!r} is not one of {[e.__name__ for e in EVICTORS]}")
+        if self.process_function is not None:
+            if not isinstance(self.process_function, Process):
+                raise ValueError(f"process_function must be a Process(...), got {self.process_function!r}")
+            if self.aggregates:
+                raise ValueError("a spec has either aggregates or a process function, not both")
+            for name in self.process_function.output_columns:
+                if name in RESERVED_OUTPUT_COLUMNS or name in self.key_columns or name.startswith("__"):
+                    raise ValueError(f"process output column {name!r} clashes with an output column of that name")
+        elif not self.aggregates:
             raise ValueError("aggregate() needs at least one aggregate, e.g. total=Sum('amount')")
+        if self.idle_timeout_ms is not None and (not isinstance(self.idle_timeout_ms, int)
+                                                 or self.idle_timeout_ms <= 0):
+            raise ValueError(f"idle timeout must be a positive number of ms, got {self.idle_timeout_ms!r}")
+        if (self.source_column is None) != (not self.sources):
+            raise ValueError(f"watermark sources need both a source column and the declared sources, got "
+                             f"source_column={self.source_column!r}, sources={self.sources!r}")
+        if len(set(self.sources)) != len(self.sources):
+            raise ValueError(f"declared sources repeat: {self.sources!r}")
+        if self.output_mode not in OUTPUT_MODES:
+            raise ValueError(f"output_mode {self.output_mode!r} is not one of {OUTPUT_MODES}")
         names = [name for name, _ in self.aggregates]
         for name in names:
             if not isinstance(name, str) or not name.isidentifier():
@@ -100,26 +172,85 @@ class WindowSpec:
         return self.assigner.is_event_time
 
     @property
+    def is_merging(self) -> bool:
+        return isinstance(self.assigner, MERGING_ASSIGNERS)
+
+    @property
+    def needs_buffers(self) -> bool:
+        """Windows keep their elements (not accumulators): an evictor or a process function needs them."""
+        return self.evictor is not None or self.process_function is not None
+
+    @property
     def input_columns(self) -> tuple[str, ...]:
-        cols = list(self.key_columns) + [self.event_time_column]
+        cols = list(self.key_columns)
+        if self.event_time_column is not None:
+            cols.append(self.event_time_column)
         for _, agg in self.aggregates:
             cols.extend(agg.columns)
+        if self.process_function is not None:
+            cols.extend(self.process_function.columns)
+        for part in (self.assigner, self.trigger, self.evictor):
+            cols.extend(getattr(part, "columns", ()) or ())
+        if isinstance(self.trigger, PurgingTrigger):
+            cols.extend(getattr(self.trigger.nested, "columns", ()) or ())
+        cols.extend(c for c in (self.ingestion_time_column, self.source_column) if c is not None)
         return tuple(dict.fromkeys(cols))
+
+    @property
+    def model_only_features(self) -> tuple[str, ...]:
+        """The features of this spec that only the reference model runs so far.
+
+        The Spark planner refuses a spec for which this is not empty ("no
+        Spark plan yet"); it lists what a Spark plan would have to add.
+        """
+        found = []
+        if not self.key_columns:
+            found.append("non-keyed windows (window_all)")
+        if not isinstance(self.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
+            found.append(f"assigner {type(self.assigner).__name__}")
+        trigger = self.trigger.nested if isinstance(self.trigger, PurgingTrigger) else self.trigger
+        if not isinstance(trigger, (EventTimeTrigger, CountTrigger, NeverTrigger)):
+            found.append(f"trigger {type(trigger).__name__}")
+        if self.evictor is not None and not (isinstance(self.evictor, CountEvictor) and not self.evictor.do_evict_after):
+            found.append(f"evictor {self.evictor!r}")
+        if any(isinstance(agg, Reduce) for _, agg in self.aggregates):
+            found.append("reduce functions")
+        if self.process_function is not None:
+            found.append("process window functions")
+        if self.ingestion_time_column is not None:
+            found.append("processing time from an ingestion-time column")
+        if self.idle_timeout_ms is not None:
+            found.append("watermark idleness")
+        if self.source_column is not None:
+            found.append("per-source minimum watermark")
+        if self.output_mode != APPEND:
+            found.append(f"output mode {self.output_mode!r}")
+        return tuple(found)
 
     def fingerprint(self) -> str:
         """A stable hash of the semantics; a resumed job must present the same one.
 
         Object addresses in reprs (user aggregate functions, user triggers) are
         left out, so the same spec built in another process has the same hash.
+        Fields added after the foundation are left out while at their
+        defaults, so a spec that does not use them keeps its old fingerprint.
         """
-        stable = re.sub(r" at 0x[0-9a-fA-F]+", "", repr(self))
+        parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                 if f.name in _FOUNDATION_FIELDS or getattr(self, f.name) != f.default]
+        stable = re.sub(r" at 0x[0-9a-fA-F]+", "", f"WindowSpec({', '.join(parts)})")
         return hashlib.sha256(stable.encode()).hexdigest()[:16]
 
     def describe(self) -> str:
         aggs = ", ".join(f"{n}={a!r}" for n, a in self.aggregates)
-        return (f"key_by{self.key_columns} event_time={self.event_time_column} "
+        if self.process_function is not None:
+            aggs = f"process {self.process_function!r}"
+        text = (f"key_by{self.key_columns} event_time={self.event_time_column} "
                 f"delay={self.max_out_of_orderness_ms}ms {self.assigner!r} trigger={self.trigger!r} "
                 f"evictor={self.evictor!r} lateness={self.allowed_lateness_ms}ms aggregates: {aggs}")
+        extra = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
+                 if f.name not in _FOUNDATION_FIELDS and f.name != "process_function"
+                 and getattr(self, f.name) != f.default]
+        return text + (" " + " ".join(extra) if extra else "")
 
     def check_schema(self, column_types: Mapping[str, str]) -> None:
         """Validate against an input's columns (name -> Spark simple type name).
@@ -132,6 +263,8 @@ class WindowSpec:
         for column in self.input_columns:
             if column not in column_types:
                 raise ValueError(f"column {column!r} is not in the input; available columns: {available}")
+        if self.event_time_column is None:
+            return
         et_type = column_types[self.event_time_column].split("(")[0]
         if et_type not in TIMESTAMP_TYPES | LONG_TIME_TYPES | {"string"}:
             raise ValueError(
@@ -153,12 +286,14 @@ def _resolve(value: Any, name: str) -> int:
 class WindowSpecBuilder:
     """Immutable fluent builder: every call returns a new builder.
 
-    ``key_by -> event_time -> window | count_window -> [trigger] [evictor]
-    [allowed_lateness] [side_output_late_data] [accumulating | discarding]
-    -> aggregate``. ``aggregate`` validates and returns the :class:`WindowSpec`.
+    ``key_by | window_all -> event_time | processing_time -> window |
+    count_window -> [trigger] [evictor] [allowed_lateness]
+    [side_output_late_data] [accumulating | discarding] [watermark_idleness]
+    [watermark_sources] [output_mode] -> aggregate | reduce | process``. The
+    last call validates and returns the :class:`WindowSpec`.
     """
 
-    _keys: tuple[str, ...] = ()
+    _keys: tuple[str, ...] | None = None
     _event_time: str | None = None
     _delay_ms: int = 0
     _assigner: Any = None
@@ -167,16 +302,34 @@ class WindowSpecBuilder:
     _lateness_ms: int = 0
     _late_output: bool = False
     _mode: str | None = None
+    _ingestion: str | None = None
+    _idle_ms: int | None = None
+    _source_column: str | None = None
+    _sources: tuple[str, ...] = ()
+    _output_mode: str = APPEND
 
     def key_by(self, *columns: str) -> "WindowSpecBuilder":
+        """The key columns; with none, the windows are non-keyed (as :meth:`window_all`)."""
         return replace(self, _keys=tuple(columns))
+
+    def window_all(self) -> "WindowSpecBuilder":
+        """Non-keyed windows (Flink's ``windowAll``): one window set for the whole stream."""
+        return replace(self, _keys=())
 
     def event_time(self, column: str, max_out_of_orderness: int | str = 0) -> "WindowSpecBuilder":
         return replace(self, _event_time=column,
                        _delay_ms=_resolve(max_out_of_orderness, "max_out_of_orderness"))
 
+    def processing_time(self, ingestion_time_column: str | None = None) -> "WindowSpecBuilder":
+        """Take each row's processing time from ``ingestion_time_column`` (a backfill's replay).
+
+        Without a column, a row's processing time is the operator's clock
+        when its batch arrives (``process_batch(..., processing_time_ms=)``).
+        """
+        return replace(self, _ingestion=ingestion_time_column)
+
     def window(self, assigner: WindowAssigner) -> "WindowSpecBuilder":
-        if not isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
+        if not isinstance(assigner, ASSIGNERS):
             raise ValueError(f"window() needs a window assigner, got {assigner!r}")
         return replace(self, _assigner=assigner)
 
@@ -194,7 +347,7 @@ class WindowSpecBuilder:
     def trigger(self, trigger: Trigger) -> "WindowSpecBuilder":
         return replace(self, _trigger=trigger)
 
-    def evictor(self, evictor: CountEvictor) -> "WindowSpecBuilder":
+    def evictor(self, evictor: Evictor) -> "WindowSpecBuilder":
         return replace(self, _evictor=evictor)
 
     def allowed_lateness(self, lateness: int | str) -> "WindowSpecBuilder":
@@ -209,21 +362,50 @@ class WindowSpecBuilder:
     def discarding(self) -> "WindowSpecBuilder":
         return replace(self, _mode=DISCARDING)
 
+    def watermark_idleness(self, timeout: int | str) -> "WindowSpecBuilder":
+        """A source with no element for ``timeout`` of processing time is idle (see WatermarkTracker)."""
+        return replace(self, _idle_ms=_resolve(timeout, "idle timeout"))
+
+    def watermark_sources(self, column: str, *sources: str) -> "WindowSpecBuilder":
+        """Several sources feed the operator: rows name theirs in ``column``; the watermark is their minimum."""
+        return replace(self, _source_column=column, _sources=tuple(sources))
+
+    def output_mode(self, mode: str) -> "WindowSpecBuilder":
+        """``append`` (every pane), ``upsert`` (latest pane per window) or ``final`` (final panes only)."""
+        return replace(self, _output_mode=mode)
+
     def aggregate(self, *positional: Aggregate | AggregateFunction, **named: Aggregate) -> WindowSpec:
-        if not self._keys:
-            raise ValueError("call key_by(column, ...) before aggregate()")
-        if self._event_time is None:
+        pairs = [(agg.default_name(), agg) for agg in positional] + list(named.items())
+        for name, agg in pairs:
+            if not isinstance(agg, AGGREGATES):
+                raise ValueError(f"aggregate {name}={agg!r} is not an aggregate; use Sum, Count, Min, Max, "
+                                 f"Avg, UserAggregate or Reduce")
+        return self._build(tuple(pairs), None)
+
+    def reduce(self, function: Any, columns: str | tuple[str, ...], result_type: str,
+               name: str = "reduce") -> WindowSpec:
+        """Flink's ``reduce``: the window's value is ``function.reduce`` folded over the column values."""
+        return self._build(((name, Reduce(function, columns, result_type, name)),), None)
+
+    def process(self, function: Any, output_schema: str, columns: str | tuple[str, ...] = (),
+                as_pandas: bool = False) -> WindowSpec:
+        """A process window function that sees all elements of a firing window (see functions.py)."""
+        return self._build((), Process(function, output_schema, columns, as_pandas))
+
+    def _build(self, aggregates, process) -> WindowSpec:
+        if self._keys is None:
+            raise ValueError("call key_by(column, ...) (or window_all()) before aggregate()")
+        if self._event_time is None and (self._assigner is None or self._assigner.is_event_time
+                                         or isinstance(self._assigner, GlobalWindows)):
             raise ValueError("call event_time(column, max_out_of_orderness) before aggregate()")
         if self._assigner is None:
             raise ValueError("call window(assigner) or count_window(size) before aggregate()")
-        pairs = [(agg.default_name(), agg) for agg in positional] + list(named.items())
-        for name, agg in pairs:
-            if not isinstance(agg, (Sum, Count, Min, Max, Avg, UserAggregate)):
-                raise ValueError(f"aggregate {name}={agg!r} is not an aggregate; use Sum, Count, Min, Max, "
-                                 f"Avg or UserAggregate")
         trigger = self._trigger
         if trigger is None:
-            trigger = NeverTrigger() if isinstance(self._assigner, GlobalWindows) else EventTimeTrigger()
+            if isinstance(self._assigner, GlobalWindows):
+                trigger = NeverTrigger()
+            else:
+                trigger = EventTimeTrigger() if self._assigner.is_event_time else ProcessingTimeTrigger()
         if self._mode == DISCARDING and not isinstance(trigger, PurgingTrigger):
             trigger = PurgingTrigger(trigger)
         if self._mode == ACCUMULATING and isinstance(trigger, PurgingTrigger):
@@ -231,5 +413,7 @@ class WindowSpecBuilder:
         return WindowSpec(
             key_columns=self._keys, event_time_column=self._event_time,
             max_out_of_orderness_ms=self._delay_ms, assigner=self._assigner, trigger=trigger,
-            aggregates=tuple(pairs), allowed_lateness_ms=self._lateness_ms, evictor=self._evictor,
-            late_output=self._late_output)
+            aggregates=aggregates, allowed_lateness_ms=self._lateness_ms, evictor=self._evictor,
+            late_output=self._late_output, process_function=process, ingestion_time_column=self._ingestion,
+            idle_timeout_ms=self._idle_ms, source_column=self._source_column, sources=self._sources,
+            output_mode=self._output_mode)

@@ -56,3 +56,17 @@ def floor_mod(dividend: int, divisor: int) -> int:
 def saturating_add(a: int, b: int) -> int:
     """``a + b`` clamped to the int64 range (Flink guards cleanup time so)."""
     return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, a + b))
+
+
+def require_picklable(value, what: str) -> None:
+    """Executors ship user functions to workers and persist specs: they must pickle.
+
+    Raises:
+        ValueError: naming ``what`` and the value, suggesting a module-level frozen dataclass.
+    """
+    import pickle
+    try:
+        pickle.dumps(value)
+    except Exception as error:  # pickle raises several types (PicklingError, AttributeError, TypeError)
+        raise ValueError(f"{what} {value!r} cannot be pickled ({error}); define it as a module-level class "
+                         f"(a frozen dataclass), not a lambda or a local class") from None

@@ -61,6 +61,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         NotImplementedError: for a trigger/evictor combination that has no
             DataFrame plan, naming it and the supported combinations.
     """
+    if spec.model_only_features:
+        raise NotImplementedError(f"no Spark plan yet for {', '.join(spec.model_only_features)} (reference model only)")
     trigger, purge = spec.trigger, False
     if isinstance(trigger, PurgingTrigger):
         trigger, purge = trigger.nested, True
