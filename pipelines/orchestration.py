@@ -5,8 +5,8 @@ everything here runs (and is tested) without a scheduler. Nothing here imports
 pyspark or Airflow at module level: DAG files import this module at parse time.
 
 Which jobs get DAGs: the files named by ``WINDOWING_AIRFLOW_JOBS`` (paths or
-globs separated by ``os.pathsep``), by default every ``jobs/*.toml`` of the
-repository. Relative table paths of a job resolve against
+globs separated by ``os.pathsep``; relative ones are in the repository), by
+default every ``jobs/*.toml`` of the repository. Relative table paths of a job resolve against
 ``WINDOWING_DATA_ROOT`` (default: the current folder of the task process).
 
 Spark settings of a task, later ones winning: the task defaults below (small
@@ -42,6 +42,8 @@ def job_files() -> list[Path]:
     spec = os.environ.get(JOBS_ENV) or str(REPO / "jobs" / "*.toml")
     files: list[Path] = []
     for pattern in filter(None, spec.split(os.pathsep)):
+        # Relative entries name files of the repository, whatever the process's folder.
+        pattern = pattern if os.path.isabs(pattern) else str(REPO / pattern)
         matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
         if not matches or not all(Path(m).is_file() for m in matches):
             raise FileNotFoundError(f"{JOBS_ENV} entry {pattern!r} names no job file")

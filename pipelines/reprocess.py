@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException
 
 from pipelines.drivers import _epoch_ms, event_time_ms_sql, log, run_backfill
@@ -46,7 +47,8 @@ class ReprocessReport:
         start_ms / end_ms: the range; windows with ``start_ms < window_end_ms <= end_ms``.
         results_path / late_path / quarantine_path: the target tables.
         rows: rows written per target table (``results``, ``late``, ``quarantine``).
-        results_version: the Delta version of the results commit that replaced the range.
+        results_version: the Delta version of the results commit that replaced the range
+            (None when there was no results table and nothing to write).
         staging_operator_id: the fresh operator that computed the range.
         spec: the window spec used (after overrides).
     """
@@ -57,7 +59,7 @@ class ReprocessReport:
     late_path: str
     quarantine_path: str
     rows: dict
-    results_version: int
+    results_version: int | None
     staging_operator_id: str
     spec: str
 
@@ -115,10 +117,15 @@ def reprocess_range(spark: SparkSession, job: Job, start: dt.datetime, end: dt.d
                                    f"{base}/quarantine")
     log(f"reprocess {job.name} windows ending in ({_iso(start_ms)}, {_iso(end_ms)}] with "
         f"{variant.spec.describe()} -> {target.results_path} (staging {base})")
+    # Every element of a window ending in (start, end] has ts in [start - size, end); chunks
+    # only need to cover the rows actually there (complete mode: the cut does not matter).
+    raw = _read(spark, job.source_path)
+    ms = F.expr(event_time_ms_sql(job.spec.event_time_column, dict(raw.dtypes)[job.spec.event_time_column]))
+    lo, hi = raw.where((ms >= start_ms - size_ms) & (ms < end_ms)).agg(F.min(ms), F.max(ms)).first()
+    if lo is None:
+        return _clear_range(spark, job, target, start_ms, end_ms, staging_id, variant)
     try:
-        # Every element of a window ending in (start, end] has ts in [start - size, end).
-        run_backfill(spark, staging, dt.datetime.fromtimestamp((start_ms - size_ms) / 1000, dt.timezone.utc),
-                     dt.datetime.fromtimestamp(end_ms / 1000, dt.timezone.utc), chunk or job.backfill_chunk)
+        run_backfill(spark, staging, _utc(lo), _utc(hi + 1), chunk or job.backfill_chunk)
         rows, version = {}, None
         results = _read(spark, staging.results_path).where(window_range_sql(start_ms, end_ms))
         rows["results"], version = _replace(spark, results, target.results_path, window_range_sql(start_ms, end_ms))
@@ -136,6 +143,25 @@ def reprocess_range(spark: SparkSession, job: Job, start: dt.datetime, end: dt.d
     log(f"reprocess {job.name}: replaced the range in {target.results_path} (version {version}): {rows}")
     return ReprocessReport(start_ms, end_ms, target.results_path, target.late_path, target.quarantine_path,
                            rows, version, staging_id, variant.spec.describe())
+
+
+def _clear_range(spark: SparkSession, job: Job, target: Job, start_ms: int, end_ms: int, staging_id: str,
+                 variant: Job) -> ReprocessReport:
+    """No raw row can feed a window of the range: remove the range from the existing target tables."""
+    log(f"reprocess {job.name}: no raw rows for windows ending in ({_iso(start_ms)}, {_iso(end_ms)}]")
+    rows, version = {"results": 0, "late": 0, "quarantine": 0}, None
+    for kind, path, predicate in (("results", target.results_path, window_range_sql(start_ms, end_ms)),
+                                  ("late", target.late_path, f"event_time_ms >= {start_ms} AND event_time_ms < {end_ms}")):
+        if delta_io.table_exists(spark, path):
+            empty = spark.createDataFrame([], _read(spark, path).schema)
+            _, v = _replace(spark, empty, path, predicate)
+            version = v if kind == "results" else version
+    return ReprocessReport(start_ms, end_ms, target.results_path, target.late_path, target.quarantine_path,
+                           rows, version, staging_id, variant.spec.describe())
+
+
+def _utc(ms: int) -> dt.datetime:
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc)
 
 
 def _read(spark: SparkSession, path: str) -> DataFrame:
