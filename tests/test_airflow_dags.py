@@ -7,6 +7,7 @@ run's SparkSession.
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import subprocess
 import sys
@@ -22,6 +23,8 @@ if "airflow" not in sys.modules:
     os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="airflow-home-tests-")
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(REPO / "dags")
+# Airflow's logging setup lets py4j's INFO messages through, even at interpreter exit.
+logging.getLogger("py4j").setLevel(logging.WARNING)
 
 pytestmark = [pytest.mark.airflow]
 UTC = dt.timezone.utc
@@ -239,7 +242,10 @@ def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, dat
     assert sum(r[3] for r in first) == _valid_counts(rows, START, START + dt.timedelta(minutes=10))
 
     # The data interval [09:00, 10:00) (what `airflow backfill create` runs): every window, each once.
-    run = dag.test(logical_date=dt.datetime(2026, 11, 1, 9, tzinfo=UTC))
+    # (dag.test() takes the interval that ends at the given date; empty params: use the interval.)
+    interval = {"start": "", "end": ""}
+    run = dag.test(logical_date=dt.datetime(2026, 11, 1, 10, tzinfo=UTC), run_conf=interval)
+    assert run.data_interval_start == dt.datetime(2026, 11, 1, 9, tzinfo=UTC)
     assert run.state == "success"
     full = _rows(spark, target.results_path, *cols)
     assert sum(r[3] for r in full) == _valid_counts(rows, START, START + dt.timedelta(hours=1)) == 1200
@@ -247,10 +253,10 @@ def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, dat
     assert set(first) <= set(full)
 
     # Rerun of the same interval (--reprocess-behavior completed): the same rows, nothing twice.
-    assert dag.test(logical_date=dt.datetime(2026, 11, 1, 9, tzinfo=UTC)).state == "success"
+    assert dag.test(logical_date=dt.datetime(2026, 11, 1, 10, tzinfo=UTC), run_conf=interval).state == "success"
     assert _rows(spark, target.results_path, *cols) == full
     # An interval without data removes nothing of the others.
-    assert dag.test(logical_date=dt.datetime(2026, 11, 1, 11, tzinfo=UTC)).state == "success"
+    assert dag.test(logical_date=dt.datetime(2026, 11, 1, 12, tzinfo=UTC), run_conf=interval).state == "success"
     assert _rows(spark, target.results_path, *cols) == full
 
 
