@@ -31,7 +31,7 @@ would make one of the commits conflict.
 
 
 def backfill_dag(job) -> DAG:
-    results = Asset(name=f"{job.name}.backfill_results", uri=orchestration.asset_uri(job, "backfill"))
+    results = Asset(orchestration.asset_uri(job, "backfill"))
     with DAG(dag_id=f"{job.name}_backfill",
              schedule=CronDataIntervalTimetable(job.airflow.backfill_schedule, timezone="UTC"),
              start_date=job.airflow.start, catchup=False, max_active_runs=1,

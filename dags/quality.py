@@ -25,9 +25,7 @@ already succeeded, so a bad batch is flagged, not hidden.
 
 
 def quality_dag(job) -> DAG:
-    assets = [Asset(name=f"{job.name}.{name}", uri=orchestration.asset_uri(job, kind))
-              for kind, name in (("stream", "stream_results"), ("backfill", "backfill_results"),
-                                 ("reprocess", "reprocessed_results"))]
+    assets = [Asset(orchestration.asset_uri(job, kind)) for kind in orchestration.KINDS]
     with DAG(dag_id=f"{job.name}_quality", schedule=assets[0] | assets[1] | assets[2],
              start_date=job.airflow.start, catchup=False, max_active_runs=1,
              default_args=orchestration.default_args(job), tags=["windowing", "quality", job.name],

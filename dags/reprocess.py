@@ -24,7 +24,7 @@ readers see the old results until the new ones are complete.
 
 
 def reprocess_dag(job) -> DAG:
-    results = Asset(name=f"{job.name}.reprocessed_results", uri=orchestration.asset_uri(job, "reprocess"))
+    results = Asset(orchestration.asset_uri(job, "reprocess"))
     with DAG(dag_id=f"{job.name}_reprocess", schedule=None, start_date=job.airflow.start, catchup=False,
              max_active_runs=1, default_args=orchestration.default_args(job),
              tags=["windowing", "reprocess", job.name], doc_md=DOC + "\n" + orchestration.job_doc(job),

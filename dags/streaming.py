@@ -25,7 +25,7 @@ does not exist. The results table is an Asset: the quality DAG runs on it.
 
 
 def streaming_dag(job) -> DAG:
-    results = Asset(name=f"{job.name}.stream_results", uri=orchestration.asset_uri(job, "stream"))
+    results = Asset(orchestration.asset_uri(job, "stream"))
     with DAG(dag_id=f"{job.name}_streaming", schedule=job.airflow.stream_schedule, start_date=job.airflow.start,
              catchup=False, max_active_runs=1, default_args=orchestration.default_args(job),
              tags=["windowing", "streaming", job.name], doc_md=DOC + "\n" + orchestration.job_doc(job)) as dag:

@@ -67,7 +67,11 @@ def backfill_job(job: Job) -> Job:
 
 
 def asset_uri(job: Job, kind: str) -> str:
-    """URI of the results table written by runs of ``kind`` (an Airflow Asset of the DAGs)."""
+    """URI of the results table written by runs of ``kind`` (an Airflow Asset of the DAGs).
+
+    The DAGs name their Assets by this URI: Airflow keeps an asset name bound to
+    one URI, and the URI changes with ``WINDOWING_DATA_ROOT``.
+    """
     if kind not in KINDS:
         raise ValueError(f"kind {kind!r} is not one of {KINDS}")
     if kind == "stream":

@@ -70,9 +70,10 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
     assert streaming.catchup is False and streaming.timetable.expression == "*/5 * * * *"
     # The quality DAG is data-aware: scheduled on the three results assets of its job.
     quality = bag.dags["purchases_per_minute_quality"]
-    names = {asset.name for asset in quality.timetable.asset_condition.objects}
-    assert names == {"purchases_per_minute.stream_results", "purchases_per_minute.backfill_results",
-                     "purchases_per_minute.reprocessed_results"}
+    uris = {asset.uri for asset in quality.timetable.asset_condition.objects}
+    outlets = {bag.dags[f"purchases_per_minute_{k}"].tasks[0].outlets[0].uri
+               for k in ("streaming", "backfill", "reprocess")}
+    assert uris == outlets and len(uris) == 3
 
 
 @pytest.mark.parametrize("path", DAG_FILES, ids=[p.name for p in DAG_FILES])
