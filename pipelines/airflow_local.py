@@ -61,9 +61,14 @@ class LocalAirflow:
     env_overrides: dict = field(default_factory=dict)
     process: subprocess.Popen | None = None
     log_path: Path | None = None
+    log_server_ports: tuple[int, int] = (0, 0)
 
     def __post_init__(self) -> None:
         self.home = Path(self.home).resolve()
+        if self.log_server_ports == (0, 0):
+            # The scheduler's and triggerer's log servers default to fixed ports (8793, 8794),
+            # which another Airflow on the machine may hold.
+            self.log_server_ports = (free_port(), free_port())
         if not 0 < self.port < 65536:
             raise ValueError(f"port {self.port} is not a TCP port (1..65535)")
         if self.parallelism < 1:
@@ -105,7 +110,11 @@ class LocalAirflow:
             "AIRFLOW__API__WORKERS": "1",
             "AIRFLOW__CORE__EXECUTION_API_SERVER_URL": f"{self.url}/execution/",
             "AIRFLOW__API_AUTH__JWT_SECRET": self._jwt_secret(),
+            # A busy 2-core machine answers slowly while Spark tasks start: wait, do not fail the task.
+            "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
+            "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(self.log_server_ports[0]),
+            "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(self.log_server_ports[1]),
             "AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL": "30",
             "PATH": venv_bin + os.pathsep + os.environ.get("PATH", ""),
             "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p),

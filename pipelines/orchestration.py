@@ -247,7 +247,6 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
         DataQualityError: from :func:`pipelines.quality.validate_job`, naming
             the failed critical expectations.
     """
-    from pipelines.quality import validate_job  # built on another branch; imported only when a check runs
     done: list[dict] = []
     for extra in events:
         if not extra or "job_file" not in extra:
@@ -258,6 +257,7 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
         kind = extra.get("kind", "adhoc")
         batch_ids = extra.get("committed_batch_ids", []) if kind == "stream" else [None]
         for batch_id in batch_ids:
+            from pipelines.quality import validate_job  # imported only when there is something to check
             report = validate_job(spark_for(job, connection), target, batch_id=batch_id, run_kind=kind)
             done.append({"job": job.name, "kind": kind, "batch_id": batch_id,
                          "success": bool(getattr(report, "success", True))})

@@ -315,3 +315,11 @@ def test_quality_task_validates_what_a_streaming_run_wrote(spark, airflow_db, da
     assert summary["committed_batch_ids"] == [0]
     done = orchestration.quality_run([summary])
     assert done == [{"job": "purchases_per_minute", "kind": "stream", "batch_id": 0, "success": True}]
+
+
+def test_quality_run_skips_events_with_nothing_new(data_root):
+    """A stream run that committed no batch (nothing arrived) gives the quality task nothing to validate."""
+    from pipelines import orchestration
+    events = [{"job_file": str(REPO / "jobs" / "demo.toml"), "kind": "stream", "committed_batch_ids": []},
+              {}, {"unrelated": True}]
+    assert orchestration.quality_run(events) == []

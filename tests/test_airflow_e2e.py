@@ -34,11 +34,14 @@ def list_runs(airflow: LocalAirflow, dag_id: str) -> list[dict]:
     result = airflow.cli("dags", "list-runs", dag_id, "-o", "json", check=False)
     if result.returncode != 0:
         return []
-    text = result.stdout[result.stdout.find("["):] if "[" in result.stdout else "[]"
-    try:
-        return json.loads(text)
-    except ValueError:
-        return []
+    # The JSON list is one line; log lines before it ("... [warning ] ...") also contain brackets.
+    for line in reversed(result.stdout.splitlines()):
+        if line.startswith("["):
+            try:
+                return json.loads(line)
+            except ValueError:
+                continue
+    return []
 
 
 def wait_for(airflow: LocalAirflow, dag_id: str, accept, what: str, timeout_s: float = RUN_TIMEOUT_S) -> list[dict]:
