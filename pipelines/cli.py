@@ -3,6 +3,8 @@
     winjob demo [--root DIR]
     winjob stream --job jobs/demo.toml [--root DIR] [--processing-time "30 seconds" --timeout S] [--reset-state]
     winjob backfill --job jobs/demo.toml [--start ISO --end ISO] [--chunk "1 hour"] [--reset-state]
+    winjob reprocess --job jobs/demo.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
+                     [--into NAME] [--chunk "1 hour"]
     winjob inspect --job jobs/demo.toml [--root DIR]
 """
 from __future__ import annotations
@@ -21,6 +23,16 @@ def _time(text: str) -> dt.datetime:
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not an ISO date/time such as 2026-11-01T09:00:00") from None
     return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
+def _window(text: str) -> dict:
+    try:
+        value = json.loads(text)
+    except json.JSONDecodeError:
+        value = None
+    if not isinstance(value, dict):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a JSON object such as '{{\"size\": \"5 minutes\"}}'")
+    return value
 
 
 def _spark(job=None):
@@ -56,11 +68,13 @@ def main(argv: list[str] | None = None) -> int:
     demo.add_argument("--root", default="demo-output", help="folder for the demo's Delta tables")
     for name, text in (("stream", "run the streaming job (availableNow by default)"),
                        ("backfill", "run the job over a time range of the raw table"),
+                       ("reprocess", "recompute the windows of a time range (maybe with another window spec) "
+                                     "and replace that range in the results, or write a new output table"),
                        ("inspect", "show watermark, last batch, open windows, table row counts")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--job", required=True, help="job definition (TOML)")
         p.add_argument("--root", default=None, help="folder relative paths of the job resolve against")
-        if name != "inspect":
+        if name in ("stream", "backfill"):
             p.add_argument("--reset-state", action="store_true", help="discard this operator's state first")
         if name == "stream":
             p.add_argument("--processing-time", default=None, help="long-running: micro-batch interval")
@@ -68,6 +82,15 @@ def main(argv: list[str] | None = None) -> int:
         if name == "backfill":
             p.add_argument("--start", type=_time, default=None)
             p.add_argument("--end", type=_time, default=None)
+            p.add_argument("--chunk", default=None, help="event-time chunk, e.g. '1 hour'")
+        if name == "reprocess":
+            p.add_argument("--start", type=_time, required=True, help="windows ending after this time ...")
+            p.add_argument("--end", type=_time, required=True, help="... and at or before this one")
+            p.add_argument("--window", type=_window, default=None,
+                           help='JSON overrides of the job\'s [window] table, e.g. \'{"size": "5 minutes"}\'')
+            p.add_argument("--into", default=None, metavar="NAME",
+                           help="write new tables results_NAME, late_NAME, ... instead of replacing the range "
+                                "in the job's own tables")
             p.add_argument("--chunk", default=None, help="event-time chunk, e.g. '1 hour'")
     args = parser.parse_args(argv)
     try:
@@ -84,6 +107,12 @@ def main(argv: list[str] | None = None) -> int:
         elif args.command == "backfill":
             from pipelines.drivers import run_backfill
             run_backfill(spark, job, args.start, args.end, args.chunk, reset_state=args.reset_state)
+        elif args.command == "reprocess":
+            from pipelines.reprocess import new_output_job, reprocess_range
+            into = new_output_job(job, args.into) if args.into else None
+            report = reprocess_range(spark, job, args.start, args.end, into=into, window=args.window,
+                                     chunk=args.chunk)
+            print(json.dumps(report.__dict__, indent=2))
         else:
             print(json.dumps(inspect(spark, job), indent=2, default=str))
         return 0

@@ -96,6 +96,21 @@ def _epoch_ms(value: dt.datetime) -> int:
     return int(value.replace(tzinfo=value.tzinfo or dt.timezone.utc).timestamp() * 1000)
 
 
+def event_time_ms_sql(column: str, type_name: str) -> str:
+    """A SQL expression for a raw event-time column in epoch ms (null if null or unparseable).
+
+    The same reading of event time as the operator's: a long/int column is
+    epoch ms, a string is parsed as a timestamp, anything else is cast to one.
+    Returned as SQL text so that it can also serve as a Delta ``replaceWhere``.
+    """
+    quoted = f"`{column}`"
+    if type_name in ("bigint", "int"):
+        return f"CAST({quoted} AS BIGINT)"
+    if type_name == "string":
+        return f"unix_millis(try_to_timestamp({quoted}))"
+    return f"unix_millis(CAST({quoted} AS TIMESTAMP))"
+
+
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
                  chunk: str | None = None, reset_state: bool = False) -> list[BatchReport]:
     """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
@@ -117,15 +132,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     if chunk_ms is not None and chunk_ms <= 0:
         raise ValueError(f"chunk must be a positive duration or {WHOLE_RANGE!r}, got {chunk_text!r}")
     raw = spark.read.format("delta").load(job.source_path)
-    et = F.col(job.spec.event_time_column)
-    et_type = dict(raw.dtypes)[job.spec.event_time_column]
-    if et_type in ("bigint", "int"):
-        ts = F.timestamp_millis(et.cast("long"))
-    elif et_type == "string":
-        ts = F.expr(f"try_to_timestamp(`{job.spec.event_time_column}`)")
-    else:
-        ts = et.cast("timestamp")
-    ms = F.unix_millis(ts)
+    ms = F.expr(event_time_ms_sql(job.spec.event_time_column, dict(raw.dtypes)[job.spec.event_time_column]))
     if chunk_ms is None and start is None and end is None:
         # The whole table in one batch: no range to compute, no extra scan.
         operator = operator_for(spark, job, reset_state)
@@ -150,7 +157,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         lo, hi = start_ms + i * chunk_ms, min(end_ms, start_ms + (i + 1) * chunk_ms)
         rows = raw.where((ms >= lo) & (ms < hi))
         if i == 0:
-            rows = rows.unionByName(raw.where(ts.isNull()))
+            rows = rows.unionByName(raw.where(ms.isNull()))  # null or unparseable event time
         # One chunk covers the closed range: it is also the flush (watermark to +infinity).
         report = operator.process_batch(rows, i, watermark_ms=MAX_TIMESTAMP_MS if n_chunks == 1 else None)
         reports.append(report)

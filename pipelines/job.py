@@ -3,14 +3,23 @@
 Jobs are TOML files (see ``jobs/*.toml``); the CLI, the demo and the DAGs all
 read the same definition. Relative paths resolve against ``root`` (default:
 the ``WINDOWING_DATA_ROOT`` environment variable, else the current folder).
+
+Tables of a job file: ``[job]`` (name, operator id, backfill chunk),
+``[source]``, ``[window]``, ``[aggregates]``, ``[output]``, ``[spark]`` (any
+Spark setting, ``spark.master`` included: ``local[2]`` or
+``spark://host:7077``) and ``[airflow]`` (schedules, retries, start date and
+an optional Airflow connection id whose host/port/extras override ``[spark]``;
+see :class:`AirflowSettings`).
 """
 from __future__ import annotations
 
 import os
 import re
 import tomllib
-from dataclasses import dataclass, field
+import datetime as dt
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum
 from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
@@ -21,9 +30,68 @@ _AGGREGATE = re.compile(r"^\s*(sum|count|min|max|avg)\s*\(\s*([A-Za-z_][A-Za-z0-
 _AGG_TYPES = {"sum": Sum, "count": Count, "min": Min, "max": Max, "avg": Avg}
 
 
+_CRON_ALIASES = ("@hourly", "@daily", "@weekly", "@monthly", "@yearly")
+
+
+@dataclass(frozen=True)
+class AirflowSettings:
+    """How the DAGs schedule a job (the ``[airflow]`` table; every key optional).
+
+    Attributes:
+        stream_schedule: cron of the streaming DAG (each run: ``availableNow``).
+        backfill_schedule: cron of the backfill DAG; each run processes the
+            windows whose max timestamp falls in its data interval.
+        start_date: first data interval of the backfill DAG (ISO date, UTC).
+        retries: task retries of every DAG of the job.
+        retry_delay_s: seconds between retries.
+        spark_conn_id: an Airflow connection whose host (and port) give
+            ``spark.master`` and whose ``spark.*`` extras override ``[spark]``;
+            a missing connection is an error naming the id.
+    """
+
+    stream_schedule: str = "*/5 * * * *"
+    backfill_schedule: str = "@hourly"
+    start_date: str = "2026-01-01"
+    retries: int = 2
+    retry_delay_s: int = 30
+    spark_conn_id: str | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("stream_schedule", "backfill_schedule"):
+            value = getattr(self, name)
+            if not (value in _CRON_ALIASES or len(str(value).split()) == 5):
+                raise ValueError(f"[airflow] {name} = {value!r} is not a cron expression; write e.g. "
+                                 f"'*/5 * * * *' or one of {', '.join(_CRON_ALIASES)}")
+        try:
+            dt.datetime.fromisoformat(self.start_date)
+        except (TypeError, ValueError):
+            raise ValueError(f"[airflow] start_date = {self.start_date!r} is not an ISO date such as "
+                             f"'2026-01-01'") from None
+        if not isinstance(self.retries, int) or self.retries < 0:
+            raise ValueError(f"[airflow] retries = {self.retries!r} must be a non-negative integer")
+        if not isinstance(self.retry_delay_s, int) or self.retry_delay_s < 0:
+            raise ValueError(f"[airflow] retry_delay_s = {self.retry_delay_s!r} must be a non-negative integer")
+
+    @classmethod
+    def from_table(cls, table: dict) -> "AirflowSettings":
+        unknown = sorted(set(table) - set(cls.__dataclass_fields__))
+        if unknown:
+            raise ValueError(f"[airflow] has unknown keys {unknown}; valid: {sorted(cls.__dataclass_fields__)}")
+        return cls(**table)
+
+    @property
+    def start(self) -> dt.datetime:
+        value = dt.datetime.fromisoformat(self.start_date)
+        return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
 @dataclass(frozen=True)
 class Job:
-    """A job definition, validated; paths are absolute."""
+    """A job definition, validated; paths are absolute.
+
+    ``definition`` keeps the parsed TOML tables so that a variant of the job
+    (another window spec for reprocessing) is built from the same text.
+    """
 
     name: str
     operator_id: str
@@ -36,13 +104,44 @@ class Job:
     checkpoint_path: str
     spark_conf: dict = field(default_factory=dict)
     backfill_chunk: str = "all"
+    airflow: AirflowSettings = field(default_factory=AirflowSettings)
+    definition: dict = field(default_factory=dict, compare=False, repr=False)
+    source_file: str | None = None
 
     def with_operator(self, operator_id: str, suffix: str) -> "Job":
         """The same job writing to other tables (e.g. a backfill beside the stream)."""
         base = str(Path(self.results_path).parent)
-        return Job(self.name, operator_id, self.spec, self.source_path, self.state_root,
-                   f"{base}/results_{suffix}", f"{base}/late_{suffix}", f"{base}/quarantine_{suffix}",
-                   f"{self.checkpoint_path}_{suffix}", self.spark_conf, self.backfill_chunk)
+        return replace(self, operator_id=operator_id, results_path=f"{base}/results_{suffix}",
+                       late_path=f"{base}/late_{suffix}", quarantine_path=f"{base}/quarantine_{suffix}",
+                       checkpoint_path=f"{self.checkpoint_path}_{suffix}")
+
+    def with_outputs(self, operator_id: str, state_root: str, results_path: str, late_path: str,
+                     quarantine_path: str) -> "Job":
+        """The same job (same spec) with its own operator state and output tables."""
+        return replace(self, operator_id=operator_id, state_root=state_root, results_path=results_path,
+                       late_path=late_path, quarantine_path=quarantine_path,
+                       checkpoint_path=f"{state_root}/{operator_id}/_checkpoint")
+
+    def with_window(self, overrides: dict[str, Any] | None) -> "Job":
+        """The same job with keys of its ``[window]`` table replaced (e.g. another size).
+
+        Raises:
+            ValueError: naming the bad key or value, as for a job file.
+        """
+        if not overrides:
+            return self
+        unknown = sorted(set(overrides) - _WINDOW_KEYS)
+        if unknown:
+            raise ValueError(f"window override has unknown keys {unknown}; valid: {sorted(_WINDOW_KEYS)}")
+        window = {**self.definition.get("window", {}), **overrides}
+        if "type" in overrides and "slide" not in overrides:
+            # A slide belongs to the old window type (sliding time or count); a new type starts without it.
+            window.pop("slide", None)
+        spec = build_spec(self.definition.get("source", {}), window, self.definition.get("aggregates", {}))
+        return replace(self, spec=spec, definition={**self.definition, "window": window})
+
+
+_WINDOW_KEYS = {"type", "size", "slide", "offset", "trigger", "allowed_lateness", "mode", "late_output"}
 
 
 def parse_aggregate(name: str, text: str):
@@ -123,4 +222,6 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         quarantine_path=resolve(out.get("quarantine", f"{base}/quarantine")),
         checkpoint_path=resolve(out.get("checkpoint", f"{base}/checkpoint")),
         spark_conf={str(k): str(v) for k, v in data.get("spark", {}).items()},
-        backfill_chunk=job.get("backfill_chunk", "all"))
+        backfill_chunk=job.get("backfill_chunk", "all"),
+        airflow=AirflowSettings.from_table(data.get("airflow", {})),
+        definition=data, source_file=str(path.resolve()))

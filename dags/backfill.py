@@ -1,0 +1,60 @@
+"""Backfill DAGs: one run per data interval, each recomputing that interval's windows.
+
+One DAG per job definition (``<job>_backfill``). Made for Airflow 3 backfills::
+
+    airflow backfill create --dag-id purchases_per_minute_backfill \
+        --from-date 2026-11-01T09:00 --to-date 2026-11-01T10:00 --reprocess-behavior completed
+
+and for ad-hoc ranges: trigger it with the params ``start`` and ``end``.
+Thin: the task calls ``pipelines.orchestration.backfill_run``.
+"""
+from __future__ import annotations
+
+from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, get_current_context, task
+from airflow.sdk.exceptions import AirflowSkipException
+
+from pipelines import orchestration
+
+DOC = """
+### Backfill (complete mode)
+
+A run covers the windows whose max timestamp lies in its range: its data
+interval, or the params `start`/`end` when given (an ad-hoc range). The range is
+computed with the job's window operator on a fresh operator state of its own
+(so intervals never share state or batch ids), in event-time chunks with a
+final flush, then replaces exactly that range of the `results_backfill` table
+in one Delta commit (`replaceWhere`). Runs are therefore idempotent: a retry or
+`airflow backfill create ... --reprocess-behavior completed` rewrites the same
+rows. `max_active_runs=1`: replacing two ranges of one table at the same time
+would make one of the commits conflict.
+"""
+
+
+def backfill_dag(job) -> DAG:
+    results = Asset(orchestration.asset_uri(job, "backfill"))
+    with DAG(dag_id=f"{job.name}_backfill",
+             schedule=CronDataIntervalTimetable(job.airflow.backfill_schedule, timezone="UTC"),
+             start_date=job.airflow.start, catchup=False, max_active_runs=1,
+             default_args=orchestration.default_args(job), tags=["windowing", "backfill", job.name],
+             doc_md=DOC + "\n" + orchestration.job_doc(job),
+             params={"start": Param("", type="string", description="ad-hoc range start (ISO, UTC); "
+                                    "empty: the run's data interval"),
+                     "end": Param("", type="string", description="ad-hoc range end (ISO, UTC)")}) as dag:
+
+        @task(outlets=[results])
+        def backfill(job_file: str, params=None, data_interval_start=None, data_interval_end=None) -> dict:
+            """Recompute the windows of the data interval (or of params start/end)."""
+            try:
+                summary = orchestration.backfill_run(job_file, params["start"] or data_interval_start,
+                                                     params["end"] or data_interval_end)
+            except orchestration.SourceNotReadyError as error:
+                raise AirflowSkipException(str(error)) from None
+            get_current_context()["outlet_events"][results].extra = summary
+            return summary
+
+        backfill(job.source_file)
+    return dag
+
+
+for _job in orchestration.airflow_jobs():
+    backfill_dag(_job)

@@ -1,0 +1,45 @@
+"""Data-quality DAGs: run the expectation suites on the tables each run wrote.
+
+One DAG per job definition (``<job>_quality``), data-aware: it is scheduled on
+the results Assets of the job's streaming, backfill and reprocessing DAGs, and
+validates the tables named by the triggering asset events. Thin: the task
+calls ``pipelines.orchestration.quality_run`` (which calls
+``pipelines.quality.validate_job``).
+"""
+from __future__ import annotations
+
+from airflow.sdk import DAG, Asset, task
+
+from pipelines import orchestration
+
+DOC = """
+### Data quality on every run's outputs
+
+Runs whenever a streaming, backfill or reprocessing run of the job updates its
+results table (Airflow Assets). For each triggering event it validates the
+tables that run wrote with the Great Expectations suites: stream runs batch by
+batch, backfills and reprocessing as a whole. A failed critical expectation
+fails this DAG's run (`DataQualityError` names it); the producing run has
+already succeeded, so a bad batch is flagged, not hidden.
+"""
+
+
+def quality_dag(job) -> DAG:
+    assets = [Asset(orchestration.asset_uri(job, kind)) for kind in orchestration.KINDS]
+    with DAG(dag_id=f"{job.name}_quality", schedule=assets[0] | assets[1] | assets[2],
+             start_date=job.airflow.start, catchup=False, max_active_runs=1,
+             default_args=orchestration.default_args(job), tags=["windowing", "quality", job.name],
+             doc_md=DOC + "\n" + orchestration.job_doc(job)) as dag:
+
+        @task
+        def validate(triggering_asset_events=None) -> list[dict]:
+            """Validate the outputs named by the triggering asset events."""
+            events = [event.extra for asset_events in triggering_asset_events.values() for event in asset_events]
+            return orchestration.quality_run(events)
+
+        validate()
+    return dag
+
+
+for _job in orchestration.airflow_jobs():
+    quality_dag(_job)

@@ -1,0 +1,48 @@
+"""Streaming DAGs: every few minutes, process what has arrived in the raw table, then stop.
+
+One DAG per job definition (``<job>_streaming``). Thin: the task calls
+``pipelines.orchestration.stream_run``; the window operator and its Delta
+commit protocol make a retried run write no row twice.
+"""
+from __future__ import annotations
+
+from airflow.sdk import DAG, Asset, get_current_context, task
+from airflow.sdk.exceptions import AirflowSkipException
+
+from pipelines import orchestration
+
+DOC = """
+### Streaming run (`availableNow`)
+
+Each run starts the job's Structured Streaming query with the `availableNow`
+trigger: it processes every raw row that landed since the last run, in
+micro-batches, and stops. `max_active_runs=1`: runs never overlap (they share
+the checkpoint and the operator's state). A failed run is retried; the retry
+replays the uncommitted micro-batch under the same batch id and skips the
+committed ones, so no output row is duplicated. Skipped while the raw table
+does not exist. The results table is an Asset: the quality DAG runs on it.
+"""
+
+
+def streaming_dag(job) -> DAG:
+    results = Asset(orchestration.asset_uri(job, "stream"))
+    with DAG(dag_id=f"{job.name}_streaming", schedule=job.airflow.stream_schedule, start_date=job.airflow.start,
+             catchup=False, max_active_runs=1, default_args=orchestration.default_args(job),
+             tags=["windowing", "streaming", job.name], doc_md=DOC + "\n" + orchestration.job_doc(job)) as dag:
+
+        @task(outlets=[results])
+        def stream(job_file: str) -> dict:
+            """Run the streaming job once with availableNow."""
+            try:
+                summary = orchestration.stream_run(job_file)
+            except orchestration.SourceNotReadyError as error:
+                raise AirflowSkipException(str(error)) from None
+            get_current_context()["outlet_events"][results].extra = summary
+            return summary
+
+        stream(job.source_file)
+    return dag
+
+
+for _job in orchestration.airflow_jobs():
+    streaming_dag(_job)

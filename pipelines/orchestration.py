@@ -1,0 +1,277 @@
+"""What the Airflow DAGs call: one function per task, each a thin wrapper of a driver.
+
+The DAG files in ``dags/`` only declare schedules and call these functions, so
+everything here runs (and is tested) without a scheduler. Nothing here imports
+pyspark or Airflow at module level: DAG files import this module at parse time.
+
+Which jobs get DAGs: the files named by ``WINDOWING_AIRFLOW_JOBS`` (paths or
+globs separated by ``os.pathsep``; relative ones are in the repository), by
+default every ``jobs/*.toml`` of the repository. Relative table paths of a job resolve against
+``WINDOWING_DATA_ROOT`` (default: the current folder of the task process).
+
+Spark settings of a task, later ones winning: the task defaults below (small
+driver, since every Airflow task is a new process with its own JVM), the job's
+``[spark]`` table, then the Airflow connection named by ``[airflow]
+spark_conn_id`` (host and port give ``spark.master``; ``spark.*`` extras are
+settings), so the same DAG runs on embedded local Spark or on a cluster.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import glob
+import os
+from dataclasses import replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from pipelines.job import Job, load_job
+
+REPO = Path(__file__).resolve().parents[1]
+JOBS_ENV = "WINDOWING_AIRFLOW_JOBS"
+ROOT_ENV = "WINDOWING_DATA_ROOT"
+TASK_SPARK_DEFAULTS = {"spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2"}
+KINDS = ("stream", "backfill", "reprocess")
+
+
+class SourceNotReadyError(RuntimeError):
+    """The job's raw table does not exist yet (nothing has landed)."""
+
+
+def job_files() -> list[Path]:
+    """The job definitions that get DAGs, sorted; an entry that matches nothing is an error."""
+    spec = os.environ.get(JOBS_ENV) or str(REPO / "jobs" / "*.toml")
+    files: list[Path] = []
+    for pattern in filter(None, spec.split(os.pathsep)):
+        # Relative entries name files of the repository, whatever the process's folder.
+        pattern = pattern if os.path.isabs(pattern) else str(REPO / pattern)
+        matches = sorted(glob.glob(pattern)) if glob.has_magic(pattern) else [pattern]
+        if not matches or not all(Path(m).is_file() for m in matches):
+            raise FileNotFoundError(f"{JOBS_ENV} entry {pattern!r} names no job file")
+        files.extend(Path(m).resolve() for m in matches)
+    return sorted(set(files))
+
+
+def load(job_file: str | Path) -> Job:
+    """A job definition with its tables resolved against ``WINDOWING_DATA_ROOT``."""
+    return load_job(job_file, root=os.environ.get(ROOT_ENV))
+
+
+def airflow_jobs() -> list[Job]:
+    """Every job that gets DAGs (cheap: reads TOML files, imports no Spark)."""
+    return [load(path) for path in job_files()]
+
+
+def backfill_job(job: Job) -> Job:
+    """Where backfills write: ``results_backfill``, ``late_backfill``, ... beside the stream's tables."""
+    return job.with_operator(f"{job.operator_id}_backfill", "backfill")
+
+
+def asset_uri(job: Job, kind: str) -> str:
+    """URI of the results table written by runs of ``kind`` (an Airflow Asset of the DAGs).
+
+    The DAGs name their Assets by this URI: Airflow keeps an asset name bound to
+    one URI, and the URI changes with ``WINDOWING_DATA_ROOT``.
+    """
+    if kind not in KINDS:
+        raise ValueError(f"kind {kind!r} is not one of {KINDS}")
+    if kind == "stream":
+        path = job.results_path
+    elif kind == "backfill":
+        path = backfill_job(job).results_path
+    else:
+        # Reprocessing writes to tables chosen per run; the asset stands for all of them
+        # and each event's extra names the tables actually written.
+        path = str(Path(job.results_path).parent) + "/reprocessed"
+    return "file://" + path
+
+
+# ------------------------------------------------------------------ Spark
+def spark_conf_from_connection(host: str | None, port: int | None = None, extra: Mapping[str, Any] | None = None,
+                               conn_id: str = "?") -> dict[str, str]:
+    """Spark settings from an Airflow connection: ``spark.master`` and ``spark.*`` extras.
+
+    ``host`` may be a full master URL (``spark://h``, ``local[2]``, ``yarn``,
+    ``k8s://https://h``) or a bare host name, which means a standalone master
+    (``spark://host``); ``port`` is appended when given.
+
+    Raises:
+        ValueError: naming the connection when it has no host.
+    """
+    if not host:
+        raise ValueError(f"Airflow connection {conn_id!r} has no host; set it to the Spark master, e.g. "
+                         f"spark://spark-master (port 7077) or local[2]")
+    master = host if ("://" in host or host.startswith(("local", "yarn"))) else f"spark://{host}"
+    if port:
+        master = f"{master}:{port}"
+    conf = {"spark.master": master}
+    conf.update({str(k): str(v) for k, v in (extra or {}).items() if str(k).startswith("spark.")})
+    return conf
+
+
+def connection_conf(conn_id: str) -> dict[str, str]:
+    """Spark settings from the Airflow connection ``conn_id`` (only inside Airflow)."""
+    from airflow.sdk import Connection
+    try:
+        conn = Connection.get(conn_id)
+    except Exception as error:  # Airflow raises its own not-found type, which differs by context
+        raise ValueError(f"Airflow connection {conn_id!r} (named by [airflow] spark_conn_id) cannot be "
+                         f"read: {error}") from None
+    return spark_conf_from_connection(conn.host, conn.port, conn.extra_dejson, conn_id)
+
+
+def spark_conf_for(job: Job, connection: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The Spark settings of a task running ``job``: defaults < ``[spark]`` < connection."""
+    conf = dict(TASK_SPARK_DEFAULTS)
+    if os.environ.get("SPARK_DRIVER_MEMORY"):
+        conf["spark.driver.memory"] = os.environ["SPARK_DRIVER_MEMORY"]
+    conf.update(job.spark_conf)
+    if connection is None and job.airflow.spark_conn_id:
+        connection = connection_conf(job.airflow.spark_conn_id)
+    conf.update(connection or {})
+    return conf
+
+
+def spark_for(job: Job, connection: Mapping[str, str] | None = None):
+    """The task process's SparkSession (the active one if any, e.g. under ``dag.test()`` in tests)."""
+    from windowing.spark.session import get_spark
+    conf = spark_conf_for(job, connection)
+    return get_spark(f"airflow-{job.name}", master=conf.get("spark.master"),
+                     shuffle_partitions=int(conf["spark.sql.shuffle.partitions"]), conf=conf)
+
+
+# ------------------------------------------------------------------ tasks
+def _require_source(spark, job: Job) -> None:
+    from windowing.spark import delta_io
+    if not delta_io.table_exists(spark, job.source_path):
+        raise SourceNotReadyError(f"job {job.name}: raw table {job.source_path} does not exist yet")
+
+
+def _tables(job: Job) -> dict[str, str]:
+    return {"operator_id": job.operator_id, "state_root": job.state_root, "results_path": job.results_path,
+            "late_path": job.late_path, "quarantine_path": job.quarantine_path}
+
+
+def stream_run(job_file: str | Path, connection: Mapping[str, str] | None = None) -> dict:
+    """One scheduled streaming run: ``availableNow`` (process what arrived, then stop).
+
+    A retry after a failure resumes from the checkpoint: the batch that failed
+    gets the same id, and batches the operator already committed are skipped,
+    so no output row is written twice.
+
+    Returns:
+        A JSON-able summary: batch ids committed by this run, skipped ones,
+        row counts, and the tables written.
+
+    Raises:
+        SourceNotReadyError: the raw table does not exist yet.
+    """
+    job = load(job_file)
+    spark = spark_for(job, connection)
+    from pipelines.drivers import run_stream
+    _require_source(spark, job)
+    reports = run_stream(spark, job, available_now=True)
+    return {"job_file": str(job_file), "kind": "stream", **_tables(job),
+            "committed_batch_ids": [r.batch_id for r in reports if not r.skipped],
+            "skipped_batch_ids": [r.batch_id for r in reports if r.skipped],
+            "input_rows": sum(r.metrics.input_rows for r in reports if not r.skipped),
+            "panes": sum(r.metrics.panes_emitted for r in reports if not r.skipped)}
+
+
+def parse_time(value: str | dt.datetime, name: str) -> dt.datetime:
+    """An aware datetime from an ISO string or datetime (naive means UTC)."""
+    if isinstance(value, str):
+        try:
+            value = dt.datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{name} = {value!r} is not an ISO date/time such as 2026-11-01T09:00:00") from None
+    if not isinstance(value, dt.datetime):
+        raise ValueError(f"{name} = {value!r} is not a date/time")
+    return value if value.tzinfo else value.replace(tzinfo=dt.timezone.utc)
+
+
+def backfill_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.datetime,
+                 connection: Mapping[str, str] | None = None, chunk: str | None = None) -> dict:
+    """Backfill the windows whose max timestamp is in ``[start, end)`` into the backfill tables.
+
+    One Airflow interval (or an ad-hoc range) is one independent complete-mode
+    computation on a fresh operator (see :mod:`pipelines.reprocess`), replacing
+    exactly its range of ``results_backfill``: intervals never share operator
+    state or batch ids, may run in any order, and a rerun
+    (``--reprocess-behavior completed``, a retry) replaces the range with the
+    same rows.
+
+    Raises:
+        SourceNotReadyError: the raw table does not exist yet.
+    """
+    job = load(job_file)
+    start_t, end_t = parse_time(start, "start"), parse_time(end, "end")
+    spark = spark_for(job, connection)
+    from pipelines.reprocess import reprocess_range
+    _require_source(spark, job)
+    target = backfill_job(job)
+    report = reprocess_range(spark, job, start_t, end_t, into=target, chunk=chunk)
+    return {"job_file": str(job_file), "kind": "backfill", **_tables(target), "start": start_t.isoformat(),
+            "end": end_t.isoformat(), "rows": report.rows, "results_version": report.results_version}
+
+
+def reprocess_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.datetime,
+                  window: Mapping[str, Any] | None = None, into: str | None = None,
+                  connection: Mapping[str, str] | None = None, chunk: str | None = None) -> dict:
+    """Recompute ``[start, end)`` with a possibly changed ``[window]`` table.
+
+    Args:
+        window: overrides of the job's ``[window]`` table (``{}``: unchanged).
+        into: empty/None replaces the range in the job's own tables (one
+            ``replaceWhere`` commit each; readers see the old rows until then);
+            a name writes ``results_<name>``, ``late_<name>``, ... instead.
+    """
+    job = load(job_file)
+    start_t, end_t = parse_time(start, "start"), parse_time(end, "end")
+    spark = spark_for(job, connection)
+    from pipelines.reprocess import new_output_job, reprocess_range
+    target = new_output_job(job, into) if into else job
+    report = reprocess_range(spark, job, start_t, end_t, into=target, window=dict(window or {}), chunk=chunk)
+    return {"job_file": str(job_file), "kind": "reprocess", **_tables(target), "start": start_t.isoformat(),
+            "end": end_t.isoformat(), "window": dict(window or {}), "rows": report.rows,
+            "results_version": report.results_version, "spec": report.spec}
+
+
+def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] | None = None) -> list[dict]:
+    """Run the expectation suites on the tables named by asset events of the DAG runs.
+
+    Each event's extra is the summary a stream/backfill/reprocess task returned.
+    A stream run is validated batch by batch (the batches it committed; none:
+    nothing to validate); backfill and reprocessing runs as a whole.
+
+    Raises:
+        DataQualityError: from :func:`pipelines.quality.validate_job`, naming
+            the failed critical expectations.
+    """
+    done: list[dict] = []
+    for extra in events:
+        if not extra or "job_file" not in extra:
+            continue
+        job = load(extra["job_file"])
+        target = replace(job, **{k: extra[k] for k in ("operator_id", "state_root", "results_path", "late_path",
+                                                       "quarantine_path") if k in extra})
+        kind = extra.get("kind", "adhoc")
+        batch_ids = extra.get("committed_batch_ids", []) if kind == "stream" else [None]
+        for batch_id in batch_ids:
+            from pipelines.quality import validate_job  # imported only when there is something to check
+            report = validate_job(spark_for(job, connection), target, batch_id=batch_id, run_kind=kind)
+            done.append({"job": job.name, "kind": kind, "batch_id": batch_id,
+                         "success": bool(getattr(report, "success", True))})
+    return done
+
+
+def default_args(job: Job) -> dict[str, Any]:
+    """Owner and retries of every task of a job's DAGs (from its ``[airflow]`` table)."""
+    return {"owner": "windowing", "retries": job.airflow.retries,
+            "retry_delay": dt.timedelta(seconds=job.airflow.retry_delay_s)}
+
+
+def job_doc(job: Job) -> str:
+    """The part of a DAG's documentation that describes the job."""
+    return (f"Job `{job.name}` (`{job.source_file}`), operator `{job.operator_id}`.\n\n"
+            f"* raw table: `{job.source_path}`\n* window spec: `{job.spec.describe()}`\n"
+            f"* results: `{job.results_path}`\n* state: `{job.state_root}`\n")
