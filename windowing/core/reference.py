@@ -4,7 +4,15 @@ Element at a time, following Flink's ``WindowOperator`` (and
 ``EvictingWindowOperator``) for non-merging windows, with the micro-batch rule
 of the design made explicit:
 
-1. Malformed rows (null key, null event time) are quarantined.
+1. Malformed rows are quarantined, with the first reason that applies, in
+   this order: null key, null event time, unparseable event time, event time
+   further ahead of the processing time than ``max_event_time_skew``, a value
+   of the wrong type for a numeric column, a value outside its declared
+   bounds, a duplicate event id (the first row of an id in (event time,
+   arrival) order is kept; ids seen in earlier batches are remembered while
+   their event time is above ``watermark - horizon``, the watermark as it
+   stood at the start of the batch). Quarantined rows never move the
+   watermark.
 2. The batch's elements are processed in (event time, arrival sequence) order.
    Each is assigned to windows; a window is *late* when its cleanup time
    ``max_ts + allowed_lateness <= wm`` where ``wm`` is the watermark as it
@@ -29,9 +37,12 @@ import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+import time as _time
+
 from windowing.core.records import (
-    EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME,
-    BatchResult, LateElement, Pane, QuarantinedRow)
+    EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME, QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME,
+    QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME,
+    QUARANTINE_VALUE_OUT_OF_BOUNDS, QUARANTINE_WRONG_TYPE, BatchResult, LateElement, Pane, QuarantinedRow)
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, saturating_add
 from windowing.core.windows import Window
@@ -88,10 +99,11 @@ class ReferenceOperator:
         self._timers: set[tuple[int, tuple, Window]] = set()
         self._heap: list = []
         self._next_seq = 0
+        self._seen_ids: dict[Any, int] = {}   # event id -> event time, for de-duplication
 
     # ------------------------------------------------------------------ API
     def process_batch(self, rows: Iterable[Mapping[str, Any]], batch_id: int,
-                      watermark_ms: int | None = None) -> BatchResult:
+                      watermark_ms: int | None = None, processing_time_ms: int | None = None) -> BatchResult:
         """Process one batch of rows and return what it emitted.
 
         Args:
@@ -99,8 +111,12 @@ class ReferenceOperator:
                 epoch milliseconds (int) or None.
             batch_id: recorded on every output row.
             watermark_ms: an explicit watermark advance (never moves it back).
+            processing_time_ms: the batch's processing time, the reference of
+                ``max_event_time_skew`` (default: the wall clock).
         """
         spec = self.spec
+        if processing_time_ms is None:
+            processing_time_ms = int(_time.time() * 1000)
         wm_start = self.current_watermark_ms
         result = BatchResult(batch_id, wm_start, wm_start)
         metrics = result.metrics
@@ -117,8 +133,14 @@ class ReferenceOperator:
             elif not isinstance(ts, int) or isinstance(ts, bool):
                 result.quarantined.append(QuarantinedRow(dict(row), QUARANTINE_UNPARSEABLE_EVENT_TIME, batch_id))
             else:
-                elements.append((ts, self._next_seq, key, dict(row)))
-                self._next_seq += 1
+                reason = self._value_problem(ts, row, processing_time_ms)
+                if reason is not None:
+                    result.quarantined.append(QuarantinedRow(dict(row), reason, batch_id))
+                else:
+                    elements.append((ts, self._next_seq, key, dict(row)))
+                    self._next_seq += 1
+        if spec.dedup_column is not None:
+            elements = self._drop_duplicates(elements, wm_start, result)
         metrics.quarantined_rows = len(result.quarantined)
 
         for ts, seq, key, row in sorted(elements, key=lambda e: (e[0], e[1])):
@@ -138,6 +160,38 @@ class ReferenceOperator:
         metrics.panes_emitted = len(result.panes)
         metrics.windows_cleaned = len(self._cleaned_this_batch)
         return result
+
+    def _value_problem(self, ts: int, row: Mapping[str, Any], processing_time_ms: int) -> str | None:
+        """The quarantine reason of a row with a valid key and event time, or None."""
+        spec = self.spec
+        skew = spec.max_event_time_skew_ms
+        if skew is not None and ts > processing_time_ms + skew:
+            return QUARANTINE_FAR_FUTURE_EVENT_TIME
+        for column in spec.numeric_columns:
+            value = row.get(column)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                return QUARANTINE_WRONG_TYPE
+        for column, (lo, hi) in spec.bounds_by_column.items():
+            value = row.get(column)
+            if value is not None and ((lo is not None and value < lo) or (hi is not None and value > hi)):
+                return QUARANTINE_VALUE_OUT_OF_BOUNDS
+        return None
+
+    def _drop_duplicates(self, elements: list, wm_start: int, result: BatchResult) -> list:
+        """Quarantine repeated event ids; remember the kept ones (null ids are never duplicates)."""
+        column, horizon = self.spec.dedup_column, self.spec.dedup_horizon_ms
+        forget_at_or_below = wm_start - horizon
+        self._seen_ids = {i: t for i, t in self._seen_ids.items() if t > forget_at_or_below}
+        kept = []
+        for element in sorted(elements, key=lambda e: (e[0], e[1])):
+            event_id = element[3].get(column)
+            if event_id is not None and event_id in self._seen_ids:
+                result.quarantined.append(QuarantinedRow(element[3], QUARANTINE_DUPLICATE_EVENT, result.batch_id))
+                continue
+            if event_id is not None:
+                self._seen_ids[event_id] = element[0]
+            kept.append(element)
+        return kept
 
     def flush(self, batch_id: int) -> BatchResult:
         """End of input: advance the watermark to +infinity (fires and cleans every time window)."""

@@ -35,6 +35,7 @@ from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.spark.stores import ConcurrentWriterError, DeltaStore, MemoryStore  # noqa: F401
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
+from windowing.spark.dedup import SeenIds
 from windowing.spark.plans import (
     BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, TIME_PLAN, PlanContext, count_plan,
     evicting_count_plan, plan_for, time_plan)
@@ -88,6 +89,7 @@ class SparkWindowOperator:
         self.bucket_ms = bucket_ms or default_bucket_ms(spec)
         self.writer_id = uuid.uuid4().hex
         self._fault = fault_injection or (lambda stage: None)
+        self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.dedup_column else None
         if reset_state:
             store.reset()
         self._check_fingerprint()
@@ -154,7 +156,10 @@ class SparkWindowOperator:
         self.store.ensure_tables(*self._schemas(df))
         cached: list[DataFrame] = []
         try:
-            classified = classify(df, self.spec, wm0).persist()
+            now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
+            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[self.spec.dedup_column].dataType)
+                    if self.seen_ids else None)
+            classified = classify(df, self.spec, wm0, now_ms, seen).persist()
             cached.append(classified)
             stats = classified.agg(
                 F.count(F.lit(1)).alias("input"),
@@ -211,6 +216,8 @@ class SparkWindowOperator:
                           .select(*df.columns, F.col(REASON).alias("reason"), long_lit(batch_id).alias("batch_id")))
             self.store.write_output("quarantine", quarantine, metrics.quarantined_rows, batch_id)
             self._fault("after_outputs")
+            if self.seen_ids:
+                self.seen_ids.record(classified, batch_id, wm0)
             windows_version = self.store.merge_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id)
             buffers_version = None
             if self.plan.kind == EVICTING_COUNT_PLAN:

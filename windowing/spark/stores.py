@@ -100,7 +100,9 @@ class DeltaStore:
         """Append a batch's output rows; an empty output only makes sure the table exists."""
         path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
         if rows:
-            delta_io.append(df, path, self.operator_id, batch_id)
+            # Late and quarantine rows carry the whole input row: when the source gains a
+            # column (schema drift), the table gains it too instead of refusing the batch.
+            delta_io.append(df, path, self.operator_id, batch_id, merge_schema=kind != "results")
             self._outputs_ready.add(kind)
         elif kind not in self._outputs_ready:
             delta_io.create_empty(self.spark, df.schema, path)  # readers always find the table
