@@ -67,10 +67,7 @@ class Check:
 
 
 def suite(name: str, expectations: list) -> gx.ExpectationSuite:
-    built = gx.ExpectationSuite(name=name)
-    for expectation in expectations:
-        built.add_expectation(expectation)
-    return built
+    return gx.ExpectationSuite(name=name, expectations=list(expectations))
 
 
 def q(column: str) -> str:

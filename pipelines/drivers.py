@@ -48,7 +48,7 @@ def describe(report: BatchReport) -> str:
 
 def run_stream(spark: SparkSession, job: Job, available_now: bool = True, processing_time: str | None = None,
                timeout_s: float | None = None, on_batch: Callable[[BatchReport], None] | None = None,
-               reset_state: bool = False) -> list[BatchReport]:
+               reset_state: bool = False, validate: bool = True) -> list[BatchReport]:
     """Run the job as a Structured Streaming query over the raw Delta table.
 
     Args:
@@ -56,14 +56,29 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
             scheduled incremental runs).
         processing_time: e.g. ``"30 seconds"``: a long-running query with
             micro-batches at that interval (stops after ``timeout_s`` if given).
+        validate: after each committed batch, validate that batch's output
+            rows and its raw rows (:func:`pipelines.quality.validate_job`, a
+            static DataFrame, never the streaming one). A CRITICAL failure
+            stops the query and is raised as ``DataQualityError`` (the batch
+            stays committed, for inspection).
     """
     operator = operator_for(spark, job, reset_state)
     reports: list[BatchReport] = []
+    quality_errors: list[Exception] = []
 
     def each_batch(df, batch_id: int) -> None:
         report = operator.process_batch(df, batch_id, processing_time_ms=int(time.time() * 1000))
         reports.append(report)
         log(describe(report))
+        if validate and not report.skipped:
+            from pipelines.quality import DataQualityError, validate_job
+            try:
+                result = validate_job(spark, job, batch_id=batch_id, run_kind="stream", raw=df)
+                log(f"batch {batch_id}: data quality {'passed' if not result.warnings else 'passed with warnings'}"
+                    f" ({len(result.warnings)} warnings); Data Docs {result.data_docs_path}")
+            except DataQualityError as error:
+                quality_errors.append(error)
+                raise
         if on_batch:
             on_batch(report)
 
@@ -82,6 +97,8 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
     finally:
         if query.isActive:
             query.stop()
+    if quality_errors:
+        raise quality_errors[0]
     if query.exception():
         raise RuntimeError(f"streaming job {job.name} failed: {query.exception()}")
     return reports
@@ -93,14 +110,21 @@ def _epoch_ms(value: dt.datetime) -> int:
 
 
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
-                 chunk: str | None = None, reset_state: bool = False) -> list[BatchReport]:
+                 chunk: str | None = None, reset_state: bool = False, validate: bool = True) -> list[BatchReport]:
     """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
 
     "Complete" mode: chunks are cut by event time, so with a watermark delay
     nothing is late and every window gets its result with perfect knowledge.
     Rows whose event time is null or unparseable are in no range: they are fed
-    with the first chunk, which quarantines them. Rerunning resumes: committed
-    chunks are skipped.
+    with the first chunk, which quarantines them. Without an explicit range,
+    rows further ahead of now than the spec's ``max_event_time_skew`` do not
+    stretch the range either (a year-ahead row would mean a year of chunks):
+    they too go with the first chunk, which quarantines them. Rerunning
+    resumes: committed chunks are skipped.
+
+    With ``validate`` (default), the outputs and the rows fed are validated
+    afterwards, including the reconciliation suite; a CRITICAL failure raises
+    ``pipelines.quality.DataQualityError``.
     """
     chunk_ms = parse_duration_ms(chunk or job.backfill_chunk, "chunk")
     if chunk_ms <= 0:
@@ -115,9 +139,13 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     else:
         ts = et.cast("timestamp")
     ms = F.unix_millis(ts)
+    now_ms = int(time.time() * 1000)
+    skew = job.spec.max_event_time_skew_ms
+    far_future = (ms > F.lit(now_ms + skew).cast("long")) if skew is not None else F.lit(False)
+    automatic = start is None or end is None
     # Bounds in epoch ms computed by Spark: collected timestamps would come back as
     # naive datetimes in the Python process's local time zone.
-    bounds = raw.agg(F.min(ms), F.max(ms)).first() if start is None or end is None else (None, None)
+    bounds = raw.where(~far_future).agg(F.min(ms), F.max(ms)).first() if automatic else (None, None)
     if (start is None or end is None) and bounds[0] is None:
         raise ValueError(f"the raw table {job.source_path} has no rows with an event time")
     start_ms = bounds[0] if start is None else _epoch_ms(start)
@@ -127,15 +155,23 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     operator = operator_for(spark, job, reset_state)
     n_chunks = -(-(end_ms - start_ms) // chunk_ms)
     reports = []
+    outside = ts.isNull() | (far_future if automatic else F.lit(False))
     for i in range(n_chunks):
         lo, hi = start_ms + i * chunk_ms, min(end_ms, start_ms + (i + 1) * chunk_ms)
-        rows = raw.where((ms >= lo) & (ms < hi))
+        rows = raw.where((ms >= lo) & (ms < hi) & ~far_future) if automatic else raw.where((ms >= lo) & (ms < hi))
         if i == 0:
-            rows = rows.unionByName(raw.where(ts.isNull()))
-        report = operator.process_batch(rows, i)
+            rows = rows.unionByName(raw.where(outside))
+        report = operator.process_batch(rows, i, processing_time_ms=now_ms)
         reports.append(report)
         log(f"backfill {i + 1}/{n_chunks} " + describe(report))
-    report = operator.flush(n_chunks)
+    report = operator.flush(n_chunks, processing_time_ms=now_ms)
     reports.append(report)
     log("backfill flush " + describe(report))
+    if validate:
+        from pipelines.quality import validate_job
+        fed = raw.where(((ms >= start_ms) & (ms < end_ms)) | outside)
+        if automatic:
+            fed = raw  # every row: in range, or with no/unparseable/far-future time
+        result = validate_job(spark, job, run_kind="backfill", raw=fed, now_ms=now_ms)
+        log(f"backfill data quality: {len(result.warnings)} warnings; Data Docs {result.data_docs_path}")
     return reports
