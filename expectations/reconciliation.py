@@ -22,7 +22,6 @@ import great_expectations as gx
 from expectations.base import CRITICAL, Check, Scope, read_delta, suite
 from windowing.core.aggregates import Count
 from windowing.core.assigners import TumblingEventTimeWindows
-from windowing.core.spec import DISCARDING  # noqa: F401  (documented mode names)
 from windowing.core.triggers import EventTimeTrigger, PurgingTrigger
 
 SUITE = "reconciliation"
@@ -101,11 +100,14 @@ def windowed_rows(results, job) -> int:
     return last.agg(F.coalesce(F.sum(name), F.lit(0))).first()[0]
 
 
+def expectations() -> list:
+    return [ExpectWindowCountsToEqualValidRawRows(severity=CRITICAL),
+            ExpectEveryRawRowAccounted(severity=CRITICAL),
+            ExpectNoLateRowsInCompleteBackfill(severity=CRITICAL)]
+
+
 def checks(spark, job, scope: Scope) -> list[Check]:
-    expectations = [ExpectWindowCountsToEqualValidRawRows(severity=CRITICAL),
-                    ExpectEveryRawRowAccounted(severity=CRITICAL),
-                    ExpectNoLateRowsInCompleteBackfill(severity=CRITICAL)]
-    built = suite(SUITE, expectations)
+    built = suite(SUITE, expectations())
     why_not = applicable(job)
     if why_not:
         return [Check(built, job.results_path, None, skip_reason=why_not)]

@@ -40,6 +40,15 @@ class ExpectBatchRowsAccounted(gx.expectations.UnexpectedRowsExpectation):
     description: str = "each batch: input = accepted + late + dropped + unassigned + quarantined rows"
 
 
+def with_cleanup_due(windows, watermark_ms: int, allowed_lateness_ms: int):
+    """Add ``_cleanup_due``: the window's cleanup time ``end - 1 + L`` is at or below the watermark."""
+    from pyspark.sql import functions as F
+    # Python ints, so the comparison cannot overflow: end - 1 + L <= wm  <=>  end <= wm + 1 - L.
+    due_at_or_below = max(-(2**63), min(2**63 - 1, watermark_ms + 1 - allowed_lateness_ms))
+    due = F.col("window_end_ms").isNotNull() & (F.col("window_end_ms") <= F.lit(due_at_or_below).cast("long"))
+    return windows.withColumn(CLEANUP_DUE, due)
+
+
 def window_expectations(job) -> list:
     found = [ExpectNoWindowPastCleanup(severity=CRITICAL)]
     if not isinstance(job.spec.assigner, GlobalWindows):
@@ -72,12 +81,8 @@ def checks(spark, job, scope: Scope) -> list[Check]:
     if last and delta_io.table_exists(spark, f"{base}/windows"):
         wm, version = last[0]["watermark_ms"], last[0]["windows_version"]
         windows = delta_io.read_as_of(spark, f"{base}/windows", version)
-        lateness = job.spec.allowed_lateness_ms
-        # Python ints, so the comparison cannot overflow: end - 1 + L <= wm  <=>  end <= wm + 1 - L.
-        due_at_or_below = wm + 1 - lateness
-        due = (F.col("window_end_ms").isNotNull()
-               & (F.col("window_end_ms") <= F.lit(max(-(2**63), min(2**63 - 1, due_at_or_below))).cast("long")))
         found.append(Check(suite(WINDOWS_SUITE, window_expectations(job)), f"{base}/windows",
-                           windows.withColumn(CLEANUP_DUE, due), notes={"watermark_ms": wm, "version": version}))
+                           with_cleanup_due(windows, wm, job.spec.allowed_lateness_ms),
+                           notes={"watermark_ms": wm, "version": version}))
     found.append(Check(suite(PROGRESS_SUITE, progress_expectations()), f"{base}/progress", progress))
     return found

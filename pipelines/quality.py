@@ -218,6 +218,30 @@ def _run_check(context, check: Check, operator_id: str) -> SuiteResult:
     return SuiteResult(name, check.table, not failed, len(outcome.results), failed)
 
 
+def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
+    """Validate one suite of ``job`` on a given Spark DataFrame (not recorded; for tests and exploration).
+
+    The frame must look like what the suite's module reads (e.g. the raw
+    suite's ``_event_time_ms`` column; see :mod:`expectations`).
+    """
+    from expectations import late_quarantine, raw_events, reconciliation, state, window_results
+    builders = {
+        "raw_events": lambda: raw_events.expectations(job, frame.columns, int(time.time() * 1000)),
+        "window_results": lambda: window_results.expectations(job),
+        "late_rows": lambda: late_quarantine.late_expectations(job),
+        "quarantine_rows": lambda: late_quarantine.quarantine_expectations(job),
+        "state_windows": lambda: state.window_expectations(job),
+        "state_progress": state.progress_expectations,
+        "reconciliation": reconciliation.expectations,
+    }
+    if suite_name not in builders:
+        raise ValueError(f"unknown suite {suite_name!r}; known suites: {sorted(builders)}")
+    context = _context(job)
+    expectations = builders[suite_name]()
+    from expectations.base import suite
+    return _run_check(context, Check(suite(suite_name, expectations), "(frame)", frame), job.operator_id)
+
+
 def _record(spark: SparkSession, job: Job, report: ValidationReport) -> None:
     from windowing.spark import delta_io
     now = dt.datetime.now(dt.timezone.utc)
