@@ -107,8 +107,9 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(inspect(spark, job), indent=2, default=str))
         return 0
     except (ValueError, FileNotFoundError, RuntimeError) as error:
+        from pipelines.quality import DataQualityError
         print(f"winjob {args.command}: {error}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(error, DataQualityError) else 2
 
 
 if __name__ == "__main__":

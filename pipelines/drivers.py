@@ -153,6 +153,9 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     if end_ms <= start_ms:
         raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
     operator = operator_for(spark, job, reset_state)
+    # The reconciliation (raw = windows + late + quarantine) only holds for outputs this
+    # backfill wrote from the start, not for an operator that a stream already fed.
+    fresh = operator.last_progress() is None
     n_chunks = -(-(end_ms - start_ms) // chunk_ms)
     reports = []
     outside = ts.isNull() | (far_future if automatic else F.lit(False))
@@ -168,10 +171,13 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     reports.append(report)
     log("backfill flush " + describe(report))
     if validate:
-        from pipelines.quality import validate_job
+        from pipelines.quality import DEFAULT_SUITES, validate_job
         fed = raw.where(((ms >= start_ms) & (ms < end_ms)) | outside)
         if automatic:
             fed = raw  # every row: in range, or with no/unparseable/far-future time
-        result = validate_job(spark, job, run_kind="backfill", raw=fed, now_ms=now_ms)
+        suites = list(DEFAULT_SUITES) + (["reconciliation"] if fresh else [])
+        if not fresh:
+            log("backfill resumed an operator with earlier batches: reconciliation skipped")
+        result = validate_job(spark, job, run_kind="backfill", raw=fed, now_ms=now_ms, suites=suites)
         log(f"backfill data quality: {len(result.warnings)} warnings; Data Docs {result.data_docs_path}")
     return reports
