@@ -65,7 +65,8 @@ class DeltaStore:
 
     def reset(self) -> None:
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
-        for path in (self.windows_path, self.buffers_path, self.progress_path):
+        seen_ids_path = self.windows_path.rsplit("/", 1)[0] + "/seen_ids"   # windowing.spark.dedup
+        for path in (self.windows_path, self.buffers_path, self.progress_path, seen_ids_path):
             p = jvm.org.apache.hadoop.fs.Path(path)
             p.getFileSystem(conf).delete(p, True)
         self._last, self._loaded, self._tables_ready = None, False, False
