@@ -1,5 +1,29 @@
-"""Great Expectations suites for raw events, window results, late/quarantine tables and state.
+"""Great Expectations suites, as code, for a windowed job's Delta tables.
 
-Built in the data-quality issue; the tables they check are described in the README
-("Outputs") and produced by ``windowing.spark.operator.SparkWindowOperator``.
+One module per kind of table; each exposes ``checks(spark, job, scope)``
+(see :mod:`expectations.base`). ``pipelines.quality.validate_job`` runs them.
+
+========================  ==========================  =========================================
+suite                     module                      table
+========================  ==========================  =========================================
+``raw_events``            ``raw_events``              the raw events (or a micro-batch of them)
+``window_results``        ``window_results``          the panes (results table)
+``late_rows``             ``late_quarantine``         the late-data table
+``quarantine_rows``       ``late_quarantine``         the quarantine table
+``state_windows``         ``state``                   open windows (as of the last batch)
+``state_progress``        ``state``                   the progress table
+``reconciliation``        ``reconciliation``          raw vs results + late + quarantine (backfill)
+========================  ==========================  =========================================
 """
+from expectations import late_quarantine, raw_events, reconciliation, state, window_results
+
+SUITE_MODULES = (raw_events, window_results, late_quarantine, state, reconciliation)
+SUITES = {
+    raw_events.SUITE: raw_events,
+    window_results.SUITE: window_results,
+    late_quarantine.LATE_SUITE: late_quarantine,
+    late_quarantine.QUARANTINE_SUITE: late_quarantine,
+    state.WINDOWS_SUITE: state,
+    state.PROGRESS_SUITE: state,
+    reconciliation.SUITE: reconciliation,
+}

@@ -6,6 +6,9 @@
     winjob reprocess --job jobs/demo.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
                      [--into NAME] [--chunk "1 hour"]
     winjob inspect --job jobs/demo.toml [--root DIR]
+    winjob validate --job jobs/demo.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
+
+Exit codes: 0 success, 1 a critical data-quality expectation failed (validate), 2 usage or job errors.
 """
 from __future__ import annotations
 
@@ -70,12 +73,18 @@ def main(argv: list[str] | None = None) -> int:
                        ("backfill", "run the job over a time range of the raw table"),
                        ("reprocess", "recompute the windows of a time range (maybe with another window spec) "
                                      "and replace that range in the results, or write a new output table"),
-                       ("inspect", "show watermark, last batch, open windows, table row counts")):
+                       ("inspect", "show watermark, last batch, open windows, table row counts"),
+                       ("validate", "check the job's Delta tables with Great Expectations; build Data Docs")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--job", required=True, help="job definition (TOML)")
         p.add_argument("--root", default=None, help="folder relative paths of the job resolve against")
         if name in ("stream", "backfill"):
             p.add_argument("--reset-state", action="store_true", help="discard this operator's state first")
+        if name == "validate":
+            p.add_argument("--batch-id", type=int, default=None, help="only this batch's output rows")
+            p.add_argument("--run-kind", default="adhoc", help="recorded: stream, backfill, reprocess, adhoc "
+                                                              "(backfill adds the reconciliation suite)")
+            p.add_argument("--suite", action="append", default=None, help="run only this suite (repeatable)")
         if name == "stream":
             p.add_argument("--processing-time", default=None, help="long-running: micro-batch interval")
             p.add_argument("--timeout", type=float, default=None, help="stop a long-running stream after S seconds")
@@ -113,12 +122,23 @@ def main(argv: list[str] | None = None) -> int:
             report = reprocess_range(spark, job, args.start, args.end, into=into, window=args.window,
                                      chunk=args.chunk)
             print(json.dumps(report.__dict__, indent=2))
+        elif args.command == "validate":
+            from pipelines.quality import DataQualityError, validate_job
+            try:
+                report = validate_job(spark, job, batch_id=args.batch_id, run_kind=args.run_kind,
+                                      suites=args.suite)
+            except DataQualityError as error:
+                print(error.report.summary())
+                print(f"winjob validate: {error}", file=sys.stderr)
+                return 1
+            print(report.summary())
         else:
             print(json.dumps(inspect(spark, job), indent=2, default=str))
         return 0
     except (ValueError, FileNotFoundError, RuntimeError) as error:
+        from pipelines.quality import DataQualityError
         print(f"winjob {args.command}: {error}", file=sys.stderr)
-        return 2
+        return 1 if isinstance(error, DataQualityError) else 2
 
 
 if __name__ == "__main__":

@@ -52,7 +52,7 @@ def describe(report: BatchReport) -> str:
 
 def run_stream(spark: SparkSession, job: Job, available_now: bool = True, processing_time: str | None = None,
                timeout_s: float | None = None, on_batch: Callable[[BatchReport], None] | None = None,
-               reset_state: bool = False) -> list[BatchReport]:
+               reset_state: bool = False, validate: bool = True) -> list[BatchReport]:
     """Run the job as a Structured Streaming query over the raw Delta table.
 
     Args:
@@ -60,14 +60,29 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
             scheduled incremental runs).
         processing_time: e.g. ``"30 seconds"``: a long-running query with
             micro-batches at that interval (stops after ``timeout_s`` if given).
+        validate: after each committed batch, validate that batch's output
+            rows and its raw rows (:func:`pipelines.quality.validate_job`, a
+            static DataFrame, never the streaming one). A CRITICAL failure
+            stops the query and is raised as ``DataQualityError`` (the batch
+            stays committed, for inspection).
     """
     operator = operator_for(spark, job, reset_state)
     reports: list[BatchReport] = []
+    quality_errors: list[Exception] = []
 
     def each_batch(df, batch_id: int) -> None:
         report = operator.process_batch(df, batch_id, processing_time_ms=int(time.time() * 1000))
         reports.append(report)
         log(describe(report))
+        if validate and not report.skipped:
+            from pipelines.quality import DataQualityError, validate_job
+            try:
+                result = validate_job(spark, job, batch_id=batch_id, run_kind="stream", raw=df)
+                log(f"batch {batch_id}: data quality {'passed' if not result.warnings else 'passed with warnings'}"
+                    f" ({len(result.warnings)} warnings); Data Docs {result.data_docs_path}")
+            except DataQualityError as error:
+                quality_errors.append(error)
+                raise
         if on_batch:
             on_batch(report)
 
@@ -86,6 +101,8 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
     finally:
         if query.isActive:
             query.stop()
+    if quality_errors:
+        raise quality_errors[0]
     if query.exception():
         raise RuntimeError(f"streaming job {job.name} failed: {query.exception()}")
     return reports
@@ -112,7 +129,7 @@ def event_time_ms_sql(column: str, type_name: str) -> str:
 
 
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
-                 chunk: str | None = None, reset_state: bool = False) -> list[BatchReport]:
+                 chunk: str | None = None, reset_state: bool = False, validate: bool = True) -> list[BatchReport]:
     """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
 
     "Complete" mode: chunks are cut by event time, so with a watermark delay
@@ -124,8 +141,15 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     commit one by one (a failed backfill resumes after the last committed
     chunk) and then flush.
     Rows whose event time is null or unparseable are in no range: they are fed
-    with the first chunk, which quarantines them. Rerunning resumes: committed
-    chunks are skipped.
+    with the first chunk, which quarantines them. Without an explicit range,
+    rows further ahead of now than the spec's ``max_event_time_skew`` do not
+    stretch the range either (a year-ahead row would mean a year of chunks):
+    they too go with the first chunk, which quarantines them. Rerunning
+    resumes: committed chunks are skipped.
+
+    With ``validate`` (default), the outputs and the rows fed are validated
+    afterwards, including the reconciliation suite; a CRITICAL failure raises
+    ``pipelines.quality.DataQualityError``.
     """
     chunk_text = chunk or job.backfill_chunk
     chunk_ms = None if str(chunk_text).strip().lower() == WHOLE_RANGE else parse_duration_ms(chunk_text, "chunk")
@@ -133,37 +157,59 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         raise ValueError(f"chunk must be a positive duration or {WHOLE_RANGE!r}, got {chunk_text!r}")
     raw = spark.read.format("delta").load(job.source_path)
     ms = F.expr(event_time_ms_sql(job.spec.event_time_column, dict(raw.dtypes)[job.spec.event_time_column]))
+    now_ms = int(time.time() * 1000)
+    skew = job.spec.max_event_time_skew_ms
+    far_future = (ms > F.lit(now_ms + skew).cast("long")) if skew is not None else F.lit(False)
+    automatic = start is None or end is None
+    outside = ms.isNull() | (far_future if automatic else F.lit(False))
     if chunk_ms is None and start is None and end is None:
-        # The whole table in one batch: no range to compute, no extra scan.
+        # The whole table in one batch: no range to compute, no extra scan. Rows with no,
+        # unparseable or far-future event time are in it too: the operator quarantines them.
         operator = operator_for(spark, job, reset_state)
-        report = operator.process_batch(raw, 0, watermark_ms=MAX_TIMESTAMP_MS)
+        fresh = operator.last_progress() is None
+        report = operator.process_batch(raw, 0, watermark_ms=MAX_TIMESTAMP_MS, processing_time_ms=now_ms)
         log("backfill 1/1 " + describe(report))
-        return [report]
-    # Bounds in epoch ms computed by Spark: collected timestamps would come back as
-    # naive datetimes in the Python process's local time zone.
-    bounds = raw.agg(F.min(ms), F.max(ms)).first() if start is None or end is None else (None, None)
-    if (start is None or end is None) and bounds[0] is None:
-        raise ValueError(f"the raw table {job.source_path} has no rows with an event time")
-    start_ms = bounds[0] if start is None else _epoch_ms(start)
-    end_ms = bounds[1] + 1 if end is None else _epoch_ms(end)
-    if end_ms <= start_ms:
-        raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
-    operator = operator_for(spark, job, reset_state)
-    if chunk_ms is None:
-        chunk_ms = end_ms - start_ms
-    n_chunks = -(-(end_ms - start_ms) // chunk_ms)
-    reports = []
-    for i in range(n_chunks):
-        lo, hi = start_ms + i * chunk_ms, min(end_ms, start_ms + (i + 1) * chunk_ms)
-        rows = raw.where((ms >= lo) & (ms < hi))
-        if i == 0:
-            rows = rows.unionByName(raw.where(ms.isNull()))  # null or unparseable event time
-        # One chunk covers the closed range: it is also the flush (watermark to +infinity).
-        report = operator.process_batch(rows, i, watermark_ms=MAX_TIMESTAMP_MS if n_chunks == 1 else None)
-        reports.append(report)
-        log(f"backfill {i + 1}/{n_chunks} " + describe(report))
-    if n_chunks > 1:
-        report = operator.flush(n_chunks)
-        reports.append(report)
-        log("backfill flush " + describe(report))
+        reports = [report]
+        fed = raw
+    else:
+        # Bounds in epoch ms computed by Spark: collected timestamps would come back as
+        # naive datetimes in the Python process's local time zone.
+        bounds = raw.where(~far_future).agg(F.min(ms), F.max(ms)).first() if automatic else (None, None)
+        if automatic and bounds[0] is None:
+            raise ValueError(f"the raw table {job.source_path} has no rows with an event time")
+        start_ms = bounds[0] if start is None else _epoch_ms(start)
+        end_ms = bounds[1] + 1 if end is None else _epoch_ms(end)
+        if end_ms <= start_ms:
+            raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
+        operator = operator_for(spark, job, reset_state)
+        # The reconciliation (raw = windows + late + quarantine) only holds for outputs this
+        # backfill wrote from the start, not for an operator that a stream already fed.
+        fresh = operator.last_progress() is None
+        if chunk_ms is None:
+            chunk_ms = end_ms - start_ms
+        n_chunks = -(-(end_ms - start_ms) // chunk_ms)
+        reports = []
+        for i in range(n_chunks):
+            lo, hi = start_ms + i * chunk_ms, min(end_ms, start_ms + (i + 1) * chunk_ms)
+            rows = raw.where((ms >= lo) & (ms < hi) & ~far_future) if automatic else raw.where((ms >= lo) & (ms < hi))
+            if i == 0:
+                rows = rows.unionByName(raw.where(outside))  # null, unparseable or far-future event time
+            # One chunk covers the closed range: it is also the flush (watermark to +infinity).
+            report = operator.process_batch(rows, i, watermark_ms=MAX_TIMESTAMP_MS if n_chunks == 1 else None,
+                                            processing_time_ms=now_ms)
+            reports.append(report)
+            log(f"backfill {i + 1}/{n_chunks} " + describe(report))
+        if n_chunks > 1:
+            report = operator.flush(n_chunks, processing_time_ms=now_ms)
+            reports.append(report)
+            log("backfill flush " + describe(report))
+        # every row fed: in range, or with no/unparseable/far-future time
+        fed = raw if automatic else raw.where(((ms >= start_ms) & (ms < end_ms)) | outside)
+    if validate:
+        from pipelines.quality import DEFAULT_SUITES, validate_job
+        suites = list(DEFAULT_SUITES) + (["reconciliation"] if fresh else [])
+        if not fresh:
+            log("backfill resumed an operator with earlier batches: reconciliation skipped")
+        result = validate_job(spark, job, run_kind="backfill", raw=fed, now_ms=now_ms, suites=suites)
+        log(f"backfill data quality: {len(result.warnings)} warnings; Data Docs {result.data_docs_path}")
     return reports

@@ -24,6 +24,7 @@ from typing import Any
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum
 from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
 from windowing.core.spec import WindowSpec, WindowSpecBuilder
+from windowing.core.time import parse_duration_ms
 from windowing.core.triggers import CountTrigger, EventTimeTrigger
 
 _AGGREGATE = re.compile(r"^\s*(sum|count|min|max|avg)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)?\s*\)\s*$")
@@ -107,6 +108,14 @@ class Job:
     airflow: AirflowSettings = field(default_factory=AirflowSettings)
     definition: dict = field(default_factory=dict, compare=False, repr=False)
     source_file: str | None = None
+    event_id_column: str | None = None
+    result_bounds: tuple[tuple[str, float | None, float | None], ...] = ()
+    raw_max_age_ms: int = 3650 * 86_400_000
+
+    @property
+    def output_root(self) -> str:
+        """The folder of the job's output tables (where Data Docs go too)."""
+        return str(Path(self.results_path).parent)
 
     def with_operator(self, operator_id: str, suffix: str) -> "Job":
         """The same job writing to other tables (e.g. a backfill beside the stream)."""
@@ -179,6 +188,14 @@ def build_spec(source: dict, window: dict, aggregates: dict) -> WindowSpec:
             raise ValueError(f"trigger {trigger!r} is not 'event_time' or 'count:<n>'")
     if "allowed_lateness" in window:
         builder = builder.allowed_lateness(window["allowed_lateness"])
+    if "max_event_time_skew" in source:
+        builder = builder.max_event_time_skew(source["max_event_time_skew"])
+    if "dedup_horizon" in source:
+        if "event_id" not in source:
+            raise ValueError("[source] dedup_horizon needs event_id: the column that identifies an event")
+        builder = builder.deduplicate(source["event_id"], source["dedup_horizon"])
+    for column, (lo, hi) in parse_bounds(source.get("bounds", {}), "[source.bounds]").items():
+        builder = builder.value_bounds(column, lo, hi)
     mode = window.get("mode")
     if mode not in (None, "accumulating", "discarding"):
         raise ValueError(f"mode {mode!r} must be 'accumulating' or 'discarding'")
@@ -188,6 +205,22 @@ def build_spec(source: dict, window: dict, aggregates: dict) -> WindowSpec:
     if not aggregates:
         raise ValueError("the [aggregates] table is empty; add e.g. total = 'sum(amount)'")
     return builder.aggregate(**{name: parse_aggregate(name, text) for name, text in aggregates.items()})
+
+
+def parse_bounds(table: dict, where: str) -> dict[str, tuple[float | None, float | None]]:
+    """``{column = {min = 0, max = 100}}`` (either bound optional) to ``{column: (min, max)}``."""
+    if not isinstance(table, dict):
+        raise ValueError(f"{where} must be a table of column = {{min = ..., max = ...}}, got {table!r}")
+    bounds = {}
+    for column, value in table.items():
+        if not isinstance(value, dict) or not set(value) <= {"min", "max"} or not value:
+            raise ValueError(f"{where} {column} = {value!r}: write {{min = 0, max = 100}} (either may be left out)")
+        for side in ("min", "max"):
+            v = value.get(side)
+            if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise ValueError(f"{where} {column}.{side} = {v!r} is not a number")
+        bounds[column] = (value.get("min"), value.get("max"))
+    return bounds
 
 
 def _as_list(value) -> list[str]:
@@ -213,6 +246,7 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         if missing:
             raise ValueError(f"job definition {path}: [{section}] is missing {missing}")
     spec = build_spec(source, data.get("window", {}), data.get("aggregates", {}))
+    quality = data.get("quality", {})
     base = out.get("root", f"output/{job['name']}")
     return Job(
         name=job["name"], operator_id=job["operator_id"], spec=spec, source_path=resolve(source["path"]),
@@ -224,4 +258,8 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         spark_conf={str(k): str(v) for k, v in data.get("spark", {}).items()},
         backfill_chunk=job.get("backfill_chunk", "all"),
         airflow=AirflowSettings.from_table(data.get("airflow", {})),
-        definition=data, source_file=str(path.resolve()))
+        definition=data, source_file=str(path.resolve()),
+        event_id_column=source.get("event_id"),
+        result_bounds=tuple((c, lo, hi) for c, (lo, hi) in
+                            parse_bounds(quality.get("result_bounds", {}), "[quality.result_bounds]").items()),
+        raw_max_age_ms=parse_duration_ms(quality.get("raw_max_age", "3650 days"), "[quality] raw_max_age"))

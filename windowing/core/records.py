@@ -17,9 +17,21 @@ QUARANTINE_UNPARSEABLE_EVENT_TIME = "unparseable_event_time"
 QUARANTINE_INVALID_SESSION_GAP = "invalid_session_gap"
 QUARANTINE_UNKNOWN_SOURCE = "unknown_source"
 QUARANTINE_INVALID_INGESTION_TIME = "invalid_ingestion_time"
+# Event time further ahead of processing time than the spec's max_event_time_skew:
+# quarantined so one bad clock cannot push the watermark forward and make good data late.
+QUARANTINE_FAR_FUTURE_EVENT_TIME = "far_future_event_time"
+# A value of the wrong type for its column (a number was declared). Spark input is typed,
+# so there a wrongly typed COLUMN is a schema error; only row-typed input (the reference
+# model's dicts) can carry a wrongly typed value.
+QUARANTINE_WRONG_TYPE = "wrong_type"
+QUARANTINE_VALUE_OUT_OF_BOUNDS = "value_out_of_bounds"
+# A second row with an event id already seen within the de-duplication horizon.
+QUARANTINE_DUPLICATE_EVENT = "duplicate_event"
 LATE_REASONS = (LATE_BEYOND_ALLOWED_LATENESS,)
 QUARANTINE_REASONS = (QUARANTINE_NULL_KEY, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_UNPARSEABLE_EVENT_TIME,
-                      QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_UNKNOWN_SOURCE, QUARANTINE_INVALID_INGESTION_TIME)
+                      QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_UNKNOWN_SOURCE, QUARANTINE_INVALID_INGESTION_TIME,
+                      QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_WRONG_TYPE, QUARANTINE_VALUE_OUT_OF_BOUNDS,
+                      QUARANTINE_DUPLICATE_EVENT)
 
 
 @dataclass(frozen=True)

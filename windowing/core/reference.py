@@ -8,9 +8,16 @@ micro-batch rule of the design made explicit. One batch
 0. Processing time first: when the batch brings a later processing time
    ``pt``, every processing-time timer strictly below ``pt`` fires (those
    came due before the batch's rows arrived), then the clock is ``pt``.
-1. Malformed rows are quarantined (null key, null or non-int event time, a
-   dynamic session gap that is not a positive int, an undeclared source, a
-   non-int ingestion time).
+1. Malformed rows are quarantined, with the first reason that applies, in
+   this order: null key, null or non-int event time, a non-int ingestion
+   time, an undeclared source, event time further ahead of the processing
+   time than ``max_event_time_skew``, a value of the wrong type for a numeric
+   column, a value outside its declared bounds, a dynamic session gap that is
+   not a positive int, a duplicate event id (the first row of an id in (event
+   time, arrival) order is kept; ids seen in earlier batches are remembered
+   while their event time is above ``watermark - horizon``, the watermark as
+   it stood at the start of the batch). Quarantined rows never move the
+   watermark.
 2. The batch's elements are processed in (timestamp, arrival sequence)
    order; the timestamp is the event time, or the processing time for
    processing-time assigners. Each is assigned to windows. For merging
@@ -52,12 +59,15 @@ import heapq
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterable, Mapping
 
+import time as _time
+
 from windowing.core.assigners import GlobalWindows, InvalidGapError, merge_windows
 from windowing.core.functions import ProcessContext
 from windowing.core.records import (
     EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME, QUARANTINE_INVALID_INGESTION_TIME,
     QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNKNOWN_SOURCE,
-    QUARANTINE_UNPARSEABLE_EVENT_TIME, BatchResult, LateElement, Pane, QuarantinedRow)
+    QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME,
+    QUARANTINE_VALUE_OUT_OF_BOUNDS, QUARANTINE_WRONG_TYPE, BatchResult, LateElement, Pane, QuarantinedRow)
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, saturating_add
 from windowing.core.triggers import TriggerResult
@@ -148,6 +158,7 @@ class ReferenceOperator:
         self._timers: dict[str, set] = {EVENT: set(), PROCESSING: set()}
         self._heaps: dict[str, list] = {EVENT: [], PROCESSING: []}
         self._next_seq = 0
+        self._seen_ids: dict[Any, int] = {}   # event id -> event time, for de-duplication
         self.current_processing_time_ms = MIN_TIMESTAMP_MS
         self._tracker = WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
                                          spec.idle_timeout_ms)
@@ -170,9 +181,13 @@ class ReferenceOperator:
             watermark_ms: an explicit watermark advance (never moves it back).
             processing_time_ms: the processing time at which the batch
                 arrives (the injectable clock; never moves back). Rows without
-                an ingestion-time column get this processing time.
+                an ingestion-time column get this processing time. It is also the
+                reference of ``max_event_time_skew`` (default there: the wall clock).
         """
         spec = self.spec
+        # Far-future rows are judged against the batch's processing time (the wall clock
+        # when the caller gives none); the model's own clock moves only when given one.
+        skew_reference_ms = processing_time_ms if processing_time_ms is not None else int(_time.time() * 1000)
         wm_start = self.current_watermark_ms
         result = BatchResult(batch_id, wm_start, wm_start)
         metrics = result.metrics
@@ -188,9 +203,11 @@ class ReferenceOperator:
         elements = []
         for row in rows:
             metrics.input_rows += 1
-            element = self._parse(dict(row), batch_id, result)
+            element = self._parse(dict(row), batch_id, result, skew_reference_ms)
             if element is not None:
                 elements.append(element)
+        if spec.dedup_column is not None:
+            elements = self._drop_duplicates(elements, wm_start, result)
         metrics.quarantined_rows = len(result.quarantined)
 
         ordered = sorted(elements, key=lambda e: (e[0], e[1]))
@@ -222,6 +239,38 @@ class ReferenceOperator:
         (and an idle source may move the watermark)."""
         return self.process_batch([], batch_id, processing_time_ms=processing_time_ms)
 
+    def _value_problem(self, ts: int | None, row: Mapping[str, Any], processing_time_ms: int) -> str | None:
+        """The quarantine reason of a row with a valid key and event time, or None."""
+        spec = self.spec
+        skew = spec.max_event_time_skew_ms
+        if skew is not None and ts is not None and ts > processing_time_ms + skew:
+            return QUARANTINE_FAR_FUTURE_EVENT_TIME
+        for column in spec.numeric_columns:
+            value = row.get(column)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                return QUARANTINE_WRONG_TYPE
+        for column, (lo, hi) in spec.bounds_by_column.items():
+            value = row.get(column)
+            if value is not None and ((lo is not None and value < lo) or (hi is not None and value > hi)):
+                return QUARANTINE_VALUE_OUT_OF_BOUNDS
+        return None
+
+    def _drop_duplicates(self, elements: list, wm_start: int, result: BatchResult) -> list:
+        """Quarantine repeated event ids; remember the kept ones (null ids are never duplicates)."""
+        column, horizon = self.spec.dedup_column, self.spec.dedup_horizon_ms
+        forget_at_or_below = wm_start - horizon
+        self._seen_ids = {i: t for i, t in self._seen_ids.items() if t > forget_at_or_below}
+        kept = []
+        for element in sorted(elements, key=lambda e: (e[0], e[1])):
+            event_id = element[5].get(column)
+            if event_id is not None and event_id in self._seen_ids:
+                result.quarantined.append(QuarantinedRow(element[5], QUARANTINE_DUPLICATE_EVENT, result.batch_id))
+                continue
+            if event_id is not None:
+                self._seen_ids[event_id] = element[0]
+            kept.append(element)
+        return kept
+
     def flush(self, batch_id: int) -> BatchResult:
         """End of input: watermark and processing time to +infinity (fires and cleans every time window)."""
         return self.process_batch([], batch_id, watermark_ms=MAX_TIMESTAMP_MS, _flush=True)
@@ -234,7 +283,7 @@ class ReferenceOperator:
         self.current_processing_time_ms = max(self.current_processing_time_ms, time_ms)
         self._tracker.note_processing_time(self.current_processing_time_ms)
 
-    def _parse(self, row: dict, batch_id: int, result: BatchResult):
+    def _parse(self, row: dict, batch_id: int, result: BatchResult, skew_reference_ms: int):
         """An element tuple, or None after quarantining the row with its reason."""
         spec = self.spec
 
@@ -261,6 +310,9 @@ class ReferenceOperator:
             source = row.get(spec.source_column)
             if source not in spec.sources:
                 return quarantine(QUARANTINE_UNKNOWN_SOURCE)
+        problem = self._value_problem(event_ts, row, skew_reference_ms)
+        if problem is not None:
+            return quarantine(problem)
         ts = pt if self._by_pt else event_ts
         try:
             windows = spec.assigner.assign(ts, row)

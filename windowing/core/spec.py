@@ -92,6 +92,18 @@ class WindowSpec:
         output_mode: ``append`` (every pane), ``upsert`` (latest pane per
             window, merged-away sessions removed) or ``final`` (final panes
             only); see :mod:`windowing.core.sinks`.
+        max_event_time_skew_ms: quarantine (``far_future_event_time``) rows
+            whose event time is more than this ahead of the batch's processing
+            time, so they cannot push the watermark forward; None: no limit.
+        value_bounds: ``(column, min, max)`` triples (either bound may be
+            None); a non-null value outside ``[min, max]`` is quarantined
+            (``value_out_of_bounds``).
+        dedup_column: an event-id column; a row whose id was already seen in
+            this batch or within ``dedup_horizon_ms`` is quarantined
+            (``duplicate_event``). None: no de-duplication.
+        dedup_horizon_ms: how far behind the watermark (in event time) seen
+            ids are remembered: an id seen with event time ``t`` is forgotten
+            once ``t <= watermark - horizon``.
     """
 
     key_columns: tuple[str, ...]
@@ -109,6 +121,10 @@ class WindowSpec:
     source_column: str | None = None
     sources: tuple[str, ...] = ()
     output_mode: str = APPEND
+    max_event_time_skew_ms: int | None = None
+    value_bounds: tuple[tuple[str, float | None, float | None], ...] = ()
+    dedup_column: str | None = None
+    dedup_horizon_ms: int | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.key_columns, tuple) or not all(isinstance(c, str) and c for c in self.key_columns):
@@ -166,6 +182,47 @@ class WindowSpec:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"aggregate output names must be unique; repeated: {duplicates}")
+        self._validate_input_checks()
+
+    def _validate_input_checks(self) -> None:
+        skew = self.max_event_time_skew_ms
+        if skew is not None and (not isinstance(skew, int) or isinstance(skew, bool) or skew < 0):
+            raise ValueError(f"max_event_time_skew must be a duration >= 0 (or None for no limit), got {skew!r}")
+        bounded = [b[0] for b in self.value_bounds]
+        for bound in self.value_bounds:
+            if not (isinstance(bound, tuple) and len(bound) == 3 and isinstance(bound[0], str) and bound[0]):
+                raise ValueError(f"value_bounds entries must be (column, min, max), got {bound!r}")
+            column, lo, hi = bound
+            for value in (lo, hi):
+                if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
+                    raise ValueError(f"value bounds of {column!r} must be numbers or None, got {value!r}")
+            if lo is None and hi is None:
+                raise ValueError(f"value bounds of {column!r} need a min, a max or both")
+            if lo is not None and hi is not None and lo > hi:
+                raise ValueError(f"value bounds of {column!r}: min {lo!r} is above max {hi!r}")
+        repeated = sorted({c for c in bounded if bounded.count(c) > 1})
+        if repeated:
+            raise ValueError(f"value bounds declared twice for {repeated}; declare one (min, max) per column")
+        if (self.dedup_column is None) != (self.dedup_horizon_ms is None):
+            raise ValueError(f"de-duplication needs both an event-id column and a horizon, got column "
+                             f"{self.dedup_column!r} and horizon {self.dedup_horizon_ms!r}")
+        if self.dedup_column is not None:
+            if not isinstance(self.dedup_column, str) or not self.dedup_column:
+                raise ValueError(f"the de-duplication column must be a column name, got {self.dedup_column!r}")
+            if not isinstance(self.dedup_horizon_ms, int) or self.dedup_horizon_ms <= 0:
+                raise ValueError(f"the de-duplication horizon must be a positive duration, "
+                                 f"got {self.dedup_horizon_ms!r}")
+
+    @property
+    def bounds_by_column(self) -> dict[str, tuple[float | None, float | None]]:
+        return {column: (lo, hi) for column, lo, hi in self.value_bounds}
+
+    @property
+    def numeric_columns(self) -> tuple[str, ...]:
+        """Columns that must hold numbers: those of Sum/Avg and those with declared bounds."""
+        cols = [agg.column for _, agg in self.aggregates if isinstance(agg, (Sum, Avg))]
+        cols.extend(column for column, _, _ in self.value_bounds)
+        return tuple(dict.fromkeys(cols))
 
     @property
     def is_event_time(self) -> bool:
@@ -227,6 +284,14 @@ class WindowSpec:
             found.append(f"output mode {self.output_mode!r}")
         return tuple(found)
 
+    @property
+    def required_columns(self) -> tuple[str, ...]:
+        """Every column an input must have: the operator's inputs plus the checked ones."""
+        cols = list(self.input_columns) + [column for column, _, _ in self.value_bounds]
+        if self.dedup_column is not None:
+            cols.append(self.dedup_column)
+        return tuple(dict.fromkeys(cols))
+
     def fingerprint(self) -> str:
         """A stable hash of the semantics; a resumed job must present the same one.
 
@@ -260,7 +325,7 @@ class WindowSpec:
                 or the event-time column whose type is neither timestamp nor long.
         """
         available = sorted(column_types)
-        for column in self.input_columns:
+        for column in self.required_columns:
             if column not in column_types:
                 raise ValueError(f"column {column!r} is not in the input; available columns: {available}")
         if self.event_time_column is None:
@@ -276,6 +341,11 @@ class WindowSpec:
                 if t not in NUMERIC_TYPES:
                     raise ValueError(
                         f"aggregate {name}={agg!r} needs a numeric column but {agg.column!r} is {t}")
+        for column, _, _ in self.value_bounds:
+            t = column_types[column].split("(")[0]
+            if t not in NUMERIC_TYPES:
+                raise ValueError(f"column {column!r} has declared value bounds, so it must be numeric; "
+                                 f"it is {t}")
 
 
 def _resolve(value: Any, name: str) -> int:
@@ -307,6 +377,9 @@ class WindowSpecBuilder:
     _source_column: str | None = None
     _sources: tuple[str, ...] = ()
     _output_mode: str = APPEND
+    _skew_ms: int | None = None
+    _bounds: tuple = ()
+    _dedup: tuple[str, int] | None = None
 
     def key_by(self, *columns: str) -> "WindowSpecBuilder":
         """The key columns; with none, the windows are non-keyed (as :meth:`window_all`)."""
@@ -355,6 +428,19 @@ class WindowSpecBuilder:
 
     def side_output_late_data(self, enabled: bool = True) -> "WindowSpecBuilder":
         return replace(self, _late_output=enabled)
+
+    def max_event_time_skew(self, skew: int | str | None) -> "WindowSpecBuilder":
+        """Quarantine rows whose event time is more than ``skew`` ahead of processing time."""
+        return replace(self, _skew_ms=None if skew is None else _resolve(skew, "max_event_time_skew"))
+
+    def value_bounds(self, column: str, min_value: float | None = None,
+                     max_value: float | None = None) -> "WindowSpecBuilder":
+        """Quarantine rows whose ``column`` is outside ``[min_value, max_value]`` (nulls pass)."""
+        return replace(self, _bounds=self._bounds + ((column, min_value, max_value),))
+
+    def deduplicate(self, event_id_column: str, horizon: int | str) -> "WindowSpecBuilder":
+        """Quarantine repeated event ids seen within ``horizon`` of event time behind the watermark."""
+        return replace(self, _dedup=(event_id_column, _resolve(horizon, "dedup_horizon")))
 
     def accumulating(self) -> "WindowSpecBuilder":
         return replace(self, _mode=ACCUMULATING)
@@ -416,4 +502,7 @@ class WindowSpecBuilder:
             aggregates=aggregates, allowed_lateness_ms=self._lateness_ms, evictor=self._evictor,
             late_output=self._late_output, process_function=process, ingestion_time_column=self._ingestion,
             idle_timeout_ms=self._idle_ms, source_column=self._source_column, sources=self._sources,
-            output_mode=self._output_mode)
+            output_mode=self._output_mode,
+            max_event_time_skew_ms=self._skew_ms, value_bounds=self._bounds,
+            dedup_column=self._dedup[0] if self._dedup else None,
+            dedup_horizon_ms=self._dedup[1] if self._dedup else None)

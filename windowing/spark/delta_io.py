@@ -39,10 +39,13 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
     builder.execute()
 
 
-def append(df: DataFrame, path: str, app_id: str, batch_id: int) -> None:
-    (df.write.format("delta").mode("append")
-     .option("txnAppId", app_id).option("txnVersion", str(batch_id))
-     .save(path))
+def append(df: DataFrame, path: str, app_id: str, batch_id: int, merge_schema: bool = False) -> None:
+    """Append idempotently; ``merge_schema`` adds new columns of ``df`` to the table (schema evolution)."""
+    writer = (df.write.format("delta").mode("append")
+              .option("txnAppId", app_id).option("txnVersion", str(batch_id)))
+    if merge_schema:
+        writer = writer.option("mergeSchema", "true")
+    writer.save(path)
 
 
 @contextmanager

@@ -35,6 +35,7 @@ from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.spark.stores import ConcurrentWriterError, DeltaStore, MemoryStore  # noqa: F401
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
+from windowing.spark.dedup import SeenIds
 from windowing.spark.plans import (
     BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, TIME_PLAN, PlanContext, closing_time_plan, count_plan,
     evicting_count_plan, plan_for, time_plan)
@@ -108,6 +109,7 @@ class SparkWindowOperator:
         self.bucket_ms = bucket_ms or default_bucket_ms(spec)
         self.writer_id = uuid.uuid4().hex
         self._fault = fault_injection or (lambda stage: None)
+        self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.dedup_column else None
         if reset_state:
             store.reset()
         self._check_fingerprint()
@@ -173,11 +175,14 @@ class SparkWindowOperator:
         self._fault("start")
         self.store.ensure_tables(*self._schemas(df))
         if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind == TIME_PLAN \
-                and self.plan.fires_at_end:
+                and self.plan.fires_at_end and self.seen_ids is None:
             return self._process_closing_batch(df, batch_id, processing_time_ms, started)
         cached: list[DataFrame] = []
         try:
-            classified = classify(df, self.spec, wm0).persist()
+            now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
+            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[self.spec.dedup_column].dataType)
+                    if self.seen_ids else None)
+            classified = classify(df, self.spec, wm0, now_ms, seen).persist()
             cached.append(classified)
             stats = classified.agg(
                 F.count(F.lit(1)).alias("input"),
@@ -227,6 +232,8 @@ class SparkWindowOperator:
             self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
                                     metrics.quarantined_rows, batch_id)
             self._fault("after_outputs")
+            if self.seen_ids:
+                self.seen_ids.record(classified, batch_id, wm0)
             windows_version = self.store.merge_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id)
             buffers_version = None
             if self.plan.kind == EVICTING_COUNT_PLAN:
@@ -251,7 +258,8 @@ class SparkWindowOperator:
         """
         spec = self.spec
         wm0, wm1 = MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS
-        classified = classify(df, spec, wm0)
+        now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
+        classified = classify(df, spec, wm0, now_ms)
         accounting = Observation(f"accounting_{self.writer_id}_{batch_id}")
         panes_seen = Observation(f"panes_{self.writer_id}_{batch_id}")
         stats_exprs = [
@@ -272,9 +280,9 @@ class SparkWindowOperator:
             unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0,
             panes_emitted=panes_emitted, windows_cleaned=0)
         if spec.late_output:
-            self.store.write_output("late", self._late_rows(df, classify(df, spec, wm0), wm0, batch_id),
+            self.store.write_output("late", self._late_rows(df, classified, wm0, batch_id),
                                     metrics.late_rows, batch_id)
-        self.store.write_output("quarantine", self._quarantined_rows(df, classify(df, spec, wm0), batch_id),
+        self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
                                 metrics.quarantined_rows, batch_id)
         self._fault("after_outputs")
         windows_version = self.store.windows_version()

@@ -7,12 +7,14 @@ Long.MIN_VALUE and a flush moves it to Long.MAX_VALUE).
 """
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
-from windowing.core.records import QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME
+from windowing.core.records import (
+    QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY,
+    QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS)
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 
@@ -53,7 +55,8 @@ def event_time_ms(df: DataFrame, column: str) -> Column:
     return F.col(column).cast("long")
 
 
-def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int) -> DataFrame:
+def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_ms: int | None = None,
+             seen_ids: DataFrame | None = None) -> DataFrame:
     """Add ``__ts_ms``, ``__seq``, the live windows and a status per input row.
 
     Windows: ``window_start_ms``/``window_end_ms`` columns for assigners with
@@ -63,6 +66,13 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int) -> DataFrame:
     Status: quarantined (with ``__reason``), late (in no live window and
     ``ts + L <= wm``), unassigned (in no window, not late) or accepted.
     A window is live when its cleanup time ``end - 1 + L`` is above ``wm``.
+    Quarantine reasons, first match wins (the reference model's order): null
+    key, null event time, unparseable event time, event time more than
+    ``max_event_time_skew`` ahead of ``processing_time_ms``, a value outside
+    its declared bounds, a duplicate event id (repeated within the batch in
+    (event time, sequence) order, or present in ``seen_ids``: the ids that
+    :mod:`windowing.spark.dedup` still remembers, one column named like the
+    spec's ``dedup_column``).
     """
     ts = event_time_ms(df, spec.event_time_column)
     key_null = F.lit(False)
@@ -72,7 +82,22 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int) -> DataFrame:
     reason = (F.when(key_null, F.lit(QUARANTINE_NULL_KEY))
               .when(raw_et.isNull(), F.lit(QUARANTINE_NULL_EVENT_TIME))
               .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
+    if spec.max_event_time_skew_ms is not None:
+        if processing_time_ms is None:
+            raise ValueError("max_event_time_skew is set: classify needs the batch's processing_time_ms")
+        newest_ok = _clamp(processing_time_ms + spec.max_event_time_skew_ms)
+        reason = reason.when(ts > long_lit(newest_ok), F.lit(QUARANTINE_FAR_FUTURE_EVENT_TIME))
+    for column, lo, hi in spec.value_bounds:
+        value = F.col(column)
+        outside = F.lit(False)
+        if lo is not None:
+            outside = outside | (value < F.lit(lo))
+        if hi is not None:
+            outside = outside | (value > F.lit(hi))
+        reason = reason.when(value.isNotNull() & outside, F.lit(QUARANTINE_VALUE_OUT_OF_BOUNDS))
     out = df.withColumn(TS, ts).withColumn(SEQ, F.monotonically_increasing_id()).withColumn(REASON, reason)
+    if spec.dedup_column is not None:
+        out = _mark_duplicates(out, spec.dedup_column, seen_ids)
     lateness = spec.allowed_lateness_ms
     if spec.is_event_time:
         live_end_above = _clamp(wm_start_ms - lateness + 1)   # a window is live iff its end > this
@@ -114,6 +139,22 @@ def single_window(spec: WindowSpec, ts: Column) -> tuple[Column, Column]:
         start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(assigner.size_ms))
         return start, start + long_lit(assigner.size_ms)
     raise ValueError(f"{assigner!r} may assign several windows; use assigned_windows()")
+
+
+def _mark_duplicates(out: DataFrame, id_column: str, seen_ids: DataFrame | None) -> DataFrame:
+    """Set reason ``duplicate_event`` on every valid row but the first of its id, and on ids already seen."""
+    event_id = F.col(id_column)
+    candidate = F.col(REASON).isNull() & event_id.isNotNull()
+    rank = F.row_number().over(Window.partitionBy(event_id, candidate).orderBy(F.col(TS), F.col(SEQ)))
+    out = out.withColumn("__dup_rank", rank)
+    seen_flag = F.lit(False)
+    if seen_ids is not None:
+        seen = seen_ids.select(F.col(id_column).alias("__seen_id")).distinct().withColumn("__seen", F.lit(True))
+        out = out.join(seen, event_id.eqNullSafe(F.col("__seen_id")), "left")
+        seen_flag = F.coalesce(F.col("__seen"), F.lit(False))
+    duplicate = candidate & ((F.col("__dup_rank") > 1) | seen_flag)
+    out = out.withColumn(REASON, F.when(duplicate, F.lit(QUARANTINE_DUPLICATE_EVENT)).otherwise(F.col(REASON)))
+    return out.drop("__dup_rank", "__seen_id", "__seen")
 
 
 def assigned_windows(spec: WindowSpec, ts: Column) -> Column:

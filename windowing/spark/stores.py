@@ -65,7 +65,8 @@ class DeltaStore:
 
     def reset(self) -> None:
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
-        for path in (self.windows_path, self.buffers_path, self.progress_path):
+        seen_ids_path = self.windows_path.rsplit("/", 1)[0] + "/seen_ids"   # windowing.spark.dedup
+        for path in (self.windows_path, self.buffers_path, self.progress_path, seen_ids_path):
             p = jvm.org.apache.hadoop.fs.Path(path)
             p.getFileSystem(conf).delete(p, True)
         self._last, self._loaded, self._tables_ready = None, False, False
@@ -110,7 +111,9 @@ class DeltaStore:
             delta_io.create_empty(self.spark, df.schema, path,
                                   properties={"delta.dataSkippingStatsColumns": ",".join(stats)})
         if rows or rows is None:
-            delta_io.append(df, path, self.operator_id, batch_id)
+            # Late and quarantine rows carry the whole input row: when the source gains a
+            # column (schema drift), the table gains it too instead of refusing the batch.
+            delta_io.append(df, path, self.operator_id, batch_id, merge_schema=kind != "results")
             self._outputs_ready.add(kind)
         elif kind not in self._outputs_ready:
             delta_io.create_empty(self.spark, df.schema, path)  # readers always find the table

@@ -1,0 +1,88 @@
+"""Suites ``state_windows`` and ``state_progress``: the operator's Delta state (CRITICAL).
+
+Windows (read as of the version the last committed batch recorded): no open
+time window whose cleanup time ``window_end_ms - 1 + allowed_lateness`` is at
+or below the committed watermark (it should have been cleaned up); fixed
+windows have the spec's length. Progress: batch ids unique, the watermark
+never decreases from one batch to the next, and every batch's metrics close:
+``input = accepted + late + dropped + unassigned + quarantined``.
+"""
+from __future__ import annotations
+
+import great_expectations as gx
+
+from expectations.base import CRITICAL, Check, Scope, read_delta, suite
+from windowing.core.assigners import GlobalWindows
+
+WINDOWS_SUITE = "state_windows"
+PROGRESS_SUITE = "state_progress"
+CLEANUP_DUE = "_cleanup_due"
+
+
+class ExpectNoWindowPastCleanup(gx.expectations.UnexpectedRowsExpectation):
+    unexpected_rows_query: str = "SELECT * FROM {batch} WHERE _cleanup_due"
+    description: str = "no open window's cleanup time is at or below the watermark"
+
+
+class ExpectWatermarkNeverDecreases(gx.expectations.UnexpectedRowsExpectation):
+    unexpected_rows_query: str = (
+        "SELECT batch_id, watermark_ms, previous FROM (SELECT batch_id, watermark_ms, "
+        "LAG(watermark_ms) OVER (ORDER BY batch_id) AS previous FROM {batch}) WHERE watermark_ms < previous")
+    description: str = "the committed watermark never decreases from one batch to the next"
+
+
+class ExpectBatchRowsAccounted(gx.expectations.UnexpectedRowsExpectation):
+    unexpected_rows_query: str = (
+        "SELECT batch_id, metrics FROM (SELECT batch_id, metrics, from_json(metrics, 'input_rows BIGINT, "
+        "accepted_rows BIGINT, late_rows BIGINT, dropped_late_rows BIGINT, unassigned_rows BIGINT, "
+        "quarantined_rows BIGINT') AS m FROM {batch}) WHERE m.input_rows <> m.accepted_rows + m.late_rows "
+        "+ m.dropped_late_rows + m.unassigned_rows + m.quarantined_rows")
+    description: str = "each batch: input = accepted + late + dropped + unassigned + quarantined rows"
+
+
+def with_cleanup_due(windows, watermark_ms: int, allowed_lateness_ms: int):
+    """Add ``_cleanup_due``: the window's cleanup time ``end - 1 + L`` is at or below the watermark."""
+    from pyspark.sql import functions as F
+    # Python ints, so the comparison cannot overflow: end - 1 + L <= wm  <=>  end <= wm + 1 - L.
+    due_at_or_below = max(-(2**63), min(2**63 - 1, watermark_ms + 1 - allowed_lateness_ms))
+    due = F.col("window_end_ms").isNotNull() & (F.col("window_end_ms") <= F.lit(due_at_or_below).cast("long"))
+    return windows.withColumn(CLEANUP_DUE, due)
+
+
+def window_expectations(job) -> list:
+    found = [ExpectNoWindowPastCleanup(severity=CRITICAL)]
+    if not isinstance(job.spec.assigner, GlobalWindows):
+        size = job.spec.assigner.size_ms
+        found.append(gx.expectations.UnexpectedRowsExpectation(
+            unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE window_end_ms - window_start_ms <> {size}",
+            description=f"open windows are {size} ms long", severity=CRITICAL))
+    return found
+
+
+def progress_expectations() -> list:
+    return [gx.expectations.ExpectColumnValuesToBeUnique(column="batch_id", severity=CRITICAL),
+            gx.expectations.ExpectColumnValuesToNotBeNull(column="watermark_ms", severity=CRITICAL),
+            ExpectWatermarkNeverDecreases(severity=CRITICAL),
+            ExpectBatchRowsAccounted(severity=CRITICAL)]
+
+
+def checks(spark, job, scope: Scope) -> list[Check]:
+    from pyspark.sql import functions as F
+    from windowing.spark import delta_io
+    base = f"{job.state_root.rstrip('/')}/{job.operator_id}"
+    progress = read_delta(spark, f"{base}/progress")
+    if progress is None:
+        return [Check(suite(WINDOWS_SUITE, window_expectations(job)), f"{base}/windows", None,
+                      skip_reason="no committed batch"),
+                Check(suite(PROGRESS_SUITE, progress_expectations()), f"{base}/progress", None,
+                      skip_reason="no committed batch")]
+    last = progress.orderBy(F.col("batch_id").desc()).limit(1).collect()
+    found = []
+    if last and delta_io.table_exists(spark, f"{base}/windows"):
+        wm, version = last[0]["watermark_ms"], last[0]["windows_version"]
+        windows = delta_io.read_as_of(spark, f"{base}/windows", version)
+        found.append(Check(suite(WINDOWS_SUITE, window_expectations(job)), f"{base}/windows",
+                           with_cleanup_due(windows, wm, job.spec.allowed_lateness_ms),
+                           notes={"watermark_ms": wm, "version": version}))
+    found.append(Check(suite(PROGRESS_SUITE, progress_expectations()), f"{base}/progress", progress))
+    return found

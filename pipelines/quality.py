@@ -1,0 +1,324 @@
+"""Validate a job's Delta tables with Great Expectations, keep the results, build Data Docs.
+
+:func:`validate_job` is what the drivers, the CLI (``winjob validate``) and
+the Airflow DAGs call. It runs the suites of ``expectations/`` with Great
+Expectations' Spark execution engine on the written Delta tables (read as
+Spark DataFrames; checks that need joins or counts are reduced in Spark
+first), then:
+
+* appends one row per suite to the Delta table ``<state_root>/validation_runs``
+  (:data:`RUNS_SCHEMA`);
+* builds Data Docs HTML into ``<output root>/data_docs`` (``index.html``);
+  the Great Expectations project (suites, results) is ``<output root>/gx``;
+* raises :class:`DataQualityError` naming every failed CRITICAL expectation
+  (suite, expectation type, column); WARNING failures are only reported.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import types as T
+
+from expectations import SUITE_MODULES, SUITES
+from expectations.base import CRITICAL, Check, Scope
+from pipelines.job import Job
+
+RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
+DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
+                  "state_progress")
+DATA_DOCS_SITE = "local_site"
+
+RUNS_SCHEMA = T.StructType([
+    T.StructField("run_id", T.StringType(), False),
+    T.StructField("job", T.StringType(), False),
+    T.StructField("operator_id", T.StringType(), False),
+    T.StructField("suite", T.StringType(), False),
+    T.StructField("table_path", T.StringType(), False),
+    T.StructField("success", T.BooleanType(), True),          # null: skipped (table missing, not applicable)
+    T.StructField("skipped_reason", T.StringType(), True),
+    T.StructField("evaluated_expectations", T.LongType(), False),
+    T.StructField("failed_expectations", T.LongType(), False),
+    T.StructField("failed_critical", T.LongType(), False),
+    T.StructField("failed_warning", T.LongType(), False),
+    T.StructField("failed_expectation_names", T.ArrayType(T.StringType()), False),
+    T.StructField("severity", T.StringType(), True),           # worst failed severity, null when all passed
+    T.StructField("batch_id", T.LongType(), True),
+    T.StructField("run_kind", T.StringType(), False),
+    T.StructField("validated_at", T.TimestampType(), False),
+    T.StructField("data_docs_path", T.StringType(), True),
+])
+
+
+class DataQualityError(RuntimeError):
+    """A CRITICAL expectation failed; the message names each (suite, expectation type, column)."""
+
+    def __init__(self, message: str, report: "ValidationReport"):
+        super().__init__(message)
+        self.report = report
+
+
+@dataclass(frozen=True)
+class FailedExpectation:
+    suite: str
+    expectation_type: str
+    column: str | None
+    severity: str
+    detail: str
+
+    def describe(self) -> str:
+        where = f" column {self.column!r}" if self.column else ""
+        return f"{self.suite}: {self.expectation_type}{where} ({self.detail})"
+
+
+@dataclass
+class SuiteResult:
+    suite: str
+    table: str
+    success: bool | None
+    evaluated: int
+    failed: list[FailedExpectation]
+    skipped_reason: str | None = None
+
+    @property
+    def failed_critical(self) -> list[FailedExpectation]:
+        return [f for f in self.failed if f.severity == CRITICAL.value]
+
+    @property
+    def failed_warning(self) -> list[FailedExpectation]:
+        return [f for f in self.failed if f.severity != CRITICAL.value]
+
+
+@dataclass
+class ValidationReport:
+    """The outcome of one :func:`validate_job` call."""
+
+    run_id: str
+    job: str
+    run_kind: str
+    batch_id: int | None
+    suites: list[SuiteResult] = field(default_factory=list)
+    data_docs_path: str | None = None
+    runs_table_path: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def critical_failures(self) -> list[FailedExpectation]:
+        return [f for s in self.suites for f in s.failed_critical]
+
+    @property
+    def warnings(self) -> list[FailedExpectation]:
+        return [f for s in self.suites for f in s.failed_warning]
+
+    @property
+    def success(self) -> bool:
+        """No CRITICAL expectation failed (warnings allowed)."""
+        return not self.critical_failures
+
+    def summary(self) -> str:
+        lines = [f"validation {self.run_id} of job {self.job} ({self.run_kind}"
+                 + (f", batch {self.batch_id}" if self.batch_id is not None else "") + f"), {self.seconds:.1f}s"]
+        for s in self.suites:
+            if s.success is None:
+                lines.append(f"  SKIP {s.suite:16s} {s.skipped_reason}")
+                continue
+            state = "PASS" if s.success else ("FAIL" if s.failed_critical else "WARN")
+            lines.append(f"  {state} {s.suite:16s} {s.evaluated - len(s.failed)}/{s.evaluated} expectations met"
+                         f"  [{s.table}]")
+            for f in s.failed:
+                lines.append(f"       {f.severity.upper():8s} {f.describe()}")
+        lines.append(f"Data Docs: {self.data_docs_path}")
+        return "\n".join(lines)
+
+
+# --------------------------------------------------------------- locations
+def data_docs_dir(job: Job) -> str:
+    """Where the Data Docs HTML of a job goes (``index.html`` inside)."""
+    return str(Path(job.output_root) / "data_docs")
+
+
+def gx_project_dir(job: Job) -> str:
+    return str(Path(job.output_root) / "gx")
+
+
+def runs_table_path(job: Job) -> str:
+    return f"{job.state_root.rstrip('/')}/validation_runs"
+
+
+def _context(job: Job):
+    """A file-backed GE project beside the job's outputs, its Data Docs site at :func:`data_docs_dir`."""
+    import great_expectations as gx
+    context = gx.get_context(mode="file", project_root_dir=gx_project_dir(job))
+    site = {"class_name": "SiteBuilder", "show_how_to_buttons": False,
+            "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": data_docs_dir(job)},
+            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"}}
+    sites = context.variables.data_docs_sites or {}
+    if sites.get(DATA_DOCS_SITE) != site or len(sites) != 1:
+        for name in list(sites):
+            context.delete_data_docs_site(name)
+        context.add_data_docs_site(DATA_DOCS_SITE, site)
+    return context
+
+
+def _batch_definition(context, suite_name: str):
+    source = context.data_sources.add_or_update_spark("delta_tables")
+    try:
+        asset = source.get_asset(suite_name)
+    except LookupError:
+        asset = source.add_dataframe_asset(suite_name)
+    try:
+        return asset.get_batch_definition("whole_table")
+    except (KeyError, LookupError):
+        return asset.add_batch_definition_whole_dataframe("whole_table")
+
+
+def _failed(suite: str, result) -> FailedExpectation:
+    config = result.expectation_config
+    kwargs = config.kwargs or {}
+    column = kwargs.get("column") or (",".join(kwargs["column_list"]) if kwargs.get("column_list") else None)
+    severity = getattr(config, "severity", CRITICAL)
+    severity = getattr(severity, "value", severity) or CRITICAL.value
+    info = result.result or {}
+    if result.exception_info and result.exception_info.get("raised_exception"):
+        detail = "error: " + str(result.exception_info.get("exception_message", ""))[:200]
+    elif "unexpected_count" in info:
+        sample = info.get("partial_unexpected_list") or []
+        detail = f"{info['unexpected_count']} unexpected" + (f", e.g. {sample[:3]}" if sample else "")
+    elif "observed_value" in info:
+        detail = f"observed {info['observed_value']}"
+        rows = info.get("details", {}).get("unexpected_rows") if isinstance(info.get("details"), dict) else None
+        if rows:
+            detail += f" unexpected rows, e.g. {str(rows[:2])[:200]}"
+    else:
+        detail = "failed"
+    if config.description and config.type.startswith("unexpected_rows"):
+        detail = f"{config.description}; {detail}"
+    return FailedExpectation(suite, config.type, column, str(severity), detail)
+
+
+def _run_check(context, check: Check, operator_id: str) -> SuiteResult:
+    import great_expectations as gx
+    name = check.suite.name
+    if check.frame is None:
+        return SuiteResult(name, check.table, None, 0, [], check.skip_reason or "nothing to validate")
+    # Jobs writing beside each other (a stream and its backfill) share one GE project
+    # and one Data Docs site: their suites are told apart by the operator id.
+    qualified = f"{operator_id}.{name}"
+    check.suite.name = qualified
+    suite = context.suites.add_or_update(check.suite)
+    definition = context.validation_definitions.add_or_update(
+        gx.ValidationDefinition(name=qualified, data=_batch_definition(context, qualified), suite=suite))
+    outcome = definition.run(batch_parameters={"dataframe": check.frame}, result_format="SUMMARY")
+    failed = [_failed(name, r) for r in outcome.results if not r.success]
+    return SuiteResult(name, check.table, not failed, len(outcome.results), failed)
+
+
+def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
+    """Validate one suite of ``job`` on a given Spark DataFrame (not recorded; for tests and exploration).
+
+    The frame must look like what the suite's module reads (e.g. the raw
+    suite's ``_event_time_ms`` column; see :mod:`expectations`).
+    """
+    from expectations import late_quarantine, raw_events, reconciliation, state, window_results
+    builders = {
+        "raw_events": lambda: raw_events.expectations(job, frame.columns, int(time.time() * 1000)),
+        "window_results": lambda: window_results.expectations(job),
+        "late_rows": lambda: late_quarantine.late_expectations(job),
+        "quarantine_rows": lambda: late_quarantine.quarantine_expectations(job),
+        "state_windows": lambda: state.window_expectations(job),
+        "state_progress": state.progress_expectations,
+        "reconciliation": reconciliation.expectations,
+    }
+    if suite_name not in builders:
+        raise ValueError(f"unknown suite {suite_name!r}; known suites: {sorted(builders)}")
+    context = _context(job)
+    expectations = builders[suite_name]()
+    from expectations.base import suite
+    return _run_check(context, Check(suite(suite_name, expectations), "(frame)", frame), job.operator_id)
+
+
+def _record(spark: SparkSession, job: Job, report: ValidationReport) -> None:
+    from windowing.spark import delta_io
+    now = dt.datetime.now(dt.timezone.utc)
+    rows = []
+    for s in report.suites:
+        worst = "critical" if s.failed_critical else ("warning" if s.failed else None)
+        rows.append((report.run_id, job.name, job.operator_id, s.suite, s.table, s.success, s.skipped_reason,
+                     s.evaluated, len(s.failed), len(s.failed_critical), len(s.failed_warning),
+                     [f"{f.expectation_type}" + (f"({f.column})" if f.column else "") for f in s.failed],
+                     worst, report.batch_id, report.run_kind, now, report.data_docs_path))
+    path = runs_table_path(job)
+    delta_io.create_empty(spark, RUNS_SCHEMA, path)
+    spark.createDataFrame(rows, RUNS_SCHEMA).write.format("delta").mode("append").save(path)
+
+
+def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, run_kind: str = "adhoc",
+                 suites: Sequence[str] | None = None, raw: DataFrame | None = None,
+                 raise_on_failure: bool = True, now_ms: int | None = None) -> ValidationReport:
+    """Validate a job's tables, record the run, build Data Docs, fail on CRITICAL failures.
+
+    Args:
+        spark: the process's SparkSession (with Delta).
+        job: the job whose raw, results, late, quarantine and state tables are checked.
+        batch_id: check only this batch's results/late/quarantine rows (the
+            results check includes the earlier panes of the windows the batch
+            touched); None checks whole tables.
+        run_kind: "stream", "backfill", "reprocess" or "adhoc" (recorded).
+        suites: suite names (see ``expectations.SUITES``); default
+            :data:`DEFAULT_SUITES`, plus "reconciliation" for a backfill.
+        raw: the raw rows to check instead of the whole raw table (a stream's
+            micro-batch; the rows a backfill fed).
+        raise_on_failure: raise :class:`DataQualityError` on a CRITICAL failure.
+        now_ms: processing time for the raw event-time range (default: now).
+
+    Returns:
+        The :class:`ValidationReport` (also when a warning failed).
+
+    Raises:
+        DataQualityError: a CRITICAL expectation failed; the message names
+            each failed expectation with its suite and column.
+        ValueError: an unknown suite name or run kind.
+    """
+    started = time.monotonic()
+    if run_kind not in RUN_KINDS:
+        raise ValueError(f"run_kind {run_kind!r} is not one of {RUN_KINDS}")
+    wanted = list(suites) if suites is not None else (
+        list(DEFAULT_SUITES) + (["reconciliation"] if run_kind == "backfill" and batch_id is None else []))
+    unknown = [s for s in wanted if s not in SUITES]
+    if unknown:
+        raise ValueError(f"unknown suite(s) {unknown}; known suites: {sorted(SUITES)}")
+    scope = Scope(batch_id=batch_id, now_ms=now_ms if now_ms is not None else int(time.time() * 1000),
+                  run_kind=run_kind, raw=raw, reconcile="reconciliation" in wanted)
+    context = _context(job)  # GE suites need a project while they are built
+    checks: list[Check] = []
+    for module in SUITE_MODULES:
+        if any(name in wanted for name in SUITES_OF[module.__name__]):
+            checks.extend(c for c in module.checks(spark, job, scope) if c.suite.name in wanted)
+    report = ValidationReport(uuid.uuid4().hex[:12], job.name, run_kind, batch_id,
+                              runs_table_path=runs_table_path(job))
+    report.suites = [_run_check(context, check, job.operator_id) for check in checks]
+    context.build_data_docs(site_names=[DATA_DOCS_SITE])
+    report.data_docs_path = str(Path(data_docs_dir(job)) / "index.html")
+    report.seconds = time.monotonic() - started
+    _record(spark, job, report)
+    if raise_on_failure and report.critical_failures:
+        failures = "; ".join(f.describe() for f in report.critical_failures)
+        raise DataQualityError(
+            f"data quality of job {job.name} ({run_kind}" + (f", batch {batch_id}" if batch_id is not None else "")
+            + f"): {len(report.critical_failures)} critical expectation(s) failed: {failures}. "
+            f"Data Docs: {report.data_docs_path}", report)
+    return report
+
+
+def read_runs(spark: SparkSession, job: Job) -> DataFrame:
+    """The validation runs recorded for a job (a Delta table)."""
+    return spark.read.format("delta").load(runs_table_path(job))
+
+
+SUITES_OF = {module.__name__: names for module, names in
+             ((m, tuple(n for n, mod in SUITES.items() if mod is m)) for m in SUITE_MODULES)}

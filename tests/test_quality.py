@@ -1,0 +1,313 @@
+"""Data quality with Great Expectations on real Spark + Delta tables.
+
+One small pipeline (the demo job on 300 purchases: a stream in two arrivals,
+validated after each batch, and a complete backfill, validated with the
+reconciliation) is built once. Each expectation is then shown to pass on the
+good tables and to fail on a copy broken in exactly the way it guards
+against; the validation-runs table, Data Docs, DataQualityError and the CLI
+are checked on the same tables.
+"""
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import pytest
+from pyspark.sql import functions as F
+
+from pipelines.cli import main as winjob
+from pipelines.demo import DEMO_JOB, START, generate_purchases, land
+from pipelines.drivers import run_backfill, run_stream
+from pipelines.job import load_job
+from pipelines.quality import DataQualityError, check_frame, read_runs, validate_job
+
+pytestmark = [pytest.mark.spark, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def pipeline(spark, tmp_path_factory):
+    root = tmp_path_factory.mktemp("quality")
+    job = load_job(DEMO_JOB, root=root)
+    rows = generate_purchases(n_events=300, n_users=6, minutes=6, seed=3)
+    half = len(rows) // 2
+    # Three purchases from the first seconds that arrive with the second half: late rows.
+    late = [(f"late{i}", "u001", 1, START + dt.timedelta(seconds=1 + i), rows[-1][4]) for i in range(3)]
+    rows = rows + late
+    for part in (rows[:half], rows[half:]):
+        land(spark, part, job.source_path)
+        run_stream(spark, job)                      # validates each batch (default)
+    backfill = job.with_operator(job.operator_id + "_backfill", "backfill")
+    run_backfill(spark, backfill)                   # validates, with the reconciliation
+    return {"root": root, "job": job, "backfill": backfill, "raw_rows": len(rows)}
+
+
+def _read(spark, path):
+    return spark.read.format("delta").load(path)
+
+
+def _failed(result) -> set[tuple[str, str | None]]:
+    return {(f.expectation_type, f.column) for f in result.failed}
+
+
+def _assert_only(result, expectation_type: str, column: str | None = None):
+    assert result.success is False, "the broken frame passed"
+    failed = _failed(result)
+    assert (expectation_type, column) in failed, failed
+    assert all(t == expectation_type for t, _ in failed), f"more than the guarded expectation failed: {failed}"
+
+
+# ------------------------------------------------------------- raw events
+def _raw(spark, job, breaks=None):
+    """The raw rows that are good (the demo also lands malformed ones), optionally broken, as the suite reads them."""
+    from expectations.raw_events import EVENT_TIME_MS
+    from windowing.spark.prepare import event_time_ms
+    raw = _read(spark, job.source_path).where("user_id IS NOT NULL AND event_time IS NOT NULL")
+    if breaks is not None:
+        raw = breaks(raw)
+    return raw.withColumn(EVENT_TIME_MS, event_time_ms(raw, "event_time"))
+
+
+def _one_row(df, column, value):
+    return df.withColumn(column, F.when(F.col("event_id") == "e00001", value).otherwise(F.col(column)))
+
+
+RAW_BREAKS = {
+    "null key": (lambda df: _one_row(df, "user_id", F.lit(None)), "expect_column_values_to_not_be_null", "user_id"),
+    "null event time": (lambda df: _one_row(df, "event_time", F.lit(None)),
+                        "expect_column_values_to_not_be_null", "event_time"),
+    "event time a year ahead": (lambda df: _one_row(df, "event_time", F.current_timestamp() + F.expr("INTERVAL 365 DAYS")),
+                                "expect_column_values_to_be_between", "_event_time_ms"),
+    "duplicate event id": (lambda df: df.unionByName(df.where("event_id = 'e00001'")),
+                           "expect_column_values_to_be_unique", "event_id"),
+    "value out of bounds": (lambda df: _one_row(df, "item_count", F.lit(1000)),
+                            "expect_column_values_to_be_between", "item_count"),
+}
+
+
+def test_raw_suite_passes_on_good_rows(spark, pipeline):
+    result = check_frame(pipeline["job"], "raw_events", _raw(spark, pipeline["job"]))
+    assert result.success, [f.describe() for f in result.failed]
+    assert result.evaluated >= 10
+
+
+@pytest.mark.parametrize("case", sorted(RAW_BREAKS))
+def test_raw_suite_catches(spark, pipeline, case):
+    breaks, expectation, column = RAW_BREAKS[case]
+    result = check_frame(pipeline["job"], "raw_events", _raw(spark, pipeline["job"], breaks))
+    _assert_only(result, expectation, column)
+    assert all(f.severity == "warning" for f in result.failed)  # the operator quarantines such rows
+
+
+def test_raw_suite_schema_checks_are_critical(spark, pipeline):
+    job = pipeline["job"]
+    result = check_frame(job, "raw_events", _raw(spark, job, lambda df: df.drop("item_count")))
+    assert ("expect_column_to_exist", "item_count") in _failed(result)
+    assert {f.severity for f in result.failed if f.expectation_type == "expect_column_to_exist"} == {"critical"}
+    assert all(f.column == "item_count" for f in result.failed)   # checks of other columns still pass
+    result = check_frame(job, "raw_events", _raw(spark, job, lambda df: df.withColumn(
+        "item_count", F.col("item_count").cast("string"))))
+    assert ("expect_column_values_to_be_in_type_list", "item_count") in _failed(result)
+    assert all(f.column == "item_count" for f in result.failed)
+
+
+# --------------------------------------------------------- window results
+def _on_time_window(df):
+    """(user_id, window_start_ms) of one window with exactly one pane, ON_TIME."""
+    one = (df.groupBy("user_id", "window_start_ms").agg(F.count("*").alias("n"), F.max("timing").alias("t"))
+           .where("n = 1 AND t = 'ON_TIME'").orderBy("user_id", "window_start_ms").first())
+    return one["user_id"], one["window_start_ms"]
+
+
+def _in(df, window):
+    return (F.col("user_id") == window[0]) & (F.col("window_start_ms") == window[1])
+
+
+def _new_pane(df, window, timing):
+    row = df.where(_in(df, window))
+    return df.unionByName(row.withColumn("pane_index", F.col("pane_index") + 1).withColumn("timing", F.lit(timing)))
+
+
+RESULT_BREAKS = {
+    "window one ms too long": (lambda df, w: df.withColumn(
+        "window_end_ms", F.when(_in(df, w), F.col("window_end_ms") + 1).otherwise(F.col("window_end_ms"))),
+        "expect_window_length_to_match_spec", None),
+    "duplicate (key, window, pane)": (lambda df, w: df.unionByName(
+        df.where(_in(df, w)).withColumn("timing", F.lit("LATE"))), "expect_unique_pane_per_window", None),
+    "pane index gap": (lambda df, w: df.withColumn(
+        "pane_index", F.when(_in(df, w), F.col("pane_index") + 1).otherwise(F.col("pane_index"))),
+        "expect_consecutive_pane_indexes", None),
+    "two ON_TIME panes": (lambda df, w: _new_pane(df, w, "ON_TIME"), "expect_at_most_one_on_time_pane", None),
+    "unknown timing": (lambda df, w: df.withColumn(
+        "timing", F.when(_in(df, w), F.lit("SOON")).otherwise(F.col("timing"))),
+        "expect_column_values_to_be_in_set", "timing"),
+    "null watermark": (lambda df, w: df.withColumn(
+        "watermark_ms", F.when(_in(df, w), F.lit(None)).otherwise(F.col("watermark_ms"))),
+        "expect_column_values_to_not_be_null", "watermark_ms"),
+    "count of 0": (lambda df, w: df.withColumn(
+        "purchases", F.when(_in(df, w), F.lit(0)).otherwise(F.col("purchases"))),
+        "expect_column_values_to_be_between", "purchases"),
+    "aggregate above its bound": (lambda df, w: df.withColumn(
+        "max_items", F.when(_in(df, w), F.lit(500)).otherwise(F.col("max_items"))),
+        "expect_column_values_to_be_between", "max_items"),
+}
+
+
+def test_results_suite_passes_on_stream_and_backfill(spark, pipeline):
+    for job in (pipeline["job"], pipeline["backfill"]):
+        result = check_frame(job, "window_results", _read(spark, job.results_path))
+        assert result.success, [f.describe() for f in result.failed]
+
+
+@pytest.mark.parametrize("case", sorted(RESULT_BREAKS))
+def test_results_suite_catches(spark, pipeline, case):
+    breaks, expectation, column = RESULT_BREAKS[case]
+    df = _read(spark, pipeline["job"].results_path)
+    result = check_frame(pipeline["job"], "window_results", breaks(df, _on_time_window(df)))
+    _assert_only(result, expectation, column)
+    assert all(f.severity == "critical" for f in result.failed)
+
+
+# ---------------------------------------------------- late and quarantine
+def test_late_and_quarantine_suites(spark, pipeline):
+    job = pipeline["job"]
+    late, quarantine = _read(spark, job.late_path), _read(spark, job.quarantine_path)
+    assert late.count() > 0 and quarantine.count() > 0
+    assert check_frame(job, "late_rows", late).success
+    assert check_frame(job, "quarantine_rows", quarantine).success
+    _assert_only(check_frame(job, "late_rows", late.withColumn("reason", F.lit(None).cast("string"))),
+                 "expect_column_values_to_not_be_null", "reason")
+    _assert_only(check_frame(job, "late_rows", late.withColumn("reason", F.lit("too_slow"))),
+                 "expect_column_values_to_be_in_set", "reason")
+    _assert_only(check_frame(job, "late_rows", late.withColumn("event_time_ms", F.col("watermark_ms"))),
+                 "expect_late_rows_to_be_late")
+    _assert_only(check_frame(job, "quarantine_rows", quarantine.withColumn("reason", F.lit(None).cast("string"))),
+                 "expect_column_values_to_not_be_null", "reason")
+    _assert_only(check_frame(job, "quarantine_rows", quarantine.withColumn("reason", F.lit("looked_odd"))),
+                 "expect_column_values_to_be_in_set", "reason")
+
+
+# ------------------------------------------------------------------ state
+def test_state_suites(spark, pipeline):
+    from expectations.state import with_cleanup_due
+    job = pipeline["job"]
+    base = f"{job.state_root}/{job.operator_id}"
+    progress = _read(spark, f"{base}/progress")
+    last = progress.orderBy(F.col("batch_id").desc()).first()
+    windows = spark.read.format("delta").option("versionAsOf", last["windows_version"]).load(f"{base}/windows")
+    assert windows.count() > 0, "the stream should leave open windows"
+    wm, lateness = last["watermark_ms"], job.spec.allowed_lateness_ms
+    assert check_frame(job, "state_windows", with_cleanup_due(windows, wm, lateness)).success
+    # A window whose cleanup time (end - 1 + L) is exactly the watermark should be gone.
+    stale = windows.limit(1).withColumn("window_end_ms", F.lit(wm + 1 - lateness).cast("long")) \
+        .withColumn("window_start_ms", F.col("window_end_ms") - 60_000)
+    _assert_only(check_frame(job, "state_windows", with_cleanup_due(windows.unionByName(stale), wm, lateness)),
+                 "expect_no_window_past_cleanup")
+    # One ms later it is legitimately open.
+    fresh = stale.withColumn("window_end_ms", F.col("window_end_ms") + 1) \
+        .withColumn("window_start_ms", F.col("window_end_ms") - 60_000)
+    assert check_frame(job, "state_windows", with_cleanup_due(windows.unionByName(fresh), wm, lateness)).success
+
+    assert progress.count() >= 2 and check_frame(job, "state_progress", progress).success
+    first = progress.orderBy("batch_id").first()["batch_id"]
+    _assert_only(check_frame(job, "state_progress", progress.withColumn(
+        "watermark_ms", F.when(F.col("batch_id") == first + 1, F.lit(-1)).otherwise(F.col("watermark_ms")))),
+        "expect_watermark_never_decreases")
+    _assert_only(check_frame(job, "state_progress", progress.withColumn(
+        "metrics", F.regexp_replace("metrics", '"input_rows": ', '"input_rows": 1'))),
+        "expect_batch_rows_accounted")
+    _assert_only(check_frame(job, "state_progress", progress.unionByName(progress.limit(1))),
+                 "expect_column_values_to_be_unique", "batch_id")
+
+
+# ---------------------------------------------------------- reconciliation
+def _counts(spark, **counts):
+    return spark.createDataFrame([tuple(counts.values())], ", ".join(f"{k} bigint" for k in counts))
+
+
+def test_reconciliation_suite(spark, pipeline):
+    from expectations.reconciliation import valid_raw_rows, windowed_rows
+    job = pipeline["backfill"]
+    raw = _read(spark, job.source_path)
+    valid = valid_raw_rows(raw, job, int(__import__("time").time() * 1000))
+    windowed = windowed_rows(_read(spark, job.results_path), job)
+    quarantined = _read(spark, job.quarantine_path).count()
+    assert raw.count() == pipeline["raw_rows"] and valid == windowed == pipeline["raw_rows"] - quarantined
+    good = dict(raw_rows=raw.count(), valid_raw_rows=valid, windowed_rows=windowed, late_rows=0,
+                quarantined_rows=quarantined)
+    assert check_frame(job, "reconciliation", _counts(spark, **good)).success
+    _assert_only(check_frame(job, "reconciliation", _counts(spark, **{**good, "raw_rows": good["raw_rows"] + 1})),
+                 "expect_every_raw_row_accounted")
+    _assert_only(check_frame(job, "reconciliation", _counts(spark, **{**good, "valid_raw_rows": valid + 1})),
+                 "expect_window_counts_to_equal_valid_raw_rows")
+    _assert_only(check_frame(job, "reconciliation", _counts(spark, **{
+        **good, "late_rows": 1, "quarantined_rows": quarantined - 1})), "expect_no_late_rows_in_complete_backfill")
+
+
+def test_reconciliation_fails_when_a_window_result_is_lost(spark, pipeline, tmp_path):
+    job = pipeline["backfill"]
+    lost = job.__class__(**{**job.__dict__, "results_path": str(tmp_path / "results_missing_one")})
+    results = _read(spark, job.results_path)
+    results.exceptAll(results.limit(1)).write.format("delta").save(lost.results_path)
+    with pytest.raises(DataQualityError) as error:
+        validate_job(spark, lost, run_kind="backfill", suites=["reconciliation"])
+    message = str(error.value)
+    assert "reconciliation: expect_window_counts_to_equal_valid_raw_rows" in message
+    assert "reconciliation: expect_every_raw_row_accounted" in message
+
+
+# ------------------------------------------- runs table, Data Docs, errors
+def test_validation_runs_table_and_data_docs(spark, pipeline):
+    job = pipeline["job"]
+    runs = read_runs(spark, job)
+    stream_runs = runs.where("run_kind = 'stream' AND operator_id = 'purchases_1m'")
+    # After each streaming batch: all six default suites, on that batch.
+    assert sorted(r["batch_id"] for r in stream_runs.select("batch_id").distinct().collect()) == [0, 1]
+    assert stream_runs.select("suite").distinct().count() == 6
+    backfill_runs = runs.where("operator_id = 'purchases_1m_backfill' AND run_kind = 'backfill'").collect()
+    assert {r["suite"] for r in backfill_runs} >= {"reconciliation", "window_results", "raw_events"}
+    recon = [r for r in backfill_runs if r["suite"] == "reconciliation"][0]
+    assert recon["success"] is True and recon["evaluated_expectations"] == 3 and recon["failed_expectations"] == 0
+    raw_run = [r for r in backfill_runs if r["suite"] == "raw_events"][0]
+    # The demo data has null keys and null event times: warnings, recorded with their names.
+    assert raw_run["success"] is False and raw_run["severity"] == "warning" and raw_run["failed_critical"] == 0
+    assert "expect_column_values_to_not_be_null(user_id)" in raw_run["failed_expectation_names"]
+    assert all(r["validated_at"] is not None and r["run_id"] for r in backfill_runs)
+
+    docs = Path(job.output_root) / "data_docs"
+    assert (docs / "index.html").is_file()
+    pages = list((docs / "validations").rglob("*.html"))
+    assert any("purchases_1m.window_results" in str(p) for p in pages)
+    assert any("purchases_1m_backfill.reconciliation" in str(p) for p in pages)
+    assert "purchases_1m.raw_events" in (docs / "index.html").read_text()
+
+
+def test_critical_failure_raises_naming_expectations_warnings_do_not(spark, pipeline, tmp_path):
+    job = pipeline["job"]
+    report = validate_job(spark, job, suites=["raw_events", "late_rows"])   # warnings only
+    assert report.success and report.warnings and not report.critical_failures
+
+    broken = job.__class__(**{**job.__dict__, "late_path": str(tmp_path / "late_broken")})
+    _read(spark, job.late_path).withColumn("reason", F.lit("whatever")).write.format("delta").save(broken.late_path)
+    with pytest.raises(DataQualityError) as error:
+        validate_job(spark, broken, suites=["late_rows"], run_kind="adhoc")
+    assert "late_rows: expect_column_values_to_be_in_set column 'reason'" in str(error.value)
+    assert error.value.report.data_docs_path.endswith("data_docs/index.html")
+    last = read_runs(spark, broken).orderBy(F.col("validated_at").desc()).first()
+    assert last["suite"] == "late_rows" and last["success"] is False and last["severity"] == "critical"
+
+
+def test_cli_validate(spark, pipeline, tmp_path, capsys):
+    root = str(pipeline["root"])
+    assert winjob(["validate", "--job", str(DEMO_JOB), "--root", root, "--batch-id", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "PASS window_results" in out and "Data Docs: " in out and "data_docs/index.html" in out
+    assert winjob(["validate", "--job", str(DEMO_JOB), "--root", root, "--suite", "no_such_suite"]) == 2
+    assert "no_such_suite" in capsys.readouterr().err
+    # A job definition whose bounds the written results break: exit code 1, the failure named.
+    strict = tmp_path / "strict.toml"
+    strict.write_text(Path(DEMO_JOB).read_text().replace("max_items = { min = 1, max = 100 }",
+                                                         "max_items = { min = 1, max = 2 }"))
+    assert winjob(["validate", "--job", str(strict), "--root", root, "--suite", "window_results"]) == 1
+    captured = capsys.readouterr()
+    assert "FAIL window_results" in captured.out
+    assert "expect_column_values_to_be_between column 'max_items'" in captured.err
