@@ -216,8 +216,36 @@ def _gap_extractor(gap: Any) -> SessionGapExtractor:
     return gap
 
 
+class _SessionWindows:
+    """What both session assigners share; subclasses are frozen dataclasses with
+    ``gap_ms`` and ``dynamic_gap`` fields and say which time they use."""
+
+    def __post_init__(self) -> None:
+        _check_session(self, type(self).__name__)
+
+    @classmethod
+    def with_gap(cls, gap: int | str):
+        return cls(gap_ms=parse_duration_ms(gap, "gap"))
+
+    @classmethod
+    def with_dynamic_gap(cls, gap: str | SessionGapExtractor):
+        return cls(dynamic_gap=_gap_extractor(gap))
+
+    @property
+    def is_merging(self) -> bool:
+        return True
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return _gap_columns(self.dynamic_gap)
+
+    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
+        gap = self.gap_ms if self.dynamic_gap is None else self.dynamic_gap.gap_ms(row)
+        return _session_window(ts_ms, gap, row)
+
+
 @dataclass(frozen=True)
-class EventTimeSessionWindows:
+class EventTimeSessionWindows(_SessionWindows):
     """Event-time session windows (Flink's ``EventTimeSessionWindows``): a merging assigner.
 
     Each element opens ``[ts, ts + gap)``; windows of one key that intersect
@@ -230,36 +258,13 @@ class EventTimeSessionWindows:
     gap_ms: int | None = None
     dynamic_gap: Any = None
 
-    def __post_init__(self) -> None:
-        _check_session(self, "EventTimeSessionWindows")
-
-    @classmethod
-    def with_gap(cls, gap: int | str) -> "EventTimeSessionWindows":
-        return cls(gap_ms=parse_duration_ms(gap, "gap"))
-
-    @classmethod
-    def with_dynamic_gap(cls, gap: str | SessionGapExtractor) -> "EventTimeSessionWindows":
-        return cls(dynamic_gap=_gap_extractor(gap))
-
     @property
     def is_event_time(self) -> bool:
         return True
 
-    @property
-    def is_merging(self) -> bool:
-        return True
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return _gap_columns(self.dynamic_gap)
-
-    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
-        gap = self.gap_ms if self.dynamic_gap is None else self.dynamic_gap.gap_ms(row)
-        return _session_window(ts_ms, gap, row)
-
 
 @dataclass(frozen=True)
-class ProcessingTimeSessionWindows:
+class ProcessingTimeSessionWindows(_SessionWindows):
     """Processing-time session windows (Flink's ``ProcessingTimeSessionWindows``).
 
     As :class:`EventTimeSessionWindows`, with the element's processing time
@@ -269,32 +274,9 @@ class ProcessingTimeSessionWindows:
     gap_ms: int | None = None
     dynamic_gap: Any = None
 
-    def __post_init__(self) -> None:
-        _check_session(self, "ProcessingTimeSessionWindows")
-
-    @classmethod
-    def with_gap(cls, gap: int | str) -> "ProcessingTimeSessionWindows":
-        return cls(gap_ms=parse_duration_ms(gap, "gap"))
-
-    @classmethod
-    def with_dynamic_gap(cls, gap: str | SessionGapExtractor) -> "ProcessingTimeSessionWindows":
-        return cls(dynamic_gap=_gap_extractor(gap))
-
     @property
     def is_event_time(self) -> bool:
         return False
-
-    @property
-    def is_merging(self) -> bool:
-        return True
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return _gap_columns(self.dynamic_gap)
-
-    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
-        gap = self.gap_ms if self.dynamic_gap is None else self.dynamic_gap.gap_ms(row)
-        return _session_window(ts_ms, gap, row)
 
 
 def _check_session(assigner, name: str) -> None:
