@@ -105,3 +105,12 @@ def test_two_writers_of_one_operator_do_not_both_succeed(spark, tmp_path):
     with pytest.raises(ConcurrentWriterError, match="batch 0"):
         second.process_batch(df, 0)
     assert spark.read.format("delta").load(first.store.progress_path).count() == 1
+
+
+def test_relative_state_root_works(spark, tmp_path, monkeypatch):
+    """A job's tables may be given relative to the working directory (as in job TOML files)."""
+    monkeypatch.chdir(tmp_path)
+    op = SparkWindowOperator.on_delta(spark, spec(), "op", "relative/state", results_path="relative/results")
+    op.process_batch(spark.createDataFrame(BATCHES[0], SCHEMA), 0)
+    assert op.process_batch(spark.createDataFrame(BATCHES[1], SCHEMA), 1).watermark_after_ms == 14
+    assert rows_of(spark, str(tmp_path / "relative/results"), drop=("batch_id",))[0][:2] == ("a", 0)

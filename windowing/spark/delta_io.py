@@ -9,6 +9,8 @@ configuration.
 """
 from __future__ import annotations
 
+import os
+
 from contextlib import contextmanager
 
 from delta.tables import DeltaTable
@@ -16,6 +18,14 @@ from pyspark.sql import DataFrame, SparkSession
 
 TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
 TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+
+
+def absolute(path: str) -> str:
+    """A local path made absolute against the Python process's working directory (URIs unchanged).
+
+    Spark would resolve a relative path against the JVM's start directory instead.
+    """
+    return path if "://" in path or path.startswith("file:") else os.path.abspath(path)
 
 
 def table_exists(spark: SparkSession, path: str) -> bool:
@@ -30,6 +40,7 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
     """
     if table_exists(spark, path):
         return
+    path = absolute(path)   # the table builder reads a relative location as a table name
     builder = (DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
                .property("delta.enableDeletionVectors", "true"))
     for key, value in (properties or {}).items():

@@ -52,12 +52,12 @@ class DeltaStore:
     def __init__(self, spark: SparkSession, operator_id: str, state_root: str, results_path: str | None = None,
                  late_path: str | None = None, quarantine_path: str | None = None):
         self.spark, self.operator_id = spark, operator_id
-        base = f"{state_root.rstrip('/')}/{operator_id}"
+        base = f"{delta_io.absolute(state_root).rstrip('/')}/{operator_id}"
         self.windows_path, self.buffers_path, self.progress_path = (
             f"{base}/windows", f"{base}/buffers", f"{base}/progress")
-        self.results_path = results_path or f"{base}/results"
-        self.late_path = late_path or f"{base}/late"
-        self.quarantine_path = quarantine_path or f"{base}/quarantine"
+        self.results_path = delta_io.absolute(results_path or f"{base}/results")
+        self.late_path = delta_io.absolute(late_path or f"{base}/late")
+        self.quarantine_path = delta_io.absolute(quarantine_path or f"{base}/quarantine")
         self._last: dict | None = None
         self._loaded = False
         self._tables_ready = False
