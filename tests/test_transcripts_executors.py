@@ -10,7 +10,8 @@ from __future__ import annotations
 import pytest
 
 import transcripts_model  # noqa: F401  (registers the transcripts of the full window model)
-from spark_adapter import SparkExecutor, infer_schema
+from spark_adapter import SparkExecutor, infer_schema, keyed_time_windows_left
+from windowing.spark.keyed import KeyedModelOperator
 from test_transcripts_reference import run_transcript
 from transcripts import SPARK_BATCH, TRANSCRIPTS
 
@@ -46,6 +47,8 @@ def test_spark_planner_refuses_model_only_specs(transcript):
 
 def _spark_time_windows_left(executor) -> list:
     """State rows (tuples: key columns, then window start) of time windows."""
+    if isinstance(executor.operator, KeyedModelOperator):
+        return keyed_time_windows_left(executor.operator)
     start = len(executor.spec.key_columns)
     return [row for row in executor.open_windows() if row[start] is not None]
 
