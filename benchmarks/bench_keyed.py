@@ -27,7 +27,6 @@ from pyspark.sql import functions as F
 from bench_windows import DAY_MS, OUT, START_MS, generate, timed_cpu
 from pipelines.examples import EveryNthLarge
 from windowing import Count, Sum, TumblingEventTimeWindows, WindowSpecBuilder
-from windowing.core.time import MAX_TIMESTAMP_MS
 from windowing.spark.keyed import KeyedModelOperator
 from windowing.spark.operator import SparkWindowOperator
 from windowing.spark.session import get_spark

@@ -198,12 +198,13 @@ def _python_value(value, dtype: T.DataType):
 def _key_runner(spec: WindowSpec, clock: KeyBatchClock, keys: list[str], out_schema: T.StructType,
                 result_fields: list[T.StructField]):
     """The function applyInArrow runs per key: (rows, state) -> panes, late/quarantined seqs, the new state."""
+    from pyspark.sql.pandas.types import to_arrow_schema
     et_column = spec.event_time_column
     key_columns = list(spec.key_columns)
+    arrow_schema = to_arrow_schema(out_schema)   # once, on the driver (it pickles with the function)
 
     def run(rows_table, state_table):
         import pyarrow as pa
-        from pyspark.sql.pandas.types import to_arrow_schema
         rows = rows_table.to_pylist()
         rows.sort(key=lambda r: r[SEQ])   # arrival order: the model orders (time, arrival)
         group = (rows[0] if rows else state_table.slice(0, 1).to_pylist()[0])
@@ -243,7 +244,7 @@ def _key_runner(spec: WindowSpec, clock: KeyBatchClock, keys: list[str], out_sch
             key_row.update({STATE: pickle.dumps(new_state), NEXT_EVENT_TIMER: new_state.next_timer_ms(EVENT),
                             NEXT_PROCESSING_TIMER: new_state.next_timer_ms(PROCESSING)})
         out.append(key_row)
-        return pa.Table.from_pylist(out, schema=to_arrow_schema(out_schema))
+        return pa.Table.from_pylist(out, schema=arrow_schema)
 
     return run
 
