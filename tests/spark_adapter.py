@@ -18,7 +18,10 @@ def infer_schema(spec: WindowSpec, rows: list[dict]) -> str:
     fields = []
     for column in columns:
         values = [r.get(column) for r in rows if r.get(column) is not None]
-        kind = "double" if any(isinstance(v, float) for v in values) else \
+        # A string among the values wins: the runners append a typing row (w=0.5) that a
+        # transcript with string values in ``w`` must not turn into a double column.
+        kind = "string" if any(isinstance(v, str) for v in values) else \
+            "double" if any(isinstance(v, float) for v in values) else \
             _SPARK_TYPES.get(type(values[0]), "string") if values else "bigint"
         if column == spec.event_time_column:
             kind = "bigint"
