@@ -52,8 +52,10 @@ from pyspark.sql import types as T
 
 from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
 from windowing.core.assigners import GapFromColumn
-from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, QUARANTINE_INVALID_INGESTION_TIME, \
-    QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_UNKNOWN_SOURCE, BatchMetrics
+from windowing.core.records import (
+    LATE_BEYOND_ALLOWED_LATENESS, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_INGESTION_TIME,
+    QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNKNOWN_SOURCE,
+    QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS, BatchMetrics)
 from windowing.core.reference import EVENT, PROCESSING, KeyBatchClock, batch_clock, run_key_batch
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
@@ -111,8 +113,6 @@ def prepare_rows(df: DataFrame, spec: WindowSpec, arrival_clock_ms: int, skew_re
         nonlocal reason
         reason = F.when(cond, F.lit(text)) if reason is None else reason.when(cond, F.lit(text))
 
-    from windowing.core.records import QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, \
-        QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS
     key_null = F.lit(False)
     for key in spec.key_columns:
         key_null = key_null | F.col(key).isNull()
