@@ -70,7 +70,9 @@ def test_model_only_transcripts_use_model_only_features():
 def test_keyed_on_spark_names_per_key_transcripts():
     names = {t.name: t for t in TRANSCRIPTS}
     assert KEYED_ON_SPARK <= set(names)
-    assert all(_is_per_key(names[n]) for n in KEYED_ON_SPARK)
+    # a feature that gains a DataFrame plan (sessions) leaves the per-key path; its transcript then
+    # runs on the plan anyway, but most of the set must stay per-key to test that path
+    assert sum(_is_per_key(names[n]) for n in KEYED_ON_SPARK) >= 8
 
 
 def test_dispatch_picks_a_path_for_every_transcript_and_refuses_model_only_specs():
@@ -84,8 +86,7 @@ def test_dispatch_picks_a_path_for_every_transcript_and_refuses_model_only_specs
     assert paths["tumbling_window_boundaries"] == "dataframe plan time"
     assert paths["user_trigger_state_survives_across_batches"].startswith(
         "per-key model (no DataFrame plan for trigger EveryTwoNegatives")
-    assert paths["session_merge_within_batch"] == \
-        "per-key model (no DataFrame plan for assigner EventTimeSessionWindows)"
+    assert paths["non_keyed_windows"] == "per-key model (no DataFrame plan for non-keyed windows (window_all))"
     for t in TRANSCRIPTS:
         if SPARK_BATCH in t.executors and paths[t.name].startswith("per-key"):
             with pytest.raises(NotImplementedError, match="no DataFrame plan for"):

@@ -23,11 +23,11 @@ from windowing.spark.dispatch import uses_dataframe_plan
 
 pytestmark = pytest.mark.spark
 
-# Per-key path (the model per key): a session transcript cut into batches of 1, 2 and all (merging
-# across batches is where cuts matter) and a process function cut into 3 and all; the
-# split's invariance on every invariant transcript is checked without Spark in
+# Per-key path (the model per key): sessions merging with a reduce function cut into batches of 1,
+# 2 and all (merging across batches is where cuts matter) and a process function cut into 3 and
+# all; the split's invariance on every invariant transcript is checked without Spark in
 # test_reference_per_key.py. WINDOWING_ALL_SPARK_TRANSCRIPTS=1 runs every one on Spark.
-KEYED_INVARIANT_SIZES = {"session_merges_across_batches_transitively": (1, 2, None),
+KEYED_INVARIANT_SIZES = {"reduce_function_on_merging_sessions": (1, 2, None),
                          "process_function_emits_rows": (3, None)}
 ALL_ON_SPARK = os.environ.get("WINDOWING_ALL_SPARK_TRANSCRIPTS") == "1"
 SPARK_INVARIANT = [t for t in INVARIANT if SPARK_BATCH in t.executors and uses_dataframe_plan(t.spec)]
