@@ -25,23 +25,24 @@ def test_job_with_user_trigger_streams_and_backfills_to_the_same_results(spark, 
     from pipelines.demo import land, latest_panes
     from pipelines.drivers import run_backfill, run_stream
     job = load_job(JOB, root=tmp_path)
-    # u1's three large purchases (>= 5 items) of [09:00, 09:01) arrive in three stream batches:
-    # the EARLY pane of the third needs the count that the first two left in Delta.
+    # u1's three large purchases (>= 5 items) of [09:00, 09:01) arrive in two stream batches: the
+    # EARLY pane of the third needs the count that the first batch left in the Delta keyed state.
     arrivals = [
         [_row(0, "u1", 7, 1), _row(1, "u2", 1, 2), _row(2, "u2", 9, 3)],
-        [_row(3, "u1", 2, 10), _row(4, "u1", 6, 20), _row(5, "u2", 3, 30)],
-        [_row(6, "u1", 8, 40), _row(7, "u2", 5, 50), _row(8, "u1", 1, 75), _row(9, "u2", 2, 100)],
-        [_row(10, "u1", 3, 200)],   # moves the watermark past 09:01:30: [09:00, 09:01) closes
+        [_row(3, "u1", 2, 10), _row(4, "u1", 6, 20), _row(5, "u2", 3, 30), _row(6, "u1", 8, 40),
+         _row(7, "u2", 5, 50)],
+        # the watermark passes 09:02:30: [09:00, 09:01) and [09:01, 09:02) close (30 s allowed lateness)
+        [_row(8, "u1", 1, 75), _row(9, "u2", 2, 100), _row(10, "u1", 3, 200)],
     ]
     reports = []
     for rows in arrivals:
         land(spark, rows, job.source_path)
         reports += run_stream(spark, job, validate=False)
-    assert {r.plan for r in reports} == {"keyed"}
+    assert {r.plan for r in reports} == {"keyed"} and len(reports) == 3
     results = spark.read.format("delta").load(job.results_path)
     early = results.where("user_id = 'u1' AND timing = 'EARLY'").collect()
     assert [(r.window_start_ms, r.purchases, r.items, r.batch_id) for r in early] == \
-        [(int(START.replace(tzinfo=dt.timezone.utc).timestamp() * 1000), 4, 23, reports[2].batch_id)]
+        [(int(START.replace(tzinfo=dt.timezone.utc).timestamp() * 1000), 4, 23, reports[1].batch_id)]
 
     backfill = job.with_operator("large_backfill", "backfill")
     backfill_reports = run_backfill(spark, backfill, validate=False)
