@@ -49,7 +49,9 @@ def inspect(spark, job) -> dict:
     from windowing.spark.stores import DeltaStore
     store = DeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
     last = store.last_progress()
+    from windowing.spark.dispatch import execution_path
     info = {"job": job.name, "operator_id": job.operator_id, "spec": job.spec.describe(),
+            "execution_path": execution_path(job.spec),
             "last_batch_id": last["batch_id"] if last else None,
             "watermark_ms": last["watermark_ms"] if last else None,
             "last_batch_metrics": json.loads(last["metrics"]) if last else None, "tables": {}}
@@ -57,6 +59,7 @@ def inspect(spark, job) -> dict:
         info["watermark"] = dt.datetime.fromtimestamp(last["watermark_ms"] / 1000, dt.timezone.utc).isoformat()
     for name, path in (("raw", job.source_path), ("windows (open)", store.windows_path),
                        ("buffers", store.buffers_path), ("progress", store.progress_path),
+                       ("keyed state (per-key path)", store.windows_path.rsplit("/", 1)[0] + "/keyed_state"),
                        ("results", job.results_path), ("late", job.late_path),
                        ("quarantine", job.quarantine_path)):
         if delta_io.table_exists(spark, path):

@@ -1,7 +1,8 @@
 """One operator, two drivers: Structured Streaming (foreachBatch) and a backfill.
 
-Both build the same :class:`SparkWindowOperator` from a :class:`Job`; only how
-batches are cut differs. Batch ids are deterministic (the stream's own ids,
+Both build the same operator from a :class:`Job` (the one
+:func:`windowing.spark.dispatch.operator_on_delta` picks for its spec: a
+DataFrame plan or the per-key model); only how batches are cut differs. Batch ids are deterministic (the stream's own ids,
 or the chunk number), so a rerun after a failure skips what was committed and
 replays the rest exactly once.
 """
@@ -17,6 +18,7 @@ from pyspark.sql import functions as F
 
 from pipelines.job import Job
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
+from windowing.spark.dispatch import operator_on_delta
 from windowing.spark.operator import BatchReport, SparkWindowOperator
 
 
@@ -28,10 +30,11 @@ def log(message: str) -> None:
     print(f"[{dt.datetime.now().strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def operator_for(spark: SparkSession, job: Job, reset_state: bool = False) -> SparkWindowOperator:
-    return SparkWindowOperator.on_delta(spark, job.spec, job.operator_id, job.state_root,
-                                        results_path=job.results_path, late_path=job.late_path,
-                                        quarantine_path=job.quarantine_path, reset_state=reset_state)
+def operator_for(spark: SparkSession, job: Job, reset_state: bool = False):
+    """The job's operator: a :class:`SparkWindowOperator` (DataFrame plan) or a ``KeyedModelOperator``."""
+    return operator_on_delta(spark, job.spec, job.operator_id, job.state_root,
+                             results_path=job.results_path, late_path=job.late_path,
+                             quarantine_path=job.quarantine_path, reset_state=reset_state)
 
 
 def describe(report: BatchReport) -> str:
@@ -45,7 +48,7 @@ def describe(report: BatchReport) -> str:
         wm_text = "-inf"
     else:
         wm_text = dt.datetime.fromtimestamp(wm / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
-    return (f"batch {report.batch_id}: {m.input_rows} rows -> {m.accepted_rows} in windows, {m.late_rows} late, "
+    return (f"batch {report.batch_id} [{report.plan}]: {m.input_rows} rows -> {m.accepted_rows} in windows, {m.late_rows} late, "
             f"{m.quarantined_rows} quarantined, {m.unassigned_rows} unassigned; {m.panes_emitted} panes; "
             f"watermark {wm_text}; {report.seconds:.1f}s")
 

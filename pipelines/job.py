@@ -146,11 +146,54 @@ class Job:
         if "type" in overrides and "slide" not in overrides:
             # A slide belongs to the old window type (sliding time or count); a new type starts without it.
             window.pop("slide", None)
-        spec = build_spec(self.definition.get("source", {}), window, self.definition.get("aggregates", {}))
+        spec = build_spec(self.definition.get("source", {}), window, self.definition.get("aggregates", {}),
+                          self.definition.get("process"))
         return replace(self, spec=spec, definition={**self.definition, "window": window})
 
 
-_WINDOW_KEYS = {"type", "size", "slide", "offset", "trigger", "allowed_lateness", "mode", "late_output"}
+_WINDOW_KEYS = {"type", "size", "slide", "offset", "trigger", "trigger_args", "evictor", "evictor_args",
+                "evict_after", "allowed_lateness", "mode", "late_output"}
+_IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def import_object(path: str, args: dict | None, what: str):
+    """``"package.module:Name"`` imported and called with ``args`` (a user trigger, evictor or function).
+
+    The module must be importable by the driver AND the Spark workers (on
+    their ``PYTHONPATH``); the object a frozen dataclass or another picklable
+    object with value equality (the spec fingerprint uses its repr).
+
+    Raises:
+        ValueError: naming the path and what went wrong.
+    """
+    import importlib
+    if not isinstance(path, str) or not _IMPORT_PATH.match(path):
+        raise ValueError(f"{what} {path!r} is not an import path like 'package.module:Name'")
+    module_name, name = path.split(":")
+    try:
+        factory = getattr(importlib.import_module(module_name), name)
+    except (ImportError, AttributeError) as error:
+        raise ValueError(f"{what} {path!r} cannot be imported: {error}") from None
+    if args is not None and not isinstance(args, dict):
+        raise ValueError(f"the arguments of {what} {path!r} must be a table, got {args!r}")
+    try:
+        return factory(**(args or {}))
+    except TypeError as error:
+        raise ValueError(f"{what} {path!r} does not take the arguments {args or {}}: {error}") from None
+
+
+def _evictor(text: str, window: dict):
+    """``count:<n>``, ``time:<duration>`` or an import path; ``evict_after = true`` runs it after the function."""
+    from windowing.core.evictors import CountEvictor, TimeEvictor
+    after = bool(window.get("evict_after", False))
+    if text.startswith("count:"):
+        return CountEvictor(int(text.split(":", 1)[1]), do_evict_after=after)
+    if text.startswith("time:"):
+        return TimeEvictor(parse_duration_ms(text.split(":", 1)[1], "evictor time"), do_evict_after=after)
+    if _IMPORT_PATH.match(text):
+        return import_object(text, window.get("evictor_args"), "evictor")
+    raise ValueError(f"evictor {text!r} is not 'count:<n>', 'time:<duration>' or an import path "
+                     f"'package.module:Name'")
 
 
 def parse_aggregate(name: str, text: str):
@@ -166,7 +209,14 @@ def parse_aggregate(name: str, text: str):
     return _AGG_TYPES[kind](column)
 
 
-def build_spec(source: dict, window: dict, aggregates: dict) -> WindowSpec:
+def build_spec(source: dict, window: dict, aggregates: dict, process: dict | None = None) -> WindowSpec:
+    """The window spec of a job's tables.
+
+    ``[process]`` (instead of ``[aggregates]``): ``function`` (an import path
+    of a process window function), ``output_schema`` (DDL of the rows it
+    emits), optional ``columns`` (the input columns it reads), ``args`` and
+    ``as_pandas``.
+    """
     builder = (WindowSpecBuilder().key_by(*_as_list(source.get("key")))
                .event_time(source["event_time"], source.get("max_out_of_orderness", 0)))
     kind = window.get("type", "tumbling")
@@ -184,8 +234,13 @@ def build_spec(source: dict, window: dict, aggregates: dict) -> WindowSpec:
             builder = builder.trigger(EventTimeTrigger())
         elif trigger.startswith("count:"):
             builder = builder.trigger(CountTrigger(int(trigger.split(":", 1)[1])))
+        elif _IMPORT_PATH.match(trigger):
+            builder = builder.trigger(import_object(trigger, window.get("trigger_args"), "trigger"))
         else:
-            raise ValueError(f"trigger {trigger!r} is not 'event_time' or 'count:<n>'")
+            raise ValueError(f"trigger {trigger!r} is not 'event_time', 'count:<n>' or an import path "
+                             f"'package.module:Name' of a user trigger")
+    if window.get("evictor"):
+        builder = builder.evictor(_evictor(str(window["evictor"]), window))
     if "allowed_lateness" in window:
         builder = builder.allowed_lateness(window["allowed_lateness"])
     if "max_event_time_skew" in source:
@@ -202,6 +257,16 @@ def build_spec(source: dict, window: dict, aggregates: dict) -> WindowSpec:
     if mode:
         builder = builder.accumulating() if mode == "accumulating" else builder.discarding()
     builder = builder.side_output_late_data(bool(window.get("late_output", True)))
+    if process:
+        if aggregates:
+            raise ValueError("a job has either [aggregates] or [process], not both")
+        unknown = sorted(set(process) - {"function", "output_schema", "columns", "args", "as_pandas"})
+        if unknown or "function" not in process or "output_schema" not in process:
+            raise ValueError(f"[process] needs function = 'package.module:Name' and output_schema = 'a int, ...' "
+                             f"(optional: columns, args, as_pandas); unknown keys: {unknown}")
+        function = import_object(process["function"], process.get("args"), "process function")
+        return builder.process(function, process["output_schema"], tuple(process.get("columns", ())),
+                               bool(process.get("as_pandas", False)))
     if not aggregates:
         raise ValueError("the [aggregates] table is empty; add e.g. total = 'sum(amount)'")
     return builder.aggregate(**{name: parse_aggregate(name, text) for name, text in aggregates.items()})
@@ -245,7 +310,7 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         missing = [k for k in keys if k not in data.get(section, {})]
         if missing:
             raise ValueError(f"job definition {path}: [{section}] is missing {missing}")
-    spec = build_spec(source, data.get("window", {}), data.get("aggregates", {}))
+    spec = build_spec(source, data.get("window", {}), data.get("aggregates", {}), data.get("process"))
     quality = data.get("quality", {})
     base = out.get("root", f"output/{job['name']}")
     return Job(

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from windowing.core.records import BatchMetrics, BatchResult, LateElement, Pane, QuarantinedRow
 from windowing.core.spec import WindowSpec
-from windowing.spark.operator import SparkWindowOperator
+from windowing.spark.dispatch import make_operator
+from windowing.spark.keyed import KeyedModelOperator
 from windowing.spark.stores import MemoryStore
 
 _SPARK_TYPES = {bool: "boolean", int: "bigint", float: "double", str: "string"}
@@ -17,7 +18,10 @@ def infer_schema(spec: WindowSpec, rows: list[dict]) -> str:
     fields = []
     for column in columns:
         values = [r.get(column) for r in rows if r.get(column) is not None]
-        kind = "double" if any(isinstance(v, float) for v in values) else \
+        # A string among the values wins: the runners append a typing row (w=0.5) that a
+        # transcript with string values in ``w`` must not turn into a double column.
+        kind = "string" if any(isinstance(v, str) for v in values) else \
+            "double" if any(isinstance(v, float) for v in values) else \
             _SPARK_TYPES.get(type(values[0]), "string") if values else "bigint"
         if column == spec.event_time_column:
             kind = "bigint"
@@ -26,20 +30,26 @@ def infer_schema(spec: WindowSpec, rows: list[dict]) -> str:
 
 
 class SparkExecutor:
-    """The Spark executor on a MemoryStore, fed transcript rows (dicts)."""
+    """The Spark executor on a MemoryStore, fed transcript rows (dicts).
+
+    The operator is the one the dispatch picks for the spec: a DataFrame plan
+    or the per-key model (``windowing.spark.dispatch.make_operator``).
+    """
 
     def __init__(self, spark, spec: WindowSpec, schema: str, store=None):
         self.spark, self.spec, self.schema = spark, spec, schema
         self.store = store or MemoryStore(spark)
-        self.operator = SparkWindowOperator(spark, spec, self.store)
+        self.operator = make_operator(spark, spec, self.store)
 
     @property
     def columns(self) -> list[str]:
         return [f.split("`")[1] for f in self.schema.split(", ")]
 
-    def process_batch(self, rows, batch_id: int, watermark_ms: int | None = None) -> BatchResult:
+    def process_batch(self, rows, batch_id: int, watermark_ms: int | None = None,
+                      processing_time_ms: int | None = None) -> BatchResult:
         df = self.spark.createDataFrame([tuple(r.get(c) for c in self.columns) for r in rows], self.schema)
-        return self._result(self.operator.process_batch(df, batch_id, watermark_ms=watermark_ms))
+        return self._result(self.operator.process_batch(df, batch_id, watermark_ms=watermark_ms,
+                                                        processing_time_ms=processing_time_ms))
 
     def flush(self, batch_id: int) -> BatchResult:
         if self.store.last_progress() is None:
@@ -50,11 +60,24 @@ class SparkExecutor:
         spec, b = self.spec, report.batch_id
         keys = spec.key_columns
         out = BatchResult(b, report.watermark_before_ms, report.watermark_after_ms, metrics=report.metrics)
+        panes: dict = {}
         for r in self.store.outputs["results"]:
             if r["batch_id"] == b:
-                out.panes.append(Pane(tuple(r[k] for k in keys), r["window_start_ms"], r["window_end_ms"],
-                                      {n: r[n] for n, _ in spec.aggregates}, r["pane_index"], r["timing"],
-                                      r["is_final"], r["watermark_ms"], b))
+                ident = (tuple(r[k] for k in keys), r["window_start_ms"], r["window_end_ms"], r["pane_index"])
+                supersedes = tuple((s["window_start_ms"], s["window_end_ms"]) for s in r.get("supersedes") or ())
+                pane = panes.get(ident)
+                if pane is None:
+                    pane = panes[ident] = Pane(
+                        ident[0], ident[1], ident[2], {n: _plain(r[n]) for n, _ in spec.aggregates},
+                        r["pane_index"], r["timing"], r["is_final"], r["watermark_ms"], b, supersedes,
+                        rows=() if spec.process_function is not None else None)
+                if spec.process_function is not None and r["row_index"] is not None:
+                    row = {c: r[c] for c in spec.process_function.output_columns}
+                    panes[ident] = Pane(**{**pane.__dict__, "rows": pane.rows + ((r["row_index"], row),)})
+        for pane in panes.values():
+            if pane.rows is not None:   # process function rows in the order it emitted them
+                pane = Pane(**{**pane.__dict__, "rows": tuple(row for _, row in sorted(pane.rows, key=lambda x: x[0]))})
+            out.panes.append(pane)
         for r in self.store.outputs["late"]:
             if r["batch_id"] == b:
                 row = {k: v for k, v in r.items()
@@ -69,9 +92,27 @@ class SparkExecutor:
         return out
 
     def open_windows(self) -> list:
+        if isinstance(self.operator, KeyedModelOperator):
+            return self.operator.open_keys()
         return self.store.open_windows()
 
     def time_windows_left(self) -> list:
         """State rows of time windows (global windows have a null start)."""
+        if isinstance(self.operator, KeyedModelOperator):
+            return keyed_time_windows_left(self.operator)
         start = self.store._schemas["windows"].names.index("window_start_ms") if self.store._schemas else None
         return [] if start is None else [r for r in self.store.open_windows() if r[start] is not None]
+
+
+def _plain(value):
+    """A Spark Row (struct result) as the tuple the model emits."""
+    return tuple(value) if hasattr(value, "asDict") else value
+
+
+def keyed_time_windows_left(operator: KeyedModelOperator) -> list:
+    """The (key, window) pairs of time windows still in the per-key state (unpickled)."""
+    import pickle
+    from windowing.spark.keyed_state import STATE
+    state_at = operator.state_table.schema.names.index(STATE) if operator.state_table.schema else None
+    return [(row[:len(operator.spec.key_columns)], w) for row in operator.open_keys()
+            for w in pickle.loads(row[state_at]).windows if not w.is_global]

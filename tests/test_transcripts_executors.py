@@ -1,20 +1,49 @@
 """The transcripts of ``transcripts.py`` / ``transcripts_model.py`` for executors other than the model.
 
-Each transcript says which executors may run it (``Transcript.executors``). Features
-without a Spark plan yet are MODEL_ONLY: the Spark runs of those are skipped with the
-reason "no Spark plan yet", and a test checks that the Spark planner really refuses
-them (so the day a plan exists, the transcript must be opened to Spark as well).
+Each transcript says which executors may run it (``Transcript.executors``). Spark runs a
+spec on a DataFrame plan when one covers it and on the per-key path (the reference model
+per key, windowing/spark/keyed.py) otherwise; only features NO Spark path has are
+MODEL_ONLY (their Spark runs are skipped, and a test checks that the dispatch refuses them).
+
+CI time: every DataFrame-plan transcript runs on Spark; of the per-key ones, a set that
+covers each feature's Spark-side code (KEYED_ON_SPARK) runs by default and the others are
+skipped unless ``WINDOWING_ALL_SPARK_TRANSCRIPTS=1``: the per-key path runs the very model
+that passes all of them, and ``test_reference_per_key.py`` checks, without Spark, that
+splitting a batch by key changes nothing on every transcript.
 """
 from __future__ import annotations
+
+import os
 
 import pytest
 
 import transcripts_model  # noqa: F401  (registers the transcripts of the full window model)
-from spark_adapter import SparkExecutor, infer_schema
+from spark_adapter import SparkExecutor, infer_schema, keyed_time_windows_left
 from test_transcripts_reference import run_transcript
 from transcripts import SPARK_BATCH, TRANSCRIPTS
+from windowing.spark.keyed import KeyedModelOperator
 
 MODEL_ONLY_TRANSCRIPTS = [t for t in TRANSCRIPTS if SPARK_BATCH not in t.executors]
+ALL_ON_SPARK = os.environ.get("WINDOWING_ALL_SPARK_TRANSCRIPTS") == "1"
+KEYED_ON_SPARK = {
+    "session_late_bridge_fires_merged_window_late",             # sessions, supersedes, LATE bridge
+    "session_bridge_merges_accumulators",                       # user aggregates (array results) merged
+    "session_dynamic_gap_from_column",                          # the gap column checked in Spark
+    "continuous_processing_time_trigger_on_global_window",      # the processing-time clock, global windows
+    "early_count_and_late_count_firings_use_separate_counters",  # early/late firings
+    "user_trigger_state_survives_across_batches",               # user trigger state across batches
+    "processing_time_from_ingestion_column",                    # per-row processing time, its quarantine
+    "watermark_is_the_minimum_over_sources",                    # several sources, unknown source
+    "watermark_idleness_advances_by_processing_time",           # idleness, late output
+    "process_function_on_pandas_with_count_evictor",            # process function rows, evictor
+    "reduce_function",                                          # reduce (struct result)
+    "non_keyed_windows",                                        # window_all
+}
+
+
+def _is_per_key(t) -> bool:
+    from windowing.spark.dispatch import uses_dataframe_plan
+    return not uses_dataframe_plan(t.spec)
 
 
 def _spark_params():
@@ -23,29 +52,56 @@ def _spark_params():
         marks = []
         if SPARK_BATCH not in t.executors:
             features = ", ".join(t.spec.model_only_features) or "marked model-only"
-            marks.append(pytest.mark.skip(reason=f"no Spark plan yet: {features}"))
+            marks.append(pytest.mark.skip(reason=f"no Spark path yet: {features}"))
+        elif not ALL_ON_SPARK and t.name not in KEYED_ON_SPARK and _is_per_key(t):
+            marks.append(pytest.mark.skip(reason="per-key path: outside KEYED_ON_SPARK (set "
+                                                 "WINDOWING_ALL_SPARK_TRANSCRIPTS=1 to run it)"))
         out.append(pytest.param(t, id=t.name, marks=marks))
     return out
 
 
 def test_model_only_transcripts_use_model_only_features():
-    """A transcript is marked model-only exactly when its spec uses a feature Spark lacks."""
-    assert len(MODEL_ONLY_TRANSCRIPTS) >= 30
+    """A transcript is marked model-only exactly when its spec uses a feature no Spark path has."""
     for t in TRANSCRIPTS:
         assert bool(t.spec.model_only_features) == (SPARK_BATCH not in t.executors), \
             (t.name, t.spec.model_only_features, t.executors)
 
 
-@pytest.mark.parametrize("transcript", [pytest.param(t, id=t.name) for t in MODEL_ONLY_TRANSCRIPTS])
-def test_spark_planner_refuses_model_only_specs(transcript):
+def test_keyed_on_spark_names_per_key_transcripts():
+    names = {t.name: t for t in TRANSCRIPTS}
+    assert KEYED_ON_SPARK <= set(names)
+    # a feature that gains a DataFrame plan (sessions) leaves the per-key path; its transcript then
+    # runs on the plan anyway, but most of the set must stay per-key to test that path
+    assert sum(_is_per_key(names[n]) for n in KEYED_ON_SPARK) >= 8
+
+
+def test_dispatch_picks_a_path_for_every_transcript_and_refuses_model_only_specs():
     pytest.importorskip("pyspark")
+    from windowing.core.spec import WindowSpecBuilder
+    from windowing.core.aggregates import Count
+    from windowing.core.assigners import TumblingEventTimeWindows
+    from windowing.spark.dispatch import execution_path
     from windowing.spark.plans import plan_for
-    with pytest.raises(NotImplementedError, match="no Spark plan yet"):
-        plan_for(transcript.spec)
+    paths = {t.name: execution_path(t.spec) for t in TRANSCRIPTS if SPARK_BATCH in t.executors}
+    assert paths["tumbling_window_boundaries"] == "dataframe plan time"
+    assert paths["user_trigger_state_survives_across_batches"].startswith(
+        "per-key model (no DataFrame plan for trigger EveryTwoNegatives")
+    assert paths["non_keyed_windows"] == "per-key model (no DataFrame plan for non-keyed windows (window_all))"
+    for t in TRANSCRIPTS:
+        if SPARK_BATCH in t.executors and paths[t.name].startswith("per-key"):
+            with pytest.raises(NotImplementedError, match="no DataFrame plan for"):
+                plan_for(t.spec)
+    upsert = (WindowSpecBuilder().key_by("k").event_time("ts").window(TumblingEventTimeWindows.of(10))
+              .output_mode("upsert").aggregate(n=Count()))
+    for spec in [upsert] + [t.spec for t in MODEL_ONLY_TRANSCRIPTS]:
+        with pytest.raises(NotImplementedError, match="no Spark path yet for output mode"):
+            execution_path(spec)
 
 
 def _spark_time_windows_left(executor) -> list:
     """State rows (tuples: key columns, then window start) of time windows."""
+    if isinstance(executor.operator, KeyedModelOperator):
+        return keyed_time_windows_left(executor.operator)
     start = len(executor.spec.key_columns)
     return [row for row in executor.open_windows() if row[start] is not None]
 

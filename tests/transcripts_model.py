@@ -19,14 +19,15 @@ describe them) and DESIGN.md section 2, with the reasoning in the comments. Rule
 * timing: a processing-time window firing at its end is ON_TIME; an early firing by a
   processing-time timer is EARLY while the window's end is ahead of the watermark.
 
-Every transcript here is MODEL_ONLY: the Spark executor has no plan for these features yet.
+Spark runs these on the per-key path (the reference model per key, windowing/spark/keyed.py) or,
+where one covers the spec, a DataFrame plan: see windowing/spark/dispatch.py.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from transcripts import (
-    MODEL_ONLY, CollectList, DistinctCount, L, P, flush, r, spec, step, transcript, tumbling)
+    CollectList, DistinctCount, L, P, flush, r, spec, step, transcript, tumbling)
 from windowing.core.aggregates import Count, Sum, UserAggregate
 from windowing.core.assigners import (
     EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows, SlidingProcessingTimeWindows,
@@ -41,7 +42,7 @@ from windowing.core.triggers import (
     ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, EventTimeTrigger,
     TriggerBase, TriggerResult)
 
-M = MODEL_ONLY
+
 
 
 def session(gap):
@@ -124,14 +125,14 @@ transcript(
     # ON_TIME and (L = 0) is cleaned at once. No part of it had emitted: supersedes nothing.
     step(r(0, 1), r(5, 2), r(30, 4), wm_after=29, panes=[P("a", 0, 15, 0, ON_TIME, True, s=3, n=2)]),
     flush([P("a", 30, 40, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, executors=M, doc="two elements within the gap merge in one batch")
+    invariant=True, doc="two elements within the gap merge in one batch")
 
 transcript(
     "session_touching_windows_merge", spec(session(10)),
     # [0,10) and [10,20) only touch: Flink's intersects (a.start <= b.end and a.end >= b.start) merges them.
     step(r(0, 1), r(10, 2), r(40, 4), wm_after=39, panes=[P("a", 0, 20, 0, ON_TIME, True, s=3, n=2)]),
     flush([P("a", 40, 50, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, executors=M, doc="windows that only touch merge")
+    invariant=True, doc="windows that only touch merge")
 
 transcript(
     "session_merges_across_batches_transitively", spec(session(10), delay=100),
@@ -142,7 +143,7 @@ transcript(
     # 10 -> [10,20) touches [0,10) AND [20,40): all three merge into [0,40).
     step(r(10, 8), wm_after=-71),
     flush([P("a", 0, 40, 0, ON_TIME, True, s=15, n=4)]),
-    invariant=True, executors=M, doc="a later element bridges two open sessions across batches")
+    invariant=True, doc="a later element bridges two open sessions across batches")
 
 transcript(
     "session_bridge_merges_accumulators",
@@ -153,7 +154,7 @@ transcript(
     # order (CollectList: [1] + [2]), THEN the element is added (Flink adds after merging): [1, 2, 1].
     step(r(12, 1)),
     flush([P("a", 0, 40, 0, ON_TIME, True, s=4, d=2, vals=[1, 2, 1])]),
-    executors=M, doc="the merged state is AggregateFunction.merge of the parts (user aggregates too)")
+    doc="the merged state is AggregateFunction.merge of the parts (user aggregates too)")
 
 transcript(
     "session_late_bridge_fires_merged_window_late", spec(session(10), lateness=100),
@@ -169,7 +170,7 @@ transcript(
     step(r(100, 16), wm_after=99, panes=[P("a", 50, 60, 0, ON_TIME, False, s=4, n=1)]),
     # flush: [100,110) fires and is cleaned; the others are cleaned without a new pane.
     flush([P("a", 100, 110, 0, ON_TIME, True, s=16, n=1)]),
-    executors=M, doc="a late element within allowed lateness that bridges two fired sessions")
+    doc="a late element within allowed lateness that bridges two fired sessions")
 
 transcript(
     "session_late_element_alone_is_late", spec(session(10), lateness=5),
@@ -179,7 +180,7 @@ transcript(
     # 25 -> [25,35): it touches [30,40): merged [25,40), not late.
     step(r(12, 4), r(25, 8), late=[L(12)], metrics=dict(accepted_rows=1)),
     flush([P("a", 25, 40, 0, ON_TIME, True, s=10, n=2)]),
-    executors=M, doc="a late session window is dropped unless merging joins it to an open session")
+    doc="a late session window is dropped unless merging joins it to an open session")
 
 transcript(
     "session_batch_windows_merge_before_the_late_check", spec(session(10), lateness=5),
@@ -188,7 +189,7 @@ transcript(
     # [12,22) touches [20,30) (from 20), which touches [30,40): one session [12,40), not late.
     step(r(12, 4), r(20, 8), metrics=dict(accepted_rows=2)),
     flush([P("a", 12, 40, 0, ON_TIME, True, s=14, n=3)]),
-    executors=M, doc="elements of one batch merge with each other and the open sessions before the late check")
+    doc="elements of one batch merge with each other and the open sessions before the late check")
 
 transcript(
     "session_dynamic_gap_from_column", spec(EventTimeSessionWindows.with_dynamic_gap("g")),
@@ -198,7 +199,7 @@ transcript(
          quarantined=[QUARANTINE_INVALID_SESSION_GAP] * 2, metrics=dict(quarantined_rows=2, accepted_rows=3),
          panes=[P("a", 0, 5, 0, ON_TIME, True, s=1, n=1), P("a", 7, 27, 0, ON_TIME, True, s=2, n=1)]),
     flush([P("a", 30, 31, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, executors=M, doc="the gap comes from a column of each row")
+    invariant=True, doc="the gap comes from a column of each row")
 
 transcript(
     "session_dynamic_gap_from_function", spec(EventTimeSessionWindows.with_dynamic_gap(GapByKind()), delay=100),
@@ -208,7 +209,7 @@ transcript(
     # 3 long -> [3,53): bridges [0,5), [10,15) and [20,70) -> [0,70).
     step(r(3, 16, kind="long")),
     flush([P("a", 0, 70, 0, ON_TIME, True, s=31, n=5)]),
-    invariant=True, executors=M, doc="the gap is a (frozen, picklable) function of the row")
+    invariant=True, doc="the gap is a (frozen, picklable) function of the row")
 
 transcript(
     "session_count_trigger_merges_counts_and_supersedes", spec(session(10), delay=100, trigger=CountTrigger(3)),
@@ -223,7 +224,7 @@ transcript(
     step(r(26, 16), r(27, 32), panes=[P("a", 0, 37, 1, EARLY, False, supersedes=[(0, 30)], s=63, n=6)]),
     # the flush cleans [0,37) with count 0: a count trigger does not fire on time.
     flush(),
-    executors=M, doc="CountTrigger.on_merge adds the parts' counts; supersedes accumulates over merges")
+    doc="CountTrigger.on_merge adds the parts' counts; supersedes accumulates over merges")
 
 transcript(
     "session_user_trigger_merges_its_state", spec(session(10), delay=100, trigger=EveryTwoNegatives()),
@@ -234,7 +235,7 @@ transcript(
     # 12 -> [12,22) inside [0,30): third negative -> 3 >= 2: FIRE (EARLY), counter reset.
     step(r(12, -1), panes=[P("a", 0, 30, 0, EARLY, False, s=2, n=4)]),
     flush([P("a", 0, 30, 1, ON_TIME, True, s=2, n=4)]),
-    executors=M, doc="a user trigger's state merges through the OnMergeContext")
+    doc="a user trigger's state merges through the OnMergeContext")
 
 transcript(
     "processing_time_session", spec(ProcessingTimeSessionWindows.with_gap(10)),
@@ -247,7 +248,7 @@ transcript(
     # the clock reaches 29 = max_ts of [20,30): it fires after the (empty) batch.
     step(pt=29, panes=[P("a", 20, 30, 0, ON_TIME, True, s=4, n=1)]),
     flush(),
-    executors=M, doc="processing-time sessions with a controlled clock")
+    doc="processing-time sessions with a controlled clock")
 
 # =================================================================== triggers
 
@@ -264,7 +265,7 @@ transcript(
     step(r(130, 8), wm_after=129, panes=[P("a", 0, 100, 2, ON_TIME, True, s=7, n=3)]),
     # flush: 150 (EARLY) and 199 (ON_TIME) fire in one timer phase: one pane, ON_TIME.
     flush([P("a", 100, 200, 0, ON_TIME, True, s=8, n=1)]),
-    executors=M, doc="fires every 30 ms of event time and at the end")
+    doc="fires every 30 ms of event time and at the end")
 
 transcript(
     "continuous_event_time_trigger_purging", spec(tumbling(100), trigger=ContinuousEventTimeTrigger(30),
@@ -274,7 +275,7 @@ transcript(
     # flush: 60 fires (EARLY, purges: s=4), then 99 (ON_TIME) finds no contents: the one pane of this
     # phase takes the ON_TIME timing; the window is cleaned (final).
     flush([P("a", 0, 100, 1, ON_TIME, True, s=4, n=1)]),
-    executors=M, doc="PurgingTrigger(ContinuousEventTimeTrigger): discarding panes")
+    doc="PurgingTrigger(ContinuousEventTimeTrigger): discarding panes")
 
 transcript(
     "continuous_processing_time_trigger_on_global_window",
@@ -288,7 +289,7 @@ transcript(
     step(pt=45, panes=[P("a", None, None, 1, ON_TIME, False, s=7, n=3)]),
     # flush: the clock goes to +infinity, 50 fires; global windows never end (not final).
     flush([P("a", None, None, 2, ON_TIME, False, s=7, n=3)]),
-    executors=M, doc="fires every 10 ms of processing time")
+    doc="fires every 10 ms of processing time")
 
 transcript(
     "delta_trigger", spec(GlobalWindows(), trigger=DeltaTrigger(5, value_column="v")),
@@ -298,7 +299,7 @@ transcript(
     # |30-16| = 14 > 5: FIRE with everything so far.
     step(r(5, 30), panes=[P("a", None, None, 1, ON_TIME, False, s=85, n=5)]),
     flush(),
-    executors=M, doc="fires when |v - v of the last firing element| exceeds the threshold")
+    doc="fires when |v - v of the last firing element| exceeds the threshold")
 
 transcript(
     "early_count_and_late_count_firings_use_separate_counters",
@@ -317,7 +318,7 @@ transcript(
     # late 256: late count 1; the flush cleans [0,100) without firing that remainder.
     step(r(30, 256)),
     flush([P("a", 100, 200, 0, ON_TIME, True, s=32, n=1)]),
-    executors=M, doc="withEarlyFirings(every 2) / withLateFirings(every 2 late elements)")
+    doc="withEarlyFirings(every 2) / withLateFirings(every 2 late elements)")
 
 transcript(
     "early_firings_every_processing_time_interval",
@@ -334,7 +335,7 @@ transcript(
     step(r(120, 16), pt=41, wm_after=119, panes=[P("a", 0, 100, 2, ON_TIME, True, s=15, n=4)]),
     # flush: event time first: [100,200) fires ON_TIME and is cleaned; its early timer finds nothing.
     flush([P("a", 100, 200, 0, ON_TIME, True, s=16, n=1)]),
-    executors=M, doc="withEarlyFirings(every 10 ms of processing time)")
+    doc="withEarlyFirings(every 10 ms of processing time)")
 
 transcript(
     "user_trigger_state_survives_across_batches", spec(tumbling(100), trigger=EveryTwoNegatives()),
@@ -344,7 +345,7 @@ transcript(
     step(r(4, -3)),                  # 1
     step(r(150, 1), wm_after=149, panes=[P("a", 0, 100, 1, ON_TIME, True, s=-1, n=4)]),
     flush([P("a", 100, 200, 0, ON_TIME, True, s=1, n=1)]),
-    executors=M, doc="a user trigger's per-window state lives in the operator, across batches")
+    doc="a user trigger's per-window state lives in the operator, across batches")
 
 # ============================================================ processing time
 
@@ -356,7 +357,7 @@ transcript(
     step(r(102, 4), pt=15),          # [10,20)
     step(pt=25, panes=[P("a", 10, 20, 0, ON_TIME, True, s=4, n=1)]),
     flush(),
-    executors=M, doc="processing-time timers fire when the injected clock advances")
+    doc="processing-time timers fire when the injected clock advances")
 
 transcript(
     "processing_time_sliding", spec(SlidingProcessingTimeWindows.of(10, 5)),
@@ -365,7 +366,7 @@ transcript(
     step(r(0, 2), pt=12, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),
     step(pt=19, panes=[P("a", 5, 15, 0, ON_TIME, True, s=3, n=2), P("a", 10, 20, 0, ON_TIME, True, s=2, n=1)]),
     flush(),
-    executors=M, doc="sliding windows on processing time")
+    doc="sliding windows on processing time")
 
 transcript(
     "processing_time_from_ingestion_column",
@@ -377,7 +378,7 @@ transcript(
          quarantined=[QUARANTINE_INVALID_INGESTION_TIME], metrics=dict(quarantined_rows=1),
          panes=[P("a", 0, 10, 0, ON_TIME, True, s=3, n=2), P("a", 10, 20, 0, ON_TIME, True, s=4, n=1)]),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=8, n=1)]),
-    executors=M, doc="in a backfill, processing time is each row's recorded ingestion time")
+    doc="in a backfill, processing time is each row's recorded ingestion time")
 
 # ================================================================ watermarks
 
@@ -394,7 +395,7 @@ transcript(
     # back; 50 is late (its window [50,60) ended before 97).
     step(r(50, 2), pt=110, wm_after=97, late=[L(50)], metrics=dict(accepted_rows=0)),
     flush(),
-    executors=M, doc="an idle source lets the watermark advance with processing time")
+    doc="an idle source lets the watermark advance with processing time")
 
 _TWO_SOURCES = (WindowSpecBuilder().key_by("k").event_time("ts").window(tumbling(10))
                 .watermark_sources("src", "s1", "s2"))
@@ -411,7 +412,7 @@ transcript(
     step(r(25, 16, src="s2"), wm_after=14),       # min(14, 24)
     step(r(22, 32, src="s1"), wm_after=21, panes=[P("a", 10, 20, 0, ON_TIME, True, s=5, n=2)]),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=48, n=2)]),
-    executors=M, doc="several sources: the watermark is the minimum of theirs")
+    doc="several sources: the watermark is the minimum of theirs")
 
 transcript(
     "idle_source_is_left_out_of_the_minimum",
@@ -421,7 +422,7 @@ transcript(
     # active: the watermark is s1's, 15: [0,10) fires.
     step(r(16, 2, src="s1"), pt=100, wm_after=15, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=2, n=1)]),
-    executors=M, doc="an idle source does not hold the watermark back")
+    doc="an idle source does not hold the watermark back")
 
 # ========================================================= evictors and functions
 
@@ -432,7 +433,7 @@ transcript(
     # buffer 5, 12, 13, 14, 30 at the next firing: ts <= 20 go: only 30 remains.
     step(r(13, 8), r(14, 16), r(30, 32), panes=[P("a", None, None, 1, ON_TIME, False, s=32, n=1)]),
     flush(),
-    executors=M, doc="TimeEvictor(10) before the function")
+    doc="TimeEvictor(10) before the function")
 
 transcript(
     "time_evictor_after_the_function",
@@ -442,7 +443,7 @@ transcript(
     # the function sees 5, 12, 13, 14, 30; after it only 30 remains.
     step(r(13, 8), r(14, 16), r(30, 32), panes=[P("a", None, None, 1, ON_TIME, False, s=62, n=5)]),
     flush(),
-    executors=M, doc="TimeEvictor(10) after the function: the pane still sees every element")
+    doc="TimeEvictor(10) after the function: the pane still sees every element")
 
 transcript(
     "delta_evictor", spec(GlobalWindows(), trigger=CountTrigger(3), evictor=DeltaEvictor(10, value_column="v")),
@@ -451,7 +452,7 @@ transcript(
     # buffer 20, 25, 8, 12; newest 12: |25-12| = 13 evicted; 20 (8), 8 (4), 12 (0) remain.
     step(r(3, 25), r(4, 8), r(5, 12), panes=[P("a", None, None, 1, ON_TIME, False, s=40, n=3)]),
     flush(),
-    executors=M, doc="DeltaEvictor: drop elements too far from the newest")
+    doc="DeltaEvictor: drop elements too far from the newest")
 
 transcript(
     "count_evictor_after_the_function",
@@ -461,14 +462,14 @@ transcript(
     # fires at 8: sees 1, 2, 4, 8 (before the function a CountEvictor(2) would leave 4, 8 = 12).
     step(r(3, 8), panes=[P("a", None, None, 1, ON_TIME, False, s=15, n=4)]),
     flush(),
-    executors=M, doc="CountEvictor after the function")
+    doc="CountEvictor after the function")
 
 transcript(
     "time_evictor_on_a_time_window", spec(tumbling(10), evictor=TimeEvictor(3)),
     # [0,10) fires at wm 19 with 1, 5, 8: ts <= 8 - 3 = 5 go: only 8 (v=4) is aggregated.
     step(r(1, 1), r(5, 2), r(8, 4), r(20, 8), panes=[P("a", 0, 10, 0, ON_TIME, True, s=4, n=1)]),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=8, n=1)]),
-    executors=M, doc="an evictor on an event-time window")
+    doc="an evictor on an event-time window")
 
 transcript(
     "reduce_function",
@@ -477,7 +478,7 @@ transcript(
     step(r(1, 3, w="x"), r(2, 5, w="y"), r(3, 5, w="z"), r(12, 1, w="q"),
          panes=[P("a", 0, 10, 0, ON_TIME, True, best=(5, "y"))]),
     flush([P("a", 10, 20, 0, ON_TIME, True, best=(1, "q"))]),
-    invariant=True, executors=M, doc="reduce(a, b) folded over the window's values")
+    invariant=True, doc="reduce(a, b) folded over the window's values")
 
 transcript(
     "reduce_function_on_merging_sessions",
@@ -487,7 +488,7 @@ transcript(
     # 10 bridges: the merged value is reduce((3,x), (7,y)) = (7,y); then (1,z) is added: (7,y).
     step(r(10, 1, w="z")),
     flush([P("a", 0, 30, 0, ON_TIME, True, best=(7, "y"))]),
-    invariant=True, executors=M, doc="merging sessions reduces the parts' values")
+    invariant=True, doc="merging sessions reduces the parts' values")
 
 transcript(
     "process_function_emits_rows",
@@ -496,7 +497,7 @@ transcript(
     step(r(1, 1), r(2, 5), r(3, 3), r(11, 7), panes=[
         P("a", 0, 10, 0, ON_TIME, True, rows=[dict(rank=1, v=5, end=10), dict(rank=2, v=3, end=10)])]),
     flush([P("a", 10, 20, 0, ON_TIME, True, rows=[dict(rank=1, v=7, end=20)])]),
-    invariant=True, executors=M, doc="a process function sees all elements and emits any number of rows")
+    invariant=True, doc="a process function sees all elements and emits any number of rows")
 
 transcript(
     "process_function_on_pandas_with_count_evictor",
@@ -507,14 +508,14 @@ transcript(
     # buffer 5, 2 + 10, 4, 9: fires at 9 (3 new); evicted to the last 2: 4, 9.
     step(r(3, 10), r(4, 4), r(5, 9), panes=[P("a", None, None, 1, ON_TIME, False, rows=[dict(spread=5, rows=2)])]),
     flush(),
-    executors=M, doc="a process function over a pandas DataFrame, after an evictor")
+    doc="a process function over a pandas DataFrame, after an evictor")
 
 transcript(
     "non_keyed_windows", spec(tumbling(10), keys=()),
     # window_all: every element is in the one keyless window set.
     step(r(1, 1, k="a"), r(2, 2, k="b"), r(12, 4, k=None), panes=[P((), 0, 10, 0, ON_TIME, True, s=3, n=2)]),
     flush([P((), 10, 20, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, executors=M, doc="windowAll: no key columns (a null in an unused column is fine)")
+    invariant=True, doc="windowAll: no key columns (a null in an unused column is fine)")
 
 transcript(
     "session_early_firings_and_late_bridge",
@@ -530,4 +531,4 @@ transcript(
     # firings every 1 element: LATE pane at once, superseding both parts.
     step(r(11, 16), panes=[P("a", 0, 30, 2, LATE, False, supersedes=[(0, 13), (20, 30)], s=23, n=4)]),
     flush([P("a", 60, 70, 0, ON_TIME, True, s=8, n=1)]),
-    executors=M, doc="sessions with early firings and a late element that bridges two fired sessions")
+    doc="sessions with early firings and a late element that bridges two fired sessions")

@@ -1,9 +1,11 @@
 """Flink's window semantics on Spark DataFrames, with window state in Delta Lake.
 
 The public names, importable from ``windowing``. The Spark-side names are
-imported lazily so that the pure core stays usable without pyspark. Features
-listed by ``WindowSpec.model_only_features`` run in the reference model only;
-the Spark executor refuses them until its plans exist.
+imported lazily so that the pure core stays usable without pyspark. On Spark,
+``operator_on_delta`` / ``make_operator`` pick a DataFrame plan when one covers
+the spec and the per-key path (``KeyedModelOperator``) otherwise; only the
+features listed by ``WindowSpec.model_only_features`` run in the reference
+model alone.
 """
 from windowing.core.aggregates import (
     AggregateFunction, Avg, Count, Max, Min, Reduce, ReduceFunction, Sum, UserAggregate)
@@ -21,7 +23,9 @@ from windowing.core.triggers import (
     Trigger, TriggerBase, TriggerResult)
 
 _SPARK_NAMES = {"SparkWindowOperator": "windowing.spark.operator", "get_spark": "windowing.spark.session",
-                "DeltaStore": "windowing.spark.stores", "MemoryStore": "windowing.spark.stores"}
+                "DeltaStore": "windowing.spark.stores", "MemoryStore": "windowing.spark.stores",
+                "KeyedModelOperator": "windowing.spark.keyed", "make_operator": "windowing.spark.dispatch",
+                "operator_on_delta": "windowing.spark.dispatch", "execution_path": "windowing.spark.dispatch"}
 
 
 def __getattr__(name):

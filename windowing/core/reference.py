@@ -171,7 +171,8 @@ class ReferenceOperator:
 
     # ------------------------------------------------------------------ API
     def process_batch(self, rows: Iterable[Mapping[str, Any]], batch_id: int, watermark_ms: int | None = None,
-                      processing_time_ms: int | None = None, *, _flush: bool = False) -> BatchResult:
+                      processing_time_ms: int | None = None, *, _flush: bool = False,
+                      _clock_after_rows_ms: int | None = None) -> BatchResult:
         """Process one batch of rows and return what it emitted.
 
         Args:
@@ -224,6 +225,10 @@ class ReferenceOperator:
                 self.max_seen_timestamp_ms = event_ts
         if elements:
             self._set_clock(max(e[2] for e in elements))
+        if _clock_after_rows_ms is not None:
+            # One key of a batch run alone (run_key_batch): the clock after the rows is the
+            # whole batch's, which the key's own rows may not reach.
+            self._set_clock(_clock_after_rows_ms)
         if _flush:
             self._set_clock(MAX_TIMESTAMP_MS)
         self._tracker.advance(self.current_processing_time_ms, watermark_ms)
@@ -277,6 +282,24 @@ class ReferenceOperator:
 
     def open_windows(self) -> list[tuple[tuple, Window]]:
         return sorted(self._windows, key=repr)
+
+    # ------------------------------------------------ one key's state (run_key_batch)
+    def _import_key(self, key: tuple, state: "KeyState") -> None:
+        for window, window_state in state.windows.items():
+            self._windows[(key, window)] = window_state
+            self._by_key.setdefault(key, set()).add(window)
+        for domain, timers in state.timers.items():
+            for time_ms, window in timers:
+                self._register_timer(domain, time_ms, key, window)
+        self._next_seq = state.next_seq
+
+    def _export_key(self, key: tuple) -> "KeyState | None":
+        windows = {w: self._windows[(key, w)] for w in sorted(self._by_key.get(key, ()), key=repr)}
+        timers = {domain: sorted(((t, w) for t, k, w in self._timers[domain] if k == key), key=repr)
+                  for domain in (EVENT, PROCESSING)}
+        if not windows and not any(timers.values()):
+            return None
+        return KeyState(windows, timers, self._next_seq)
 
     # ---------------------------------------------------------- the elements
     def _set_clock(self, time_ms: int) -> None:
@@ -591,3 +614,142 @@ class ReferenceOperator:
         for ident, i in last_by_window.items():
             if ident in cleaned:
                 result.panes[i] = replace(result.panes[i], is_final=True)
+
+
+# ------------------------------------------------------------ one key at a time
+#
+# An executor that runs the model per key (windowing/spark/keyed.py) splits the
+# operator in two: the batch-wide part (quarantine, de-duplication, the
+# watermark and the processing-time clock) and the per-key part (windows,
+# triggers, timers, evictors, functions). Keys never share windows or timers,
+# so running the keys of a batch one by one, each with the batch-wide
+# watermarks and clock, gives exactly the panes and late rows of one model run.
+
+
+@dataclass(frozen=True)
+class KeyBatchClock:
+    """The batch-wide times one key's run of a batch needs.
+
+    Attributes:
+        batch_id: recorded on every pane.
+        watermark_start_ms: the watermark at the start of the batch (lateness is judged against it).
+        watermark_end_ms: the watermark after the batch's rows (every timer at or below it fires).
+        processing_time_before_ms: the operator's clock before the batch.
+        processing_time_ms: the batch's arrival processing time, as given to ``process_batch``.
+        processing_time_end_ms: the clock after the batch's rows (the latest row's processing time
+            over the WHOLE batch, not only this key's rows).
+        flush: end of input: the clock goes to +infinity after the rows.
+    """
+
+    batch_id: int
+    watermark_start_ms: int
+    watermark_end_ms: int
+    processing_time_before_ms: int
+    processing_time_ms: int | None
+    processing_time_end_ms: int
+    flush: bool = False
+
+    def __post_init__(self) -> None:
+        if self.watermark_end_ms < self.watermark_start_ms:
+            raise ValueError(f"watermark_end_ms {self.watermark_end_ms} is below watermark_start_ms "
+                             f"{self.watermark_start_ms}: a watermark never moves back")
+        if self.processing_time_end_ms < self.processing_time_before_ms:
+            raise ValueError(f"processing_time_end_ms {self.processing_time_end_ms} is below "
+                             f"processing_time_before_ms {self.processing_time_before_ms}: the clock never moves back")
+
+
+@dataclass
+class KeyState:
+    """Everything the model keeps for one key between batches (picklable).
+
+    ``windows`` maps each open window to its contents and trigger state,
+    ``timers`` each domain (``"event"``, ``"processing"``) to its sorted
+    ``(time_ms, window)`` timers, ``next_seq`` continues the key's arrival
+    sequence (it orders equal timestamps in element buffers).
+    """
+
+    windows: dict
+    timers: dict
+    next_seq: int = 0
+
+    def next_timer_ms(self, domain: str) -> int | None:
+        """The earliest timer of ``domain``, or None: a batch must wake the key once it is due."""
+        timers = self.timers.get(domain) or ()
+        return min((t for t, _ in timers), default=None)
+
+
+class _DrivenWatermark:
+    """A watermark decided for the whole batch by the caller: the start value, then the end value."""
+
+    def __init__(self, start_ms: int, end_ms: int):
+        self.current_ms, self._end_ms = start_ms, end_ms
+
+    def observe(self, source: str, event_time_ms: int | None, processing_time_ms: int) -> None:
+        pass  # the batch-wide tracker saw every key's rows
+
+    def note_processing_time(self, now_ms: int) -> None:
+        pass
+
+    def advance(self, now_ms: int, explicit_ms: int | None = None) -> int:
+        self.current_ms = max(self.current_ms, self._end_ms)
+        return self.current_ms
+
+
+def batch_clock(tracker: WatermarkTracker, processing_time_before_ms: int, batch_id: int,
+                source_maxima: Mapping[str, tuple[int | None, int]], watermark_ms: int | None = None,
+                processing_time_ms: int | None = None, flush: bool = False) -> KeyBatchClock:
+    """The batch-wide part of :meth:`ReferenceOperator.process_batch`, from per-source maxima.
+
+    Advances ``tracker`` (the operator's, kept between batches) exactly as
+    the model does: the batch's arrival time moves the clock, every source
+    that sent accepted-or-late rows is observed with its largest event time
+    and processing time (the tracker keeps maxima, so the maxima are all it
+    needs), the clock moves to the latest row's processing time (+infinity
+    on a flush), then the watermark advances.
+
+    Args:
+        tracker: the operator's watermark tracker (mutated).
+        processing_time_before_ms: the operator's clock before the batch.
+        source_maxima: source name -> (largest event time or None, largest processing time)
+            of the batch's non-quarantined rows; sources without rows are left out.
+        watermark_ms, processing_time_ms: as given to ``process_batch``.
+        flush: end of input (watermark and clock to +infinity).
+    """
+    wm_start = tracker.current_ms
+    clock = processing_time_before_ms
+    if processing_time_ms is not None and processing_time_ms > clock and not flush:
+        clock = processing_time_ms
+        tracker.note_processing_time(clock)
+    for source, (max_ts, max_pt) in source_maxima.items():
+        tracker.observe(source, max_ts, max_pt)
+    if source_maxima:
+        clock = max(clock, max(pt for _, pt in source_maxima.values()))
+        tracker.note_processing_time(clock)
+    if flush:
+        clock = MAX_TIMESTAMP_MS
+        tracker.note_processing_time(clock)
+        watermark_ms = MAX_TIMESTAMP_MS
+    tracker.advance(clock, watermark_ms)
+    return KeyBatchClock(batch_id, wm_start, tracker.current_ms, processing_time_before_ms, processing_time_ms,
+                         clock, flush)
+
+
+def run_key_batch(spec: WindowSpec, key: tuple, state: KeyState | None, rows: Iterable[Mapping[str, Any]],
+                  clock: KeyBatchClock) -> tuple[BatchResult, KeyState | None]:
+    """Run one key's part of a batch: the key's rows (in arrival order) against its state.
+
+    The rows must be this key's rows that passed the batch-wide checks
+    (quarantine, de-duplication); they are processed by the model with the
+    batch's watermarks and clock. Returns what the key emitted (panes, late
+    elements, its share of the metrics) and its new state, or None when the
+    key keeps nothing (no window, no timer).
+    """
+    operator = ReferenceOperator(spec)
+    operator._tracker = _DrivenWatermark(clock.watermark_start_ms, clock.watermark_end_ms)
+    operator.current_processing_time_ms = clock.processing_time_before_ms
+    if state is not None:
+        operator._import_key(key, state)
+    result = operator.process_batch(
+        rows, clock.batch_id, processing_time_ms=None if clock.flush else clock.processing_time_ms,
+        _flush=clock.flush, _clock_after_rows_ms=clock.processing_time_end_ms)
+    return result, operator._export_key(key)

@@ -255,31 +255,13 @@ class WindowSpec:
 
     @property
     def model_only_features(self) -> tuple[str, ...]:
-        """The features of this spec that only the reference model runs so far.
+        """The features of this spec that no Spark path runs yet (only the reference model).
 
-        The Spark planner refuses a spec for which this is not empty ("no
-        Spark plan yet"); it lists what a Spark plan would have to add.
+        Spark runs a spec on a DataFrame plan when one covers it, else per key
+        with the reference model (windowing/spark/dispatch.py), so this lists
+        only what neither path does; the Spark dispatch refuses such a spec.
         """
         found = []
-        if not self.key_columns:
-            found.append("non-keyed windows (window_all)")
-        if not isinstance(self.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
-            found.append(f"assigner {type(self.assigner).__name__}")
-        trigger = self.trigger.nested if isinstance(self.trigger, PurgingTrigger) else self.trigger
-        if not isinstance(trigger, (EventTimeTrigger, CountTrigger, NeverTrigger)):
-            found.append(f"trigger {type(trigger).__name__}")
-        if self.evictor is not None and not (isinstance(self.evictor, CountEvictor) and not self.evictor.do_evict_after):
-            found.append(f"evictor {self.evictor!r}")
-        if any(isinstance(agg, Reduce) for _, agg in self.aggregates):
-            found.append("reduce functions")
-        if self.process_function is not None:
-            found.append("process window functions")
-        if self.ingestion_time_column is not None:
-            found.append("processing time from an ingestion-time column")
-        if self.idle_timeout_ms is not None:
-            found.append("watermark idleness")
-        if self.source_column is not None:
-            found.append("per-source minimum watermark")
         if self.output_mode != APPEND:
             found.append(f"output mode {self.output_mode!r}")
         return tuple(found)

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from windowing.core.assigners import GlobalWindows
+from windowing.core.aggregates import Reduce
+from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 from windowing.core.evictors import CountEvictor
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.spec import WindowSpec
@@ -61,8 +62,9 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         NotImplementedError: for a trigger/evictor combination that has no
             DataFrame plan, naming it and the supported combinations.
     """
-    if spec.model_only_features:
-        raise NotImplementedError(f"no Spark plan yet for {', '.join(spec.model_only_features)} (reference model only)")
+    gaps = unplanned_features(spec)
+    if gaps:
+        raise NotImplementedError(f"no DataFrame plan for {', '.join(gaps)}")
     trigger, purge = spec.trigger, False
     if isinstance(trigger, PurgingTrigger):
         trigger, purge = trigger.nested, True
@@ -83,6 +85,31 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         return TriggerPlan(COUNT_PLAN, count=trigger.count, purge=purge)
     raise NotImplementedError(f"trigger {spec.trigger!r} on {spec.assigner!r} has no Spark plan; "
                               f"supported: {supported}")
+
+
+def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
+    """The features of ``spec`` that no DataFrame plan covers (they run on the per-key path)."""
+    found = list(spec.model_only_features)
+    if not spec.key_columns:
+        found.append("non-keyed windows (window_all)")
+    if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
+        found.append(f"assigner {type(spec.assigner).__name__}")
+    trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
+    if type(trigger) not in (EventTimeTrigger, CountTrigger, NeverTrigger):   # a user subclass is a user trigger
+        found.append(f"trigger {trigger!r}")
+    if spec.evictor is not None and not (isinstance(spec.evictor, CountEvictor) and not spec.evictor.do_evict_after):
+        found.append(f"evictor {spec.evictor!r}")
+    if any(isinstance(agg, Reduce) for _, agg in spec.aggregates):
+        found.append("reduce functions")
+    if spec.process_function is not None:
+        found.append("process window functions")
+    if spec.ingestion_time_column is not None:
+        found.append("processing time from an ingestion-time column")
+    if spec.idle_timeout_ms is not None:
+        found.append("watermark idleness")
+    if spec.source_column is not None:
+        found.append("per-source minimum watermark")
+    return tuple(found)
 
 
 @dataclass

@@ -1,0 +1,67 @@
+"""Which Spark path runs a window spec: a DataFrame plan, or the per-key model.
+
+The built-in triggers the planner knows (:func:`windowing.spark.plans.plan_for`)
+run as DataFrame plans: column expressions, joins and aggregations, no Python
+per row. Everything else (user triggers, evictors other than the sliding
+count window's, process and reduce functions, the built-in triggers without
+a plan, sessions until they have a plan, processing time, idleness, several
+sources, window_all) runs on the per-key path
+(:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
+key in ``applyInArrow``, its state in Delta. Both operators have the same
+interface and the same commit protocol.
+"""
+from __future__ import annotations
+
+from pyspark.sql import SparkSession
+
+from windowing.core.spec import WindowSpec
+from windowing.spark.keyed import KeyedModelOperator
+from windowing.spark.operator import SparkWindowOperator
+from windowing.spark.plans import plan_for
+from windowing.spark.stores import DeltaStore
+
+DATAFRAME_PLAN, PER_KEY_MODEL = "dataframe plan", "per-key model"
+
+
+def _refuse_model_only(spec: WindowSpec) -> None:
+    if spec.model_only_features:
+        raise NotImplementedError(f"no Spark path yet for {', '.join(spec.model_only_features)} "
+                                  f"(reference model only)")
+
+
+def execution_path(spec: WindowSpec) -> str:
+    """``"dataframe plan <kind>"`` or ``"per-key model (<why no plan>)"``.
+
+    Raises:
+        NotImplementedError: for a spec that no Spark path runs (``spec.model_only_features``).
+    """
+    _refuse_model_only(spec)
+    try:
+        return f"{DATAFRAME_PLAN} {plan_for(spec).kind}"
+    except NotImplementedError as refusal:
+        return f"{PER_KEY_MODEL} ({refusal})"
+
+
+def uses_dataframe_plan(spec: WindowSpec) -> bool:
+    return execution_path(spec).startswith(DATAFRAME_PLAN)
+
+
+def make_operator(spark: SparkSession, spec: WindowSpec, store, **kwargs):
+    """A :class:`SparkWindowOperator` when a DataFrame plan takes the spec, else a :class:`KeyedModelOperator`.
+
+    ``kwargs`` go to the operator (``reset_state``, ``fault_injection``; ``bucket_ms`` only matters to plans).
+    """
+    if uses_dataframe_plan(spec):
+        return SparkWindowOperator(spark, spec, store, **kwargs)
+    kwargs.pop("bucket_ms", None)
+    return KeyedModelOperator(spark, spec, store, **kwargs)
+
+
+def operator_on_delta(spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
+                      results_path: str | None = None, late_path: str | None = None,
+                      quarantine_path: str | None = None, **kwargs):
+    """:func:`make_operator` on a :class:`DeltaStore` under ``state_root/operator_id``."""
+    if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
+    store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path)
+    return make_operator(spark, spec, store, **kwargs)

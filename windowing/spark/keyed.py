@@ -1,0 +1,489 @@
+"""The per-key path: the reference model run per key on Spark, its state in Delta.
+
+For every spec that has no DataFrame plan (user triggers, evictors, process
+and reduce functions, the built-in triggers without a plan, sessions,
+processing time, idleness, several sources, window_all): one batch is
+
+1. batch-wide, as column expressions: event time to ms, processing time
+   (the batch's, or each row's ``ingestion_time_column``), quarantine reasons
+   in the model's order, de-duplication (:mod:`windowing.spark.dedup`);
+2. one small aggregation per source (largest event time and processing time
+   of the valid rows) from which the driver advances the watermark tracker
+   and the clock exactly as the model does
+   (:func:`windowing.core.reference.batch_clock`);
+3. per key, ``rows.groupBy(keys).cogroup(state.groupBy(keys)).applyInArrow``:
+   the key's rows (arrival order) and its pickled state go through
+   :func:`windowing.core.reference.run_key_batch`; keys without rows take
+   part only when one of their timers is due (``next_*_timer_ms`` columns);
+4. the commit protocol of :mod:`windowing.spark.operator`: outputs by batch
+   id, then the state MERGE, then the progress row.
+
+Arrow (not pandas) carries the rows: ``to_pylist`` gives the model exact
+Python ints and None (pandas would turn a nullable long column into floats).
+
+Results table: the key columns, ``window_start_ms``, ``window_end_ms``,
+``window_start``, ``window_end``, the aggregate columns, ``pane_index``,
+``timing``, ``is_final``, ``watermark_ms``, ``batch_id``; for merging
+(session) specs ``supersedes`` (array of (window_start_ms, window_end_ms));
+for a process function, instead of aggregate columns, ``row_index`` and the
+columns of its declared ``output_schema``: one row per emitted row, and one
+row with a null ``row_index`` for a firing that emitted none (so no pane
+disappears).
+
+Limits: a key's state (all its open windows, buffers and trigger state) is
+unpickled in one task, so it must fit in that task's memory; window_all puts
+everything in one task. A row quarantined by the model itself (a dynamic
+session gap FUNCTION returning a bad gap) has already moved the watermark.
+"""
+from __future__ import annotations
+
+import copy
+import datetime
+import json
+import pickle
+import time
+import uuid
+from dataclasses import asdict
+from typing import Callable
+
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
+from windowing.core.assigners import GapFromColumn
+from windowing.core.records import (
+    LATE_BEYOND_ALLOWED_LATENESS, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_INGESTION_TIME,
+    QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNKNOWN_SOURCE,
+    QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS, BatchMetrics)
+from windowing.core.reference import EVENT, PROCESSING, KeyBatchClock, batch_clock, run_key_batch
+from windowing.core.spec import WindowSpec
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker
+from windowing.spark.dedup import SeenIds
+from windowing.spark.keyed_state import (
+    ALL_KEY, KEY_SCOPE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER, OPERATOR_SCOPE, SCOPE, STATE, KeyedStateTable,
+    state_schema)
+from windowing.spark.operator import BatchReport, SpecMismatchError
+from windowing.spark.prepare import (
+    QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, event_time_ms, long_lit, simple_types)
+from windowing.spark.stores import DeltaStore
+
+KEYED_PLAN = "keyed"
+PT, SRC, KIND = "__pt_ms", "__source", "__kind"
+PANE, LATE_ROW, QUARANTINE_ROW, KEY_ROW = "pane", "late", "quarantine", "key"
+VALID = "valid"
+_METRICS = ("accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows", "windows_cleaned")
+SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True),
+                                            T.StructField(WE, T.LongType(), True)]))
+
+
+def group_keys(spec: WindowSpec) -> list[str]:
+    """The columns a batch is grouped by: the key columns, or the constant ``__all`` of window_all."""
+    return list(spec.key_columns) or [ALL_KEY]
+
+
+def _time_ms(df: DataFrame, column: str) -> Column:
+    """A processing-time column in epoch ms: long/int as is, timestamps converted, anything else null."""
+    dtype = df.schema[column].dataType
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        return F.unix_millis(F.col(column).cast("timestamp"))
+    if isinstance(dtype, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
+        return F.col(column).cast("long")
+    return F.lit(None).cast("long")
+
+
+def prepare_rows(df: DataFrame, spec: WindowSpec, arrival_clock_ms: int, skew_reference_ms: int,
+                 seen_ids: DataFrame | None = None) -> DataFrame:
+    """The batch-wide checks as columns: ``__ts_ms``, ``__pt_ms``, ``__source``, ``__seq``, ``__reason``, ``__status``.
+
+    Quarantine reasons, first match wins, in the reference model's order:
+    null key, null event time, unparseable event time, invalid ingestion
+    time, unknown source, far-future event time, out-of-bounds value, invalid
+    session gap from a column, duplicate event id. ``__status`` is
+    ``quarantined`` or ``valid`` (the model decides accepted / late /
+    unassigned per key).
+    """
+    out = df.withColumn(SEQ, F.monotonically_increasing_id())
+    if not spec.key_columns:
+        out = out.withColumn(ALL_KEY, F.lit(0).cast("long"))
+    reason = None
+
+    def when(cond: Column, text: str) -> None:
+        nonlocal reason
+        reason = F.when(cond, F.lit(text)) if reason is None else reason.when(cond, F.lit(text))
+
+    key_null = F.lit(False)
+    for key in spec.key_columns:
+        key_null = key_null | F.col(key).isNull()
+    when(key_null, QUARANTINE_NULL_KEY)
+    if spec.event_time_column is not None:
+        ts = event_time_ms(df, spec.event_time_column)
+        when(F.col(spec.event_time_column).isNull(), QUARANTINE_NULL_EVENT_TIME)
+        when(ts.isNull(), QUARANTINE_UNPARSEABLE_EVENT_TIME)
+    else:
+        ts = F.lit(None).cast("long")
+    out = out.withColumn(TS, ts)
+    if spec.ingestion_time_column is not None:
+        pt = _time_ms(df, spec.ingestion_time_column)
+        when(pt.isNull(), QUARANTINE_INVALID_INGESTION_TIME)
+    else:
+        pt = long_lit(arrival_clock_ms)
+    out = out.withColumn(PT, pt)
+    if spec.source_column is not None:
+        source = F.col(spec.source_column).cast("string")
+        when(source.isNull() | ~source.isin(*spec.sources), QUARANTINE_UNKNOWN_SOURCE)
+    else:
+        source = F.lit(SINGLE_SOURCE)
+    out = out.withColumn(SRC, source)
+    if spec.max_event_time_skew_ms is not None and spec.event_time_column is not None:
+        newest_ok = max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, skew_reference_ms + spec.max_event_time_skew_ms))
+        when(F.col(TS) > long_lit(newest_ok), QUARANTINE_FAR_FUTURE_EVENT_TIME)
+    for column, lo, hi in spec.value_bounds:
+        value, outside = F.col(column), F.lit(False)
+        if lo is not None:
+            outside = outside | (value < F.lit(lo))
+        if hi is not None:
+            outside = outside | (value > F.lit(hi))
+        when(value.isNotNull() & outside, QUARANTINE_VALUE_OUT_OF_BOUNDS)
+    gap = getattr(spec.assigner, "dynamic_gap", None)
+    if isinstance(gap, GapFromColumn):
+        dtype = df.schema[gap.column].dataType
+        integral = isinstance(dtype, (T.LongType, T.IntegerType, T.ShortType, T.ByteType))
+        bad_gap = (F.col(gap.column).isNull() | (F.col(gap.column) <= 0)) if integral else F.lit(True)
+        when(bad_gap, QUARANTINE_INVALID_SESSION_GAP)
+    out = out.withColumn(REASON, reason if reason is not None else F.lit(None).cast("string"))
+    if spec.dedup_column is not None:
+        out = _mark_duplicates(out, spec.dedup_column, seen_ids)
+    return out.withColumn(STATUS, F.when(F.col(REASON).isNotNull(), F.lit(QUARANTINED)).otherwise(F.lit(VALID)))
+
+
+def aggregate_fields(spec: WindowSpec, input_schema: T.StructType) -> list[T.StructField]:
+    """The result columns of a spec's aggregates (or of its process function) and their types."""
+    if spec.process_function is not None:
+        declared = T._parse_datatype_string(spec.process_function.output_schema)
+        return [T.StructField("row_index", T.IntegerType(), True)] + \
+            [T.StructField(f.name, f.dataType, True) for f in declared.fields]
+    fields = []
+    for name, agg in spec.aggregates:
+        if isinstance(agg, (UserAggregate, Reduce)):
+            dtype = T._parse_datatype_string(agg.result_type)
+        elif isinstance(agg, Count):
+            dtype = T.LongType()
+        elif isinstance(agg, Avg):
+            dtype = T.DoubleType()
+        elif isinstance(agg, Sum):
+            integral = isinstance(input_schema[agg.column].dataType,
+                                  (T.LongType, T.IntegerType, T.ShortType, T.ByteType))
+            dtype = T.LongType() if integral else T.DoubleType()
+        elif isinstance(agg, (Min, Max)):
+            dtype = input_schema[agg.column].dataType
+        else:
+            raise ValueError(f"aggregate {name}={agg!r} has no result type on the per-key path")
+        fields.append(T.StructField(name, dtype, True))
+    return fields
+
+
+def _python_value(value, dtype: T.DataType):
+    """A model value as Arrow takes it for ``dtype`` (structs from tuples, arrays element-wise)."""
+    if value is None:
+        return None
+    if isinstance(dtype, T.StructType) and isinstance(value, (tuple, list)):
+        return {f.name: _python_value(v, f.dataType) for f, v in zip(dtype.fields, value)}
+    if isinstance(dtype, T.ArrayType) and isinstance(value, (tuple, list)):
+        return [_python_value(v, dtype.elementType) for v in value]
+    return value
+
+
+def _key_runner(spec: WindowSpec, clock: KeyBatchClock, keys: list[str], out_schema: T.StructType,
+                result_fields: list[T.StructField]):
+    """The function applyInArrow runs per key: (rows, state) -> panes, late/quarantined seqs, the new state."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    et_column = spec.event_time_column
+    key_columns = list(spec.key_columns)
+    arrow_schema = to_arrow_schema(out_schema)   # once, on the driver (it pickles with the function)
+
+    def run(rows_table, state_table):
+        import pyarrow as pa
+        rows = rows_table.to_pylist()
+        rows.sort(key=lambda r: r[SEQ])   # arrival order: the model orders (time, arrival)
+        group = (rows[0] if rows else state_table.slice(0, 1).to_pylist()[0])
+        group_value = {k: group[k] for k in keys}
+        key = tuple(group[k] for k in key_columns)
+        for row in rows:
+            if et_column is not None:
+                row[et_column] = row.pop(TS)
+            if spec.ingestion_time_column is not None:
+                row[spec.ingestion_time_column] = row.pop(PT)
+        state = pickle.loads(state_table[STATE][0].as_py()) if state_table.num_rows else None
+        result, new_state = run_key_batch(spec, key, state, rows, clock)
+        out = []
+        for pane in result.panes:
+            base = dict(group_value, **{KIND: PANE, WS: pane.window_start_ms, WE: pane.window_end_ms,
+                                        "pane_index": pane.pane_index, "timing": pane.timing,
+                                        "is_final": pane.is_final, "watermark_ms": pane.watermark_ms})
+            if spec.is_merging:
+                base["supersedes"] = [{WS: s, WE: e} for s, e in pane.supersedes]
+            if spec.process_function is None:
+                out.append(dict(base, **{f.name: _python_value(pane.values.get(f.name), f.dataType)
+                                         for f in result_fields}))
+                continue
+            emitted = pane.rows or ()
+            if not emitted:
+                out.append(dict(base, row_index=None))
+            for i, emitted_row in enumerate(emitted):
+                out.append(dict(base, row_index=i, **{f.name: _python_value(emitted_row.get(f.name), f.dataType)
+                                                      for f in result_fields[1:]}))
+        for late in result.late:
+            out.append(dict(group_value, **{KIND: LATE_ROW, SEQ: late.row[SEQ]}))
+        for bad in result.quarantined:
+            out.append(dict(group_value, **{KIND: QUARANTINE_ROW, SEQ: bad.row[SEQ], REASON: bad.reason}))
+        key_row = dict(group_value, **{KIND: KEY_ROW, "panes": len(result.panes)},
+                       **{f"__{m}": getattr(result.metrics, m) for m in _METRICS})
+        if new_state is not None:
+            key_row.update({STATE: pickle.dumps(new_state), NEXT_EVENT_TIMER: new_state.next_timer_ms(EVENT),
+                            NEXT_PROCESSING_TIMER: new_state.next_timer_ms(PROCESSING)})
+        out.append(key_row)
+        return pa.Table.from_pylist(out, schema=arrow_schema)
+
+    return run
+
+
+class KeyedModelOperator:
+    """Runs any :class:`WindowSpec` per key with the reference model; state in Delta (or memory).
+
+    The same interface as :class:`~windowing.spark.operator.SparkWindowOperator`:
+    ``process_batch``, ``flush``, ``last_progress``, ``store``, ``spec``,
+    ``operator_id``; a resumed operator refuses a spec whose fingerprint
+    differs from the one that wrote its state (:class:`SpecMismatchError`).
+
+    Args:
+        spark: the process's SparkSession (with Delta).
+        spec: the window spec.
+        store: a :class:`DeltaStore` (outputs and progress; the keyed state
+            table goes beside its state tables) or a ``MemoryStore``.
+        reset_state: discard existing state and progress first.
+        fault_injection: test hook called with a stage name at each commit step.
+    """
+
+    def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
+                 fault_injection: Callable[[str], None] | None = None, **_ignored):
+        self.spark, self.spec, self.store = spark, spec, store
+        self.operator_id = store.operator_id
+        self.plan = None
+        self.writer_id = uuid.uuid4().hex
+        self._fault = fault_injection or (lambda stage: None)
+        self.state_table = KeyedStateTable.for_store(spark, store)
+        self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.dedup_column else None
+        self._operator_state: tuple[int, dict] | None = None   # (batch id, state) cached after a commit
+        if reset_state:
+            store.reset()
+            self.state_table.reset()
+        self._check_fingerprint()
+
+    @classmethod
+    def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
+                 results_path: str | None = None, late_path: str | None = None,
+                 quarantine_path: str | None = None, **kwargs) -> "KeyedModelOperator":
+        if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
+            raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
+        store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path)
+        return cls(spark, spec, store, **kwargs)
+
+    def last_progress(self) -> dict | None:
+        return self.store.last_progress()
+
+    def _check_fingerprint(self) -> None:
+        last = self.last_progress()
+        if last and last["spec_fingerprint"] != self.spec.fingerprint():
+            raise SpecMismatchError(
+                f"operator {self.operator_id!r}: its state was written by spec "
+                f"{last['spec_fingerprint']} ({last['spec_description']}); this job's spec is "
+                f"{self.spec.fingerprint()} ({self.spec.describe()}). Resume with the original spec, use a new "
+                f"operator id, or pass reset_state=True (CLI: --reset-state) to discard the state.")
+
+    # ---------------------------------------------------------------- schemas
+    def _state_schema(self, df: DataFrame) -> T.StructType:
+        if self.spec.key_columns:
+            return state_schema([df.schema[k] for k in self.spec.key_columns])
+        return state_schema([T.StructField(ALL_KEY, T.LongType(), True)])
+
+    def _out_schema(self, df: DataFrame, result_fields: list[T.StructField]) -> T.StructType:
+        keys = self._state_schema(df).fields[:len(group_keys(self.spec))]
+        long = lambda name: T.StructField(name, T.LongType(), True)  # noqa: E731
+        fields = list(keys) + [T.StructField(KIND, T.StringType(), False), long(SEQ),
+                               T.StructField(REASON, T.StringType(), True), long(WS), long(WE)]
+        fields += result_fields
+        fields += [long("pane_index"), T.StructField("timing", T.StringType(), True),
+                   T.StructField("is_final", T.BooleanType(), True), long("watermark_ms")]
+        if self.spec.is_merging:
+            fields.append(T.StructField("supersedes", SUPERSEDES_TYPE, True))
+        fields += [T.StructField(STATE, T.BinaryType(), True), long(NEXT_EVENT_TIMER), long(NEXT_PROCESSING_TIMER),
+                   long("panes")] + [long(f"__{m}") for m in _METRICS]
+        return T.StructType(fields)
+
+    def _pane_columns(self, result_fields: list[T.StructField], batch_id: int) -> list[Column]:
+        cols = [F.col(k) for k in self.spec.key_columns] + [
+            F.col(WS), F.col(WE), F.timestamp_millis(F.col(WS)).alias("window_start"),
+            F.timestamp_millis(F.col(WE)).alias("window_end")] + [F.col(f.name) for f in result_fields]
+        cols += [F.col("pane_index"), F.col("timing"), F.col("is_final"), F.col("watermark_ms"),
+                 long_lit(batch_id).alias("batch_id")]
+        if self.spec.is_merging:
+            cols.append(F.col("supersedes"))
+        return cols
+
+    # ---------------------------------------------------------- batch state
+    def _load_operator_state(self, last: dict | None, version: int | None) -> dict:
+        """The watermark tracker and clock as the last committed batch left them."""
+        if last is None:
+            spec = self.spec
+            return dict(tracker=WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
+                                                 spec.idle_timeout_ms), clock_ms=MIN_TIMESTAMP_MS)
+        if self._operator_state and self._operator_state[0] == last["batch_id"]:
+            return copy.deepcopy(self._operator_state[1])
+        rows = (self.state_table.read(version).where(F.col(SCOPE) == OPERATOR_SCOPE)
+                .select(STATE).collect())
+        if not rows:
+            raise RuntimeError(f"operator {self.operator_id!r}: the keyed state table has no operator row at "
+                               f"version {version}; the state is damaged (reset it to start over)")
+        return pickle.loads(rows[0][STATE])
+
+    # ---------------------------------------------------------------- batch
+    def process_batch(self, df: DataFrame, batch_id: int, watermark_ms: int | None = None,
+                      processing_time_ms: int | None = None, *, _flush: bool = False) -> BatchReport:
+        """Process one micro-batch (or backfill chunk) exactly once.
+
+        Args:
+            df: the batch's raw rows (a static DataFrame).
+            batch_id: increasing id; a batch already committed is skipped.
+            watermark_ms: explicit watermark advance; +infinity ends the input
+                (the clock goes to +infinity too, as :meth:`flush`).
+            processing_time_ms: the batch's processing time (the injectable
+                clock; default: none, the clock moves only with ingestion times).
+        """
+        started = time.monotonic()
+        spec = self.spec
+        spec.check_schema(simple_types(df))
+        last = self.last_progress()
+        wm_last = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
+        if last and batch_id <= last["batch_id"]:
+            return BatchReport(batch_id, True, wm_last, wm_last, seconds=time.monotonic() - started)
+        self._fault("start")
+        flush = _flush or watermark_ms == MAX_TIMESTAMP_MS
+        schema = self._state_schema(df)
+        self.state_table.ensure(schema)
+        version = last["windows_version"] if last else None
+        operator_state = self._load_operator_state(last, version)
+        tracker, clock_before = operator_state["tracker"], operator_state["clock_ms"]
+        wm0 = tracker.current_ms
+        arrival = processing_time_ms if (processing_time_ms is not None and processing_time_ms > clock_before
+                                         and not flush) else clock_before
+        skew_reference = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
+        keys = group_keys(spec)
+        cached: list[DataFrame] = []
+        try:
+            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[spec.dedup_column].dataType)
+                    if self.seen_ids else None)
+            prepared = prepare_rows(df, spec, arrival, skew_reference, seen).persist()
+            cached.append(prepared)
+            valid = F.col(STATUS) == VALID
+            per_source = prepared.groupBy(SRC).agg(
+                F.count(F.lit(1)).alias("n"), F.sum(valid.cast("long")).alias("valid"),
+                F.max(F.when(valid, F.col(TS))).alias("max_ts"),
+                F.max(F.when(valid, F.col(PT))).alias("max_pt")).collect()
+            input_rows = sum(r["n"] for r in per_source)
+            maxima = {r[SRC]: (r["max_ts"], r["max_pt"]) for r in per_source if r["valid"]}
+            clock = batch_clock(tracker, clock_before, batch_id, maxima, None if flush else watermark_ms,
+                                processing_time_ms, flush)
+
+            result_fields = aggregate_fields(spec, df.schema)
+            out_schema = self._out_schema(df, result_fields)
+            model_columns = [c for c in spec.required_columns
+                             if c not in (spec.event_time_column, spec.ingestion_time_column)]
+            rows = prepared.where(valid).select(*dict.fromkeys(keys + model_columns), SEQ, TS, PT)
+            state = self.state_table.read(version).where(F.col(SCOPE) == KEY_SCOPE)
+            due = (F.coalesce(F.col(NEXT_EVENT_TIMER) <= long_lit(clock.watermark_end_ms), F.lit(False))
+                   | F.coalesce(F.col(NEXT_PROCESSING_TIMER) <= long_lit(clock.processing_time_end_ms), F.lit(False)))
+            batch_keys = rows.select(*keys).distinct().withColumn("__has_rows", F.lit(True))
+            state = (state.join(batch_keys, keys, "left").where(F.col("__has_rows").isNotNull() | due)
+                     .select(*keys, STATE))
+            runner = _key_runner(spec, clock, keys, out_schema, result_fields)
+            out = (rows.groupBy(*keys).cogroup(state.groupBy(*keys)).applyInArrow(runner, out_schema)
+                   .persist())
+            cached.append(out)
+            totals = out.agg(
+                *[F.sum(F.col(f"__{m}")).alias(m) for m in _METRICS],
+                F.sum(F.col("panes")).alias("panes"),
+                F.sum((F.col(KIND) == PANE).cast("long")).alias("pane_rows"),
+                F.sum((F.col(KIND) == QUARANTINE_ROW).cast("long")).alias("model_quarantined")).first()
+            spark_quarantined = input_rows - sum(r["valid"] for r in per_source)
+            metrics = BatchMetrics(input_rows=input_rows,
+                                   quarantined_rows=spark_quarantined + (totals["model_quarantined"] or 0),
+                                   panes_emitted=totals["panes"] or 0,
+                                   **{m: totals[m] or 0 for m in _METRICS})
+
+            self._fault("before_outputs")
+            panes = out.where(F.col(KIND) == PANE).select(*self._pane_columns(result_fields, batch_id))
+            self.store.write_output("results", panes, totals["pane_rows"] or 0, batch_id)
+            if spec.late_output:
+                late_seqs = out.where(F.col(KIND) == LATE_ROW).select(SEQ)
+                late = (prepared.join(late_seqs, SEQ, "left_semi")
+                        .select(*df.columns, F.col(TS).alias("event_time_ms"),
+                                F.lit(LATE_BEYOND_ALLOWED_LATENESS).alias("reason"),
+                                long_lit(clock.watermark_start_ms).alias("watermark_ms"),
+                                long_lit(batch_id).alias("batch_id")))
+                self.store.write_output("late", late, metrics.late_rows, batch_id)
+            model_bad = out.where(F.col(KIND) == QUARANTINE_ROW).select(SEQ, F.col(REASON).alias("__model_reason"))
+            quarantined = (prepared.join(model_bad, SEQ, "left")
+                           .where(F.col(REASON).isNotNull() | F.col("__model_reason").isNotNull())
+                           .select(*df.columns, F.coalesce(F.col(REASON), F.col("__model_reason")).alias("reason"),
+                                   long_lit(batch_id).alias("batch_id")))
+            self.store.write_output("quarantine", quarantined, metrics.quarantined_rows, batch_id)
+            self._fault("after_outputs")
+            if self.seen_ids:
+                self.seen_ids.record(prepared, batch_id, wm0)
+            operator_row = self.spark.createDataFrame(
+                [tuple([None] * len(keys)) + (OPERATOR_SCOPE, pickle.dumps(dict(tracker=tracker,
+                                                                                 clock_ms=clock.processing_time_end_ms)),
+                                               None, None, batch_id)], schema)
+            key_rows = out.where(F.col(KIND) == KEY_ROW)
+            upserts = (key_rows.where(F.col(STATE).isNotNull())
+                       .select(*keys, F.lit(KEY_SCOPE).alias(SCOPE), STATE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER,
+                               long_lit(batch_id).alias("last_batch_id"))
+                       .unionByName(operator_row))
+            deletes = key_rows.where(F.col(STATE).isNull()).select(*keys, F.lit(KEY_SCOPE).alias(SCOPE))
+            new_version = self.state_table.merge(upserts, deletes, keys + [SCOPE], batch_id)
+            self._fault("before_progress")
+            self.store.commit_progress(dict(
+                batch_id=batch_id, watermark_ms=clock.watermark_end_ms,
+                max_seen_ms=max((s.max_seen_ms for s in tracker.sources.values() if s.max_seen_ms is not None),
+                                default=None),
+                processing_time_ms=processing_time_ms, windows_version=new_version, buffers_version=None,
+                spec_fingerprint=spec.fingerprint(), spec_description=spec.describe(),
+                input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
+                committed_at=datetime.datetime.now(datetime.timezone.utc)))
+            self._operator_state = (batch_id, copy.deepcopy(dict(tracker=tracker,
+                                                                 clock_ms=clock.processing_time_end_ms)))
+            self._fault("after_progress")
+            return BatchReport(batch_id, False, clock.watermark_start_ms, clock.watermark_end_ms, metrics,
+                               time.monotonic() - started, KEYED_PLAN)
+        finally:
+            for frame in cached:
+                frame.unpersist()
+
+    def flush(self, batch_id: int, processing_time_ms: int | None = None) -> BatchReport:
+        """End of input: watermark and clock to +infinity; every time window fires and is cleaned."""
+        last = self.last_progress()
+        if last is None:
+            raise RuntimeError(f"operator {self.operator_id!r} has no committed batch to flush")
+        schema = T.StructType.fromJson(json.loads(last["input_schema"]))
+        empty = self.spark.createDataFrame([], schema)
+        return self.process_batch(empty, batch_id, watermark_ms=MAX_TIMESTAMP_MS,
+                                  processing_time_ms=processing_time_ms, _flush=True)
+
+    def open_keys(self) -> list[tuple]:
+        """The keyed state rows of the latest version (key scope only)."""
+        if self.state_table.schema is None:
+            return []
+        scope = self.state_table.schema.names.index(SCOPE)
+        return [r for r in self.state_table.rows() if r[scope] == KEY_SCOPE]

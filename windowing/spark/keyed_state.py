@@ -1,0 +1,126 @@
+"""The per-key path's state table: one row per key that keeps something, plus one operator row.
+
+Schema (``state_root/operator_id/keyed_state`` as a Delta table, or rows in
+memory beside a :class:`~windowing.spark.stores.MemoryStore`):
+
+* the spec's key columns (for non-keyed windows, one constant column
+  ``__all``), typed as in the input;
+* ``scope``: ``"key"`` for a key's row, ``"operator"`` for the one row of the
+  batch-wide state (the watermark tracker and the processing-time clock);
+  its key columns are null;
+* ``state``: the pickled :class:`windowing.core.reference.KeyState` (windows
+  with their accumulators or element buffers, trigger state, timers), or
+  the pickled batch-wide state;
+* ``next_event_timer_ms`` / ``next_processing_timer_ms``: the key's earliest
+  timers, so a batch wakes the keys that have no new rows but a timer due
+  without unpickling anything (data skipping prunes files by them);
+* ``last_batch_id``: the batch that wrote the row.
+
+A key whose windows and timers are all gone has no row. Writes are one
+MERGE per batch with Delta's ``txnAppId``/``txnVersion`` (exactly once), and
+reads are AS OF the version recorded in the progress row of the last
+committed batch.
+"""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.spark import delta_io
+
+SCOPE, STATE = "scope", "state"
+NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER = "next_event_timer_ms", "next_processing_timer_ms"
+KEY_SCOPE, OPERATOR_SCOPE = "key", "operator"
+ALL_KEY = "__all"
+"""The constant key column of non-keyed windows (window_all)."""
+
+
+def state_schema(key_fields: list[T.StructField]) -> T.StructType:
+    return T.StructType(
+        [T.StructField(f.name, f.dataType, True) for f in key_fields]
+        + [T.StructField(SCOPE, T.StringType(), False), T.StructField(STATE, T.BinaryType(), True),
+           T.StructField(NEXT_EVENT_TIMER, T.LongType(), True),
+           T.StructField(NEXT_PROCESSING_TIMER, T.LongType(), True),
+           T.StructField("last_batch_id", T.LongType(), False)])
+
+
+class KeyedStateTable:
+    """Read (as of a version) and MERGE the per-key state of one operator.
+
+    Args:
+        spark: the SparkSession.
+        path: the Delta table's path, or None to keep the rows in memory.
+        app_id: Delta transaction application id of the MERGEs.
+    """
+
+    def __init__(self, spark: SparkSession, path: str | None, app_id: str):
+        self.spark, self.path, self.app_id = spark, path, app_id
+        self.schema: T.StructType | None = None
+        self._rows: list[tuple] = []
+        self._version = 0
+
+    @classmethod
+    def for_store(cls, spark: SparkSession, store) -> "KeyedStateTable":
+        """Beside the store's state tables (a DeltaStore), or in memory (a MemoryStore)."""
+        windows_path = getattr(store, "windows_path", None)
+        path = windows_path.rsplit("/", 1)[0] + "/keyed_state" if windows_path else None
+        return cls(spark, path, store.operator_id)
+
+    def ensure(self, schema: T.StructType) -> None:
+        if self.schema is not None:
+            return
+        self.schema = schema
+        if self.path is not None and not delta_io.table_exists(self.spark, self.path):
+            delta_io.create_empty(self.spark, schema, self.path, properties={
+                "delta.dataSkippingStatsColumns": f"{SCOPE},{NEXT_EVENT_TIMER},{NEXT_PROCESSING_TIMER}"})
+        elif self.path is not None:
+            existing = self.spark.read.format("delta").load(self.path).schema
+            if [f.name for f in existing] != [f.name for f in schema]:
+                raise ValueError(f"keyed state table {self.path} has columns {existing.names}; this operator "
+                                 f"needs {schema.names}: the key columns changed. Use a new operator id or "
+                                 f"reset the state.")
+
+    def reset(self) -> None:
+        self._rows, self._version, self.schema = [], 0, None
+        if self.path is not None:
+            jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
+            p = jvm.org.apache.hadoop.fs.Path(self.path)
+            p.getFileSystem(conf).delete(p, True)
+
+    def read(self, version: int | None) -> DataFrame:
+        if self.path is None:
+            return self.spark.createDataFrame(self._rows, self.schema)
+        return delta_io.read_as_of(self.spark, self.path, version)
+
+    def merge(self, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int) -> int:
+        """Insert or replace ``upserts`` rows, delete ``deletes`` keys; returns the new version."""
+        for f in self.schema.fields:   # a delete names only the key: the other columns are null
+            if f.name not in deletes.columns:
+                deletes = deletes.withColumn(f.name, F.lit(None).cast(f.dataType))
+        source = (delta_io.conform(upserts, self.schema).withColumn("__delete", F.lit(False))
+                  .unionByName(delta_io.conform(deletes, self.schema).withColumn("__delete", F.lit(True))))
+        if self.path is None:
+            changed = source.collect()
+            positions = [self.schema.names.index(k) for k in keys]
+            gone = {tuple(r[k] for k in keys) for r in changed}
+            kept = [r for r in self._rows if tuple(r[i] for i in positions) not in gone]
+            self._rows = kept + [tuple(r[f.name] for f in self.schema.fields) for r in changed if not r["__delete"]]
+            self._version += 1
+            return self._version
+        from delta.tables import DeltaTable
+        target = DeltaTable.forPath(self.spark, self.path)
+        values = {f.name: f"s.`{f.name}`" for f in self.schema.fields}
+        cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+        with delta_io.txn(self.spark, self.app_id, batch_id):
+            (target.alias("t").merge(source.alias("s"), cond)
+             .whenMatchedDelete(condition="s.__delete")
+             .whenMatchedUpdate(set=values)
+             .whenNotMatchedInsert(condition="NOT s.__delete", values=values).execute())
+        return delta_io.latest_version(self.spark, self.path)
+
+    def rows(self) -> list[tuple]:
+        """Every row of the latest version (tests and ``winjob inspect``)."""
+        if self.path is None:
+            return list(self._rows)
+        return [tuple(r) for r in self.spark.read.format("delta").load(self.path).collect()]
