@@ -1,6 +1,6 @@
 """``winjob``: run and inspect windowed jobs.
 
-    winjob demo [--root DIR]
+    winjob demo [--root DIR] [--sessions]
     winjob stream --job jobs/demo.toml [--root DIR] [--processing-time "30 seconds" --timeout S] [--reset-state]
     winjob backfill --job jobs/demo.toml [--start ISO --end ISO] [--chunk "1 hour"] [--reset-state]
     winjob reprocess --job jobs/demo.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
@@ -16,6 +16,7 @@ import argparse
 import datetime as dt
 import json
 import sys
+from pathlib import Path
 
 from pipelines.job import load_job
 
@@ -72,6 +73,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="generate purchases, stream them in arrivals, backfill, compare")
     demo.add_argument("--root", default="demo-output", help="folder for the demo's Delta tables")
+    demo.add_argument("--sessions", action="store_true",
+                      help="the second example: session windows with early firings and a late bridge")
     for name, text in (("stream", "run the streaming job (availableNow by default)"),
                        ("backfill", "run the job over a time range of the raw table"),
                        ("reprocess", "recompute the windows of a time range (maybe with another window spec) "
@@ -106,6 +109,9 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--chunk", default=None, help="event-time chunk, e.g. '1 hour'")
     args = parser.parse_args(argv)
     try:
+        if args.command == "demo" and args.sessions:
+            from pipelines.sessions_demo import run_sessions_demo
+            return 0 if run_sessions_demo(_spark(), Path(args.root) / "sessions") else 1
         if args.command == "demo":
             from pipelines.demo import run_demo
             run_demo(_spark(), args.root)
