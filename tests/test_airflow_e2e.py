@@ -131,7 +131,7 @@ def test_real_scheduler_streams_twice_and_backfills_two_intervals(spark, tmp_pat
     # The stream's outputs are exactly what the driver writes for the same two arrivals.
     for arrival in (first, second):
         land(spark, arrival, twin.source_path)
-        run_stream(spark, twin)
+        run_stream(spark, twin, validate=False)
     cols = ("user_id", "window_start_ms", "items", "purchases", "pane_index", "timing", "is_final", "batch_id")
 
     def table(path, *columns):

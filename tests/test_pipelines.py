@@ -93,8 +93,9 @@ def test_backfill_in_one_pass_equals_chunked_backfill(spark, tmp_path):
     land(spark, rows, job.source_path)
     one = job.with_operator("one_pass", "one_pass")
     chunked = job.with_operator("chunked", "chunked")
-    one_reports = run_backfill(spark, one, chunk="all")
-    chunked_reports = run_backfill(spark, chunked, chunk="5 minutes")
+    # validate=False: the comparison is the check here (validation is tested in test_quality.py)
+    one_reports = run_backfill(spark, one, chunk="all", validate=False)
+    chunked_reports = run_backfill(spark, chunked, chunk="5 minutes", validate=False)
     assert [r.plan for r in one_reports] == ["closing"]
     assert len(chunked_reports) > 2 and all(r.plan == "time" for r in chunked_reports)
     cols = ["user_id", "window_start_ms", "window_end_ms", "items", "purchases", "max_items"]
@@ -108,5 +109,5 @@ def test_backfill_in_one_pass_equals_chunked_backfill(spark, tmp_path):
     assert spark.read.format("delta").load(one.quarantine_path).count() == 3
     assert spark.read.format("delta").load(one.late_path).count() == 0
     assert spark.read.format("delta").load(f"{one.state_root}/{one.operator_id}/windows").count() == 0
-    assert all(r.skipped for r in run_backfill(spark, one, chunk="all"))   # rerun: nothing written twice
+    assert all(r.skipped for r in run_backfill(spark, one, chunk="all", validate=False))   # rerun: nothing written twice
     assert spark.read.format("delta").load(one.results_path).count() == m.panes_emitted
