@@ -54,7 +54,9 @@ class SparkExecutor:
             if r["batch_id"] == b:
                 out.panes.append(Pane(tuple(r[k] for k in keys), r["window_start_ms"], r["window_end_ms"],
                                       {n: r[n] for n, _ in spec.aggregates}, r["pane_index"], r["timing"],
-                                      r["is_final"], r["watermark_ms"], b))
+                                      r["is_final"], r["watermark_ms"], b,
+                                      supersedes=tuple((w["window_start_ms"], w["window_end_ms"])
+                                                       for w in r.get("supersedes") or ())))
         for r in self.store.outputs["late"]:
             if r["batch_id"] == b:
                 row = {k: v for k, v in r.items()

@@ -124,14 +124,14 @@ transcript(
     # ON_TIME and (L = 0) is cleaned at once. No part of it had emitted: supersedes nothing.
     step(r(0, 1), r(5, 2), r(30, 4), wm_after=29, panes=[P("a", 0, 15, 0, ON_TIME, True, s=3, n=2)]),
     flush([P("a", 30, 40, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, executors=M, doc="two elements within the gap merge in one batch")
+    invariant=True, doc="two elements within the gap merge in one batch")
 
 transcript(
     "session_touching_windows_merge", spec(session(10)),
     # [0,10) and [10,20) only touch: Flink's intersects (a.start <= b.end and a.end >= b.start) merges them.
     step(r(0, 1), r(10, 2), r(40, 4), wm_after=39, panes=[P("a", 0, 20, 0, ON_TIME, True, s=3, n=2)]),
     flush([P("a", 40, 50, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, executors=M, doc="windows that only touch merge")
+    invariant=True, doc="windows that only touch merge")
 
 transcript(
     "session_merges_across_batches_transitively", spec(session(10), delay=100),
@@ -142,7 +142,7 @@ transcript(
     # 10 -> [10,20) touches [0,10) AND [20,40): all three merge into [0,40).
     step(r(10, 8), wm_after=-71),
     flush([P("a", 0, 40, 0, ON_TIME, True, s=15, n=4)]),
-    invariant=True, executors=M, doc="a later element bridges two open sessions across batches")
+    invariant=True, doc="a later element bridges two open sessions across batches")
 
 transcript(
     "session_bridge_merges_accumulators",
@@ -153,7 +153,7 @@ transcript(
     # order (CollectList: [1] + [2]), THEN the element is added (Flink adds after merging): [1, 2, 1].
     step(r(12, 1)),
     flush([P("a", 0, 40, 0, ON_TIME, True, s=4, d=2, vals=[1, 2, 1])]),
-    executors=M, doc="the merged state is AggregateFunction.merge of the parts (user aggregates too)")
+    doc="the merged state is AggregateFunction.merge of the parts (user aggregates too)")
 
 transcript(
     "session_late_bridge_fires_merged_window_late", spec(session(10), lateness=100),
@@ -169,7 +169,7 @@ transcript(
     step(r(100, 16), wm_after=99, panes=[P("a", 50, 60, 0, ON_TIME, False, s=4, n=1)]),
     # flush: [100,110) fires and is cleaned; the others are cleaned without a new pane.
     flush([P("a", 100, 110, 0, ON_TIME, True, s=16, n=1)]),
-    executors=M, doc="a late element within allowed lateness that bridges two fired sessions")
+    doc="a late element within allowed lateness that bridges two fired sessions")
 
 transcript(
     "session_late_element_alone_is_late", spec(session(10), lateness=5),
@@ -179,7 +179,7 @@ transcript(
     # 25 -> [25,35): it touches [30,40): merged [25,40), not late.
     step(r(12, 4), r(25, 8), late=[L(12)], metrics=dict(accepted_rows=1)),
     flush([P("a", 25, 40, 0, ON_TIME, True, s=10, n=2)]),
-    executors=M, doc="a late session window is dropped unless merging joins it to an open session")
+    doc="a late session window is dropped unless merging joins it to an open session")
 
 transcript(
     "session_batch_windows_merge_before_the_late_check", spec(session(10), lateness=5),
@@ -188,7 +188,7 @@ transcript(
     # [12,22) touches [20,30) (from 20), which touches [30,40): one session [12,40), not late.
     step(r(12, 4), r(20, 8), metrics=dict(accepted_rows=2)),
     flush([P("a", 12, 40, 0, ON_TIME, True, s=14, n=3)]),
-    executors=M, doc="elements of one batch merge with each other and the open sessions before the late check")
+    doc="elements of one batch merge with each other and the open sessions before the late check")
 
 transcript(
     "session_dynamic_gap_from_column", spec(EventTimeSessionWindows.with_dynamic_gap("g")),
@@ -198,7 +198,7 @@ transcript(
          quarantined=[QUARANTINE_INVALID_SESSION_GAP] * 2, metrics=dict(quarantined_rows=2, accepted_rows=3),
          panes=[P("a", 0, 5, 0, ON_TIME, True, s=1, n=1), P("a", 7, 27, 0, ON_TIME, True, s=2, n=1)]),
     flush([P("a", 30, 31, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, executors=M, doc="the gap comes from a column of each row")
+    invariant=True, doc="the gap comes from a column of each row")
 
 transcript(
     "session_dynamic_gap_from_function", spec(EventTimeSessionWindows.with_dynamic_gap(GapByKind()), delay=100),

@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from windowing.core.aggregates import (
     AGGREGATES, Aggregate, AggregateFunction, Avg, Count, Max, Min, Reduce, Sum, UserAggregate)
 from windowing.core.assigners import (
-    ASSIGNERS, MERGING_ASSIGNERS, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner)
+    ASSIGNERS, MERGING_ASSIGNERS, EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner)
 from windowing.core.evictors import EVICTORS, CountEvictor, Evictor
 from windowing.core.functions import Process
 from windowing.core.time import parse_duration_ms
@@ -53,7 +53,7 @@ NUMERIC_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint", "l
 RESERVED_OUTPUT_COLUMNS = frozenset({
     "window_start_ms", "window_end_ms", "window_start", "window_end", "pane_index", "timing",
     "is_final", "watermark_ms", "batch_id", "end_bucket", "contents_count", "trigger_count",
-    "elements_total", "last_batch_id", "elem_index", "event_time_ms", "reason"})
+    "elements_total", "last_batch_id", "elem_index", "event_time_ms", "reason", "supersedes", "emitted"})
 
 
 @dataclass(frozen=True)
@@ -263,9 +263,18 @@ class WindowSpec:
         found = []
         if not self.key_columns:
             found.append("non-keyed windows (window_all)")
-        if not isinstance(self.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
-            found.append(f"assigner {type(self.assigner).__name__}")
         trigger = self.trigger.nested if isinstance(self.trigger, PurgingTrigger) else self.trigger
+        if isinstance(self.assigner, EventTimeSessionWindows):
+            # Sessions run as a DataFrame plan when the gap is a column expression and the
+            # trigger is the event-time one; the rest needs per-key execution.
+            if self.assigner.dynamic_gap is not None and not isinstance(self.assigner.dynamic_gap, GapFromColumn):
+                found.append("dynamic session gap from a function")
+            if not isinstance(trigger, EventTimeTrigger):
+                found.append(f"trigger {type(trigger).__name__} on session windows")
+            if self.evictor is not None:
+                found.append(f"evictor on session windows {self.evictor!r}")
+        elif not isinstance(self.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
+            found.append(f"assigner {type(self.assigner).__name__}")
         if not isinstance(trigger, (EventTimeTrigger, CountTrigger, NeverTrigger)):
             found.append(f"trigger {type(trigger).__name__}")
         if self.evictor is not None and not (isinstance(self.evictor, CountEvictor) and not self.evictor.do_evict_after):
@@ -280,9 +289,7 @@ class WindowSpec:
             found.append("watermark idleness")
         if self.source_column is not None:
             found.append("per-source minimum watermark")
-        if self.output_mode != APPEND:
-            found.append(f"output mode {self.output_mode!r}")
-        return tuple(found)
+        return tuple(dict.fromkeys(found))
 
     @property
     def required_columns(self) -> tuple[str, ...]:

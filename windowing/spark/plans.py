@@ -1,7 +1,7 @@
 """The batch plans: from accepted elements and the relevant window state to
 panes and state changes, as DataFrame expressions.
 
-Three plans cover the built-in triggers (the planner in :func:`plan_for`
+Four plans cover the built-in triggers (the planner in :func:`plan_for`
 picks one; anything else is refused with a message that names it):
 
 * ``time``: EventTimeTrigger / NeverTrigger (optionally purging). Partial
@@ -16,6 +16,9 @@ picks one; anything else is refused with a message that names it):
 * ``evicting count``: GlobalWindows + CountTrigger(slide) + CountEvictor(size)
   (sliding count windows). Elements live in the buffer table; firing point c
   aggregates elements (c - size, c].
+* ``session``: event-time session windows (static gap or a gap column) with
+  EventTimeTrigger, optionally purging: merging as gaps and islands over the
+  batch's windows and the open sessions (:mod:`windowing.spark.session_plan`).
 
 Thresholds that involve the watermark are Python ints clamped to int64 (see
 prepare.py) so no expression overflows.
@@ -35,6 +38,7 @@ from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
 from windowing.spark.prepare import SEQ, TS, WE, WS, long_lit
+from windowing.spark.session_plan import SESSION_PLAN
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
 END_BUCKET = "end_bucket"
@@ -67,6 +71,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
     if isinstance(trigger, PurgingTrigger):
         trigger, purge = trigger.nested, True
     is_global = isinstance(spec.assigner, GlobalWindows)
+    if spec.is_merging:
+        return _session_plan_for(spec, trigger, purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
                  "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
     if spec.evictor is not None:
@@ -83,6 +89,15 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         return TriggerPlan(COUNT_PLAN, count=trigger.count, purge=purge)
     raise NotImplementedError(f"trigger {spec.trigger!r} on {spec.assigner!r} has no Spark plan; "
                               f"supported: {supported}")
+
+
+def _session_plan_for(spec: WindowSpec, trigger, purge: bool) -> TriggerPlan:
+    """Event-time sessions with the EventTimeTrigger (optionally purging): the session plan."""
+    if spec.evictor is not None or not isinstance(trigger, EventTimeTrigger):
+        raise NotImplementedError(f"session windows with trigger {spec.trigger!r} and evictor {spec.evictor!r} "
+                                  f"have no DataFrame plan; supported: EventTimeTrigger, optionally in "
+                                  f"PurgingTrigger, and no evictor (the per-key path runs the others)")
+    return TriggerPlan(SESSION_PLAN, fires_at_end=True, purge=purge)
 
 
 @dataclass
