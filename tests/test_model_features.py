@@ -136,11 +136,20 @@ def test_foundation_specs_keep_their_fingerprint():
 
 
 def test_model_only_features_name_what_spark_lacks():
-    spec = (base(keys=()).window(EventTimeSessionWindows.with_gap(5)).watermark_idleness("1 minute")
-            .output_mode(UPSERT).aggregate(Count()))
+    spec = (base(keys=()).window(EventTimeSessionWindows.with_dynamic_gap(tm.GapByKind()))
+            .watermark_idleness("1 minute").output_mode(UPSERT).aggregate(Count()))
     features = " ".join(spec.model_only_features)
-    for word in ("window_all", "EventTimeSessionWindows", "idleness", "upsert"):
+    for word in ("window_all", "gap from a function", "idleness"):
         assert word in features
+    assert "upsert" not in features   # output modes are applied by the stores, for every plan
+    counted = base().window(EventTimeSessionWindows.with_gap(5)).trigger(CountTrigger(2)).aggregate(Count())
+    assert counted.model_only_features == ("trigger CountTrigger on session windows",)
+
+
+@pytest.mark.parametrize("sessions", [EventTimeSessionWindows.with_gap(5), EventTimeSessionWindows.with_dynamic_gap("g")])
+def test_event_time_sessions_have_a_dataframe_plan(sessions):
+    spec = base().window(sessions).allowed_lateness(10).output_mode(UPSERT).aggregate(n=Count(), s=Sum("v"))
+    assert spec.model_only_features == ()
 
 
 def test_injectable_clock_fires_processing_time_windows():

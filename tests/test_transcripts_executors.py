@@ -30,7 +30,7 @@ def _spark_params():
 
 def test_model_only_transcripts_use_model_only_features():
     """A transcript is marked model-only exactly when its spec uses a feature Spark lacks."""
-    assert len(MODEL_ONLY_TRANSCRIPTS) >= 30
+    assert len(MODEL_ONLY_TRANSCRIPTS) >= 20   # the event-time session transcripts left it for Spark
     for t in TRANSCRIPTS:
         assert bool(t.spec.model_only_features) == (SPARK_BATCH not in t.executors), \
             (t.name, t.spec.model_only_features, t.executors)

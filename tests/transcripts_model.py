@@ -19,7 +19,8 @@ describe them) and DESIGN.md section 2, with the reasoning in the comments. Rule
 * timing: a processing-time window firing at its end is ON_TIME; an early firing by a
   processing-time timer is EARLY while the window's end is ahead of the watermark.
 
-Every transcript here is MODEL_ONLY: the Spark executor has no plan for these features yet.
+Transcripts marked ``executors=M`` are MODEL_ONLY: the Spark executor has no DataFrame plan for
+their features (the per-key path takes them); the event-time session transcripts run on Spark too.
 """
 from __future__ import annotations
 
@@ -170,6 +171,19 @@ transcript(
     # flush: [100,110) fires and is cleaned; the others are cleaned without a new pane.
     flush([P("a", 100, 110, 0, ON_TIME, True, s=16, n=1)]),
     doc="a late element within allowed lateness that bridges two fired sessions")
+
+transcript(
+    "session_merged_window_carries_supersedes_to_its_next_pane", spec(session(10), lateness=100),
+    # wm = 14: [0,10) (max 9) fires ON_TIME; cleanup 109: it stays open, having emitted. [15,25) is open.
+    step(r(0, 1), r(15, 2), wm_after=14, panes=[P("a", 0, 10, 0, ON_TIME, False, s=1, n=1)]),
+    # 10 -> [10,20) touches [0,10) and [15,25): [0,25), max 24 > wm 14: no pane yet. Its index continues
+    # from [0,10) (1) and it keeps, in state, that it supersedes [0,10).
+    step(r(10, 4), wm_after=14),
+    # wm = 39: [0,25) fires ON_TIME with pane index 1, superseding [0,10); not final (cleanup 124).
+    step(r(40, 8), wm_after=39, panes=[P("a", 0, 25, 1, ON_TIME, False, supersedes=[(0, 10)], s=7, n=3)]),
+    # flush: [40,50) fires and is cleaned; [0,25) is cleaned without a new pane.
+    flush([P("a", 40, 50, 0, ON_TIME, True, s=8, n=1)]),
+    doc="a merged window that does not fire at once keeps what it supersedes (in state) until its next pane")
 
 transcript(
     "session_late_element_alone_is_late", spec(session(10), lateness=5),
