@@ -56,36 +56,47 @@ class Crash(Exception):
     pass
 
 
-@pytest.mark.parametrize("mode", [APPEND, UPSERT, FINAL])
-def test_results_table_of_each_output_mode_is_the_models_sink_view(spark, tmp_path, mode):
-    """append keeps every pane (with supersedes), upsert the current sessions only (no stale
-    fragments), final only final panes. The upsert run crashes after its MERGE of batch 1 and
-    replays it: the replayed MERGE is skipped by Delta (txnAppId/txnVersion), not applied twice."""
+def test_upsert_results_table_holds_current_sessions_and_a_replay_is_not_applied_twice(spark, tmp_path):
+    """On real Delta: the upsert table is the model's upsert view (latest pane per session, the
+    rows of superseded sessions deleted: no stale fragments). The run crashes after its MERGE of
+    batch 1 and replays it: Delta skips the replayed MERGE (txnAppId/txnVersion)."""
     from delta.tables import DeltaTable
-    root = str(tmp_path / mode)
-    crash_at = 1 if mode == UPSERT else None
+    root = str(tmp_path / "upsert")
+    crashed = []
 
     def fault(stage):
-        if stage == "before_progress" and current == crash_at:
+        if stage == "before_progress" and current == 1 and not crashed:
+            crashed.append(stage)
             raise Crash(stage)
 
-    op = SparkWindowOperator.on_delta(spark, session_spec(mode), "sessions", root, fault_injection=fault)
+    op = SparkWindowOperator.on_delta(spark, session_spec(UPSERT), "sessions", root, fault_injection=fault)
     for current, rows in enumerate(BATCHES):
         try:
             op.process_batch(spark.createDataFrame(rows, SCHEMA), current)
         except Crash:
-            op = SparkWindowOperator.on_delta(spark, session_spec(mode), "sessions", root)
+            op = SparkWindowOperator.on_delta(spark, session_spec(UPSERT), "sessions", root)
             op.process_batch(spark.createDataFrame(rows, SCHEMA), current)
-    current = None
     op.flush(len(BATCHES))
-    assert table_rows(spark, op.store.results_path) == model_sink(mode)
-    late = spark.read.format("delta").load(op.store.late_path).count()
-    assert late == 0
-    if mode == UPSERT:
-        writes = (DeltaTable.forPath(spark, op.store.results_path).history()
-                  .where("operation = 'MERGE'").count())
-        assert writes == len(BATCHES) + 1   # one MERGE per batch and the flush; the replay added none
+    assert crashed
+    assert table_rows(spark, op.store.results_path) == model_sink(UPSERT)
+    merges = DeltaTable.forPath(spark, op.store.results_path).history().where("operation = 'MERGE'").count()
+    assert merges == len(BATCHES) + 1   # one MERGE per batch and the flush; the replay added none
     assert spark.read.format("delta").load(f"{root}/sessions/windows").count() == 0   # all cleaned
+
+
+@pytest.mark.parametrize("mode", [APPEND, FINAL])
+def test_append_and_final_results_are_the_models_sink_view(spark, mode):
+    """append keeps every pane with what it supersedes; final only final panes (MemoryStore,
+    which applies the modes as DeltaStore does; the upsert test above runs on Delta)."""
+    from spark_adapter import SparkExecutor
+    executor = SparkExecutor(spark, session_spec(mode), "`k` string, `ts` bigint, `v` bigint")
+    for b, rows in enumerate(BATCHES):
+        executor.process_batch([dict(k=k, ts=ts, v=v) for k, ts, v in rows], b)
+    executor.flush(len(BATCHES))
+    got = sorted((r["k"], r["window_start_ms"], r["window_end_ms"], r["s"], r["n"], r["pane_index"], r["timing"],
+                  r["is_final"], [[w["window_start_ms"], w["window_end_ms"]] for w in r["supersedes"]])
+                 for r in executor.store.results_table)
+    assert got == model_sink(mode)
 
 
 SESSION_JOB = """
@@ -102,7 +113,7 @@ max_out_of_orderness = "10 seconds"
 
 [window]
 type = "session"
-gap = "2 minutes"
+gap = "20 seconds"
 allowed_lateness = "30 seconds"
 
 [aggregates]
@@ -123,8 +134,8 @@ def test_backfill_of_a_session_job_equals_the_model(spark, tmp_path):
     from pipelines.job import load_job
     (tmp_path / "sessions.toml").write_text(SESSION_JOB)
     job = load_job(tmp_path / "sessions.toml", root=tmp_path)
-    assert isinstance(job.spec.assigner, EventTimeSessionWindows) and job.spec.assigner.gap_ms == 120_000
-    rows = generate_purchases(n_events=160, n_users=4, minutes=16, seed=5)
+    assert isinstance(job.spec.assigner, EventTimeSessionWindows) and job.spec.assigner.gap_ms == 20_000
+    rows = generate_purchases(n_events=160, n_users=16, minutes=16, seed=5)
     land(spark, rows, job.source_path)
 
     chunked = run_backfill(spark, job)
@@ -140,7 +151,7 @@ def test_backfill_of_a_session_job_equals_the_model(spark, tmp_path):
     # A complete backfill: every session gets exactly one pane, ON_TIME (none merges after firing).
     expected = sorted((p.key[0], p.window_start_ms, p.window_end_ms, p.values["items"], p.values["purchases"],
                        p.timing) for p in panes)
-    assert len(expected) > 20 and any(e[2] - e[1] > 120_000 for e in expected)   # merged sessions exist
+    assert len(expected) > 20 and any(e[2] - e[1] > 20_000 for e in expected)   # merged sessions exist
     for target in (job, one):
         got = sorted((r.user_id, r.window_start_ms, r.window_end_ms, r.items, r.purchases, r.timing)
                      for r in spark.read.format("delta").load(target.results_path).collect())
