@@ -146,8 +146,9 @@ def test_backfill_of_a_session_job_equals_the_model(spark, tmp_path):
     model = ReferenceOperator(job.spec)
     epoch = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
     millis = lambda t: None if t is None else (t - epoch) // dt.timedelta(milliseconds=1)  # noqa: E731
-    model.process_batch([dict(user_id=u, item_count=c, event_time=millis(t)) for _, u, c, t, _ in rows], 0)
-    panes = model.flush(1).panes
+    panes = model.process_batch([dict(user_id=u, item_count=c, event_time=millis(t)) for _, u, c, t, _ in rows],
+                                0).panes
+    panes += model.flush(1).panes
     # A complete backfill: every session gets exactly one pane, ON_TIME (none merges after firing).
     expected = sorted((p.key[0], p.window_start_ms, p.window_end_ms, p.values["items"], p.values["purchases"],
                        p.timing) for p in panes)
