@@ -186,6 +186,17 @@ transcript(
     doc="a merged window that does not fire at once keeps what it supersedes (in state) until its next pane")
 
 transcript(
+    "session_discarding_late_merge_carries_only_new_elements", spec(session(10), lateness=100, mode="discarding"),
+    # wm = 29: [0,10) fires ON_TIME and is purged (discarding); it stays open (cleanup 109).
+    step(r(0, 1), r(30, 2), wm_after=29, panes=[P("a", 0, 10, 0, ON_TIME, False, s=1, n=1)]),
+    # 5 -> [5,15) extends the fired [0,10) to [0,15), max 14 <= wm: a LATE pane at once, carrying only
+    # what arrived since the purge (the merge of an empty state and the new element), superseding [0,10).
+    step(r(5, 4), panes=[P("a", 0, 15, 1, LATE, False, supersedes=[(0, 10)], s=4, n=1)]),
+    # flush: [30,40) fires and is cleaned; [0,15) was purged and is cleaned without a pane.
+    flush([P("a", 30, 40, 0, ON_TIME, True, s=2, n=1)]),
+    doc="PurgingTrigger on sessions: a merged window's pane holds only what came after the last purge")
+
+transcript(
     "session_late_element_alone_is_late", spec(session(10), lateness=5),
     # wm = 29: [0,10) fires ON_TIME; its cleanup 9 + 5 = 14 <= 29: cleaned in the same batch (final).
     step(r(0, 1), r(30, 2), wm_after=29, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),

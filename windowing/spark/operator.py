@@ -64,7 +64,7 @@ class BatchReport:
     seconds: float = 0.0
     plan: str | None = None
     """The DataFrame plan that ran: ``time``, ``closing`` (one pass, see
-    ``_process_closing_batch``), ``count`` or ``evicting_count``; None if skipped."""
+    ``_process_closing_batch``), ``count``, ``evicting_count`` or ``session``; None if skipped."""
 
     def as_dict(self) -> dict:
         return asdict(self)
