@@ -162,8 +162,14 @@ class DeltaStore:
         if mode == FINAL:
             df = df.where(F.col("is_final"))
         if (rows or rows is None) and mode == UPSERT:
-            upserts, deletes = upsert_changes(df)
-            self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
+            # The panes feed both sides of the MERGE source (rows and superseded windows):
+            # computed once.
+            df = df.persist()
+            try:
+                upserts, deletes = upsert_changes(df)
+                self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
+            finally:
+                df.unpersist()
             self._outputs_ready.add(kind)
         elif rows or rows is None:
             # Late and quarantine rows carry the whole input row: when the source gains a
