@@ -11,7 +11,8 @@ up to 5 s of jitter). Both sides read the same raw Delta table and write a Delta
    (default) the backfill is one batch whose watermark ends at +infinity: the one-pass session
    plan (``session_plan.closing_session_plan``).
 
-Rounds alternate which side runs first; the ratio uses each side's best round, in wall and in
+After ``--warmup`` unmeasured rounds of both sides (default 1: the first jobs of a JVM pay JIT
+compilation), rounds alternate which side runs first; the ratio uses each side's best round, in wall and in
 CPU seconds (JVM + Python driver, steadier on a shared machine). Checks that the sessions are
 equal and writes ``benchmarks/out/bench_sessions.json``.
 """
@@ -45,6 +46,8 @@ def main():
     parser.add_argument("--chunk", default="all",
                         help="backfill chunk: 'all' (one pass, the default) or a duration such as '6 hours'")
     parser.add_argument("--rounds", type=int, default=2, help="measure each side this many times (best counts)")
+    parser.add_argument("--warmup", type=int, default=1,
+                        help="unmeasured rounds of both sides first (the first jobs of a JVM pay JIT compilation)")
     args = parser.parse_args()
     gap_ms = parse_duration_ms(args.gap, "gap")
     data = OUT / "sessions_data"
@@ -71,6 +74,10 @@ def main():
             print(f"  batch {report.batch_id} ({report.plan} plan): {report.metrics.input_rows:,} rows, "
                   f"{report.metrics.panes_emitted:,} panes, {report.seconds:.1f}s")
 
+    for w in range(args.warmup):
+        for name, fn in (("spark", spark_own), ("ours", ours)):
+            wall, cpu = timed_cpu(spark, lambda: fn(str(data / f"warmup_{name}_{w}")))
+            print(f"warm-up {w + 1}: {name} {wall:.1f}s ({cpu:.1f} CPU s)")
     rounds = []
     for r in range(args.rounds):
         order = [("spark", spark_own), ("ours", ours)]
@@ -91,7 +98,8 @@ def main():
         "user_id", "window_start_ms", "window_end_ms", "items", "n")
     sessions = mine.count()
     equal = theirs.exceptAll(mine).count() == 0 and mine.exceptAll(theirs).count() == 0
-    result = {"events": args.events, "keys": args.keys, "gap": args.gap, "chunk": args.chunk, "rounds": rounds,
+    result = {"events": args.events, "keys": args.keys, "gap": args.gap, "chunk": args.chunk,
+              "warmup_rounds": args.warmup, "rounds": rounds,
               "sessions": sessions, "spark_session_window_s": round(spark_s, 2), "ours_backfill_s": round(ours_s, 2),
               "ratio": round(ours_s / spark_s, 2), "spark_session_window_cpu_s": spark_cpu,
               "ours_backfill_cpu_s": ours_cpu, "cpu_ratio": round(ours_cpu / spark_cpu, 2), "results_equal": equal}
