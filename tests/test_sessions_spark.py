@@ -56,6 +56,7 @@ class Crash(Exception):
     pass
 
 
+@pytest.mark.slow
 def test_upsert_results_table_holds_current_sessions_and_a_replay_is_not_applied_twice(spark, tmp_path):
     """On real Delta: the upsert table is the model's upsert view (latest pane per session, the
     rows of superseded sessions deleted: no stale fragments). The run crashes after its MERGE of
@@ -125,6 +126,7 @@ purchases = "count()"
 """
 
 
+@pytest.mark.slow
 def test_backfill_of_a_session_job_equals_the_model(spark, tmp_path):
     """A job file with ``type = "session"`` backfilled in event-time chunks (sessions crossing
     chunks merge through the Delta state) and in one pass; both give the model's sessions, and the
