@@ -1,6 +1,7 @@
 """Suite ``reconciliation``: a complete backfill accounts for every raw row (CRITICAL).
 
-For tumbling event-time windows with a row count (``Count()``) and the
+For tumbling event-time windows (or event-time sessions with a static gap: a
+complete backfill merges no session that has fired) with a row count (``Count()``) and the
 event-time trigger, after a complete backfill (flushed):
 
 * the sum of the windows' final counts equals the number of VALID raw rows,
@@ -21,7 +22,7 @@ import great_expectations as gx
 
 from expectations.base import CRITICAL, Check, Scope, read_delta, suite
 from windowing.core.aggregates import Count
-from windowing.core.assigners import TumblingEventTimeWindows
+from windowing.core.assigners import EventTimeSessionWindows, TumblingEventTimeWindows
 from windowing.core.triggers import EventTimeTrigger, PurgingTrigger
 
 SUITE = "reconciliation"
@@ -46,8 +47,9 @@ class ExpectNoLateRowsInCompleteBackfill(gx.expectations.UnexpectedRowsExpectati
 def applicable(job) -> str | None:
     """None when the reconciliation applies to the job, else why not."""
     spec = job.spec
-    if not isinstance(spec.assigner, TumblingEventTimeWindows):
-        return "reconciliation needs tumbling windows (each row in exactly one window)"
+    static_sessions = isinstance(spec.assigner, EventTimeSessionWindows) and spec.assigner.gap_ms is not None
+    if not isinstance(spec.assigner, TumblingEventTimeWindows) and not static_sessions:
+        return "reconciliation needs tumbling windows or sessions with a static gap (each row in exactly one window)"
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
     if not isinstance(trigger, EventTimeTrigger):
         return "reconciliation needs the event-time trigger"

@@ -3,7 +3,8 @@
 Windows (read as of the version the last committed batch recorded): no open
 time window whose cleanup time ``window_end_ms - 1 + allowed_lateness`` is at
 or below the committed watermark (it should have been cleaned up); fixed
-windows have the spec's length. Progress: batch ids unique, the watermark
+windows have the spec's length; open sessions are at least the gap long and no two of
+a key intersect or touch. Progress: batch ids unique, the watermark
 never decreases from one batch to the next, and every batch's metrics close:
 ``input = accepted + late + dropped + unassigned + quarantined``.
 """
@@ -51,7 +52,20 @@ def with_cleanup_due(windows, watermark_ms: int, allowed_lateness_ms: int):
 
 def window_expectations(job) -> list:
     found = [ExpectNoWindowPastCleanup(severity=CRITICAL)]
-    if not isinstance(job.spec.assigner, GlobalWindows):
+    if job.spec.is_merging:
+        # Open sessions: at least the gap long (a gap column: at least 1 ms), and no two of a
+        # key intersect or touch (they would have merged).
+        gap = job.spec.assigner.gap_ms or 1
+        keys = ", ".join(f"`{k}`" for k in job.spec.key_columns)
+        found.append(gx.expectations.UnexpectedRowsExpectation(
+            unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE window_end_ms - window_start_ms < {gap}",
+            description=f"open sessions are at least the gap ({gap} ms) long", severity=CRITICAL))
+        found.append(gx.expectations.UnexpectedRowsExpectation(
+            unexpected_rows_query=(
+                f"SELECT * FROM (SELECT *, LAG(window_end_ms) OVER (PARTITION BY {keys} ORDER BY window_start_ms) "
+                f"AS previous_end FROM {{batch}}) WHERE window_start_ms <= previous_end"),
+            description="open sessions of a key neither intersect nor touch (merging left none)", severity=CRITICAL))
+    elif not isinstance(job.spec.assigner, GlobalWindows):
         size = job.spec.assigner.size_ms
         found.append(gx.expectations.UnexpectedRowsExpectation(
             unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE window_end_ms - window_start_ms <> {size}",

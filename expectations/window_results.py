@@ -3,7 +3,9 @@
 * fixed time windows: ``window_end_ms - window_start_ms`` equals the spec's
   size (global/count windows: both bounds null);
 * no two rows share (key, window, pane_index);
-* pane indexes of a window are 0, 1, ... n-1 (consecutive, none missing);
+* pane indexes of a window are 0, 1, ... n-1 (consecutive, none missing; a
+  merged session's first pane continues from its parts' indexes);
+* sessions: at least as long as the gap;
 * at most one ON_TIME pane per time window (count firings of global windows
   are all ON_TIME, so not there);
 * ``timing`` is EARLY / ON_TIME / LATE; key, watermark and batch id not null;
@@ -74,6 +76,13 @@ def expectations(job) -> list:
     found = []
     if isinstance(spec.assigner, GlobalWindows):
         found.append(ExpectGlobalWindowsToHaveNoBounds(severity=CRITICAL))
+    elif spec.is_merging:
+        # A session is at least its gap long (the static gap; a gap column: at least 1 ms).
+        gap = spec.assigner.gap_ms or 1
+        found.append(ExpectWindowLengthToMatchSpec(
+            unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE {WS} IS NULL OR {WE} IS NULL "
+                                  f"OR {WE} - {WS} < {gap}",
+            description=f"a session is at least its gap ({gap} ms) long", severity=CRITICAL))
     else:
         size = spec.assigner.size_ms
         found.append(ExpectWindowLengthToMatchSpec(
@@ -87,10 +96,14 @@ def expectations(job) -> list:
     found.append(ExpectUniquePanePerWindow(
         unexpected_rows_query=f"SELECT {window}, pane_index, count(*) AS copies FROM {{batch}} "
                               f"GROUP BY {window}, pane_index HAVING count(*) > 1", severity=CRITICAL))
+    # A merged session's panes continue from the highest index of the sessions it merged,
+    # so its first pane may have an index above 0; after that they are consecutive.
+    first = "min(pane_index)" if spec.is_merging else "0"
     found.append(ExpectConsecutivePaneIndexes(
         unexpected_rows_query=f"SELECT {window}, count(DISTINCT pane_index) AS panes, min(pane_index) AS first, "
                               f"max(pane_index) AS last FROM {{batch}} GROUP BY {window} "
-                              f"HAVING min(pane_index) <> 0 OR max(pane_index) <> count(DISTINCT pane_index) - 1",
+                              f"HAVING min(pane_index) <> {first} "
+                              f"OR max(pane_index) - {first} <> count(DISTINCT pane_index) - 1",
         severity=CRITICAL))
     found.append(gx.expectations.ExpectColumnValuesToBeInSet(column="timing", value_set=list(TIMINGS),
                                                              severity=CRITICAL))

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum
-from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
+from windowing.core.assigners import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 from windowing.core.spec import WindowSpec, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
 from windowing.core.triggers import CountTrigger, EventTimeTrigger
@@ -146,13 +146,19 @@ class Job:
         if "type" in overrides and "slide" not in overrides:
             # A slide belongs to the old window type (sliding time or count); a new type starts without it.
             window.pop("slide", None)
+        if "type" in overrides:
+            # A gap belongs to sessions only, a size and offset to every other type.
+            dropped = ("size", "offset") if overrides["type"] == "session" else ("gap", "gap_column")
+            for key in dropped:
+                if key not in overrides:
+                    window.pop(key, None)
         spec = build_spec(self.definition.get("source", {}), window, self.definition.get("aggregates", {}),
                           self.definition.get("process"))
         return replace(self, spec=spec, definition={**self.definition, "window": window})
 
 
-_WINDOW_KEYS = {"type", "size", "slide", "offset", "trigger", "trigger_args", "evictor", "evictor_args",
-                "evict_after", "allowed_lateness", "mode", "late_output"}
+_WINDOW_KEYS = {"type", "size", "slide", "offset", "gap", "gap_column", "trigger", "trigger_args", "evictor",
+                "evictor_args", "evict_after", "allowed_lateness", "mode", "late_output", "output_mode"}
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -196,6 +202,19 @@ def _evictor(text: str, window: dict):
                      f"'package.module:Name'")
 
 
+def _session_windows(window: dict) -> EventTimeSessionWindows:
+    """``type = "session"`` with ``gap = "30 seconds"`` or ``gap_column = "<column of ms>"`` (exactly one)."""
+    if ("gap" in window) == ("gap_column" in window):
+        raise ValueError(f"a session window needs exactly one of gap (a duration) or gap_column (a column of "
+                         f"milliseconds), got gap={window.get('gap')!r}, gap_column={window.get('gap_column')!r}")
+    for key in ("size", "slide", "offset"):
+        if key in window:
+            raise ValueError(f"a session window has no {key}; it has a gap (got {key}={window[key]!r})")
+    if "gap" in window:
+        return EventTimeSessionWindows.with_gap(window["gap"])
+    return EventTimeSessionWindows.with_dynamic_gap(str(window["gap_column"]))
+
+
 def parse_aggregate(name: str, text: str):
     match = _AGGREGATE.match(text)
     if not match:
@@ -226,8 +245,10 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
         builder = builder.window(SlidingEventTimeWindows.of(window["size"], window["slide"], window.get("offset", 0)))
     elif kind == "count":
         builder = builder.count_window(int(window["size"]), window.get("slide"))
+    elif kind == "session":
+        builder = builder.window(_session_windows(window))
     else:
-        raise ValueError(f"window type {kind!r} is not one of 'tumbling', 'sliding', 'count'")
+        raise ValueError(f"window type {kind!r} is not one of 'tumbling', 'sliding', 'count', 'session'")
     trigger = window.get("trigger")
     if trigger:
         if trigger == "event_time":
@@ -257,6 +278,8 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
     if mode:
         builder = builder.accumulating() if mode == "accumulating" else builder.discarding()
     builder = builder.side_output_late_data(bool(window.get("late_output", True)))
+    if "output_mode" in window:
+        builder = builder.output_mode(window["output_mode"])
     if process:
         if aggregates:
             raise ValueError("a job has either [aggregates] or [process], not both")

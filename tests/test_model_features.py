@@ -135,13 +135,33 @@ def test_foundation_specs_keep_their_fingerprint():
     assert spec.model_only_features == ()
 
 
-def test_model_only_features_name_what_no_spark_path_runs():
-    """Sessions, idleness, window_all run on Spark's per-key path: only the output mode is left."""
-    spec = (base(keys=()).window(EventTimeSessionWindows.with_gap(5)).watermark_idleness("1 minute")
-            .output_mode(UPSERT).aggregate(Count()))
-    assert spec.model_only_features == ("output mode 'upsert'",)
-    assert (base(keys=()).window(EventTimeSessionWindows.with_gap(5)).watermark_idleness("1 minute")
-            .aggregate(Count())).model_only_features == ()
+def test_every_model_feature_has_a_spark_path():
+    """Sessions of every kind, idleness, window_all, output modes: each runs on a plan or per key."""
+    spec = (base(keys=()).window(EventTimeSessionWindows.with_dynamic_gap(tm.GapByKind()))
+            .watermark_idleness("1 minute").output_mode(UPSERT).aggregate(Count()))
+    assert spec.model_only_features == ()
+
+
+def test_which_session_specs_run_per_key():
+    pytest.importorskip("pyspark")
+    from windowing.spark.plans import unplanned_features
+    spec = (base(keys=()).window(EventTimeSessionWindows.with_dynamic_gap(tm.GapByKind()))
+            .watermark_idleness("1 minute").output_mode(UPSERT).aggregate(Count()))
+    features = " ".join(unplanned_features(spec))
+    for word in ("window_all", "gap from a function", "idleness"):
+        assert word in features
+    assert "upsert" not in features   # output modes are applied by the stores, for every plan
+    counted = base().window(EventTimeSessionWindows.with_gap(5)).trigger(CountTrigger(2)).aggregate(Count())
+    (only,) = unplanned_features(counted)
+    assert only.startswith("trigger CountTrigger") and only.endswith("on session windows")
+
+
+@pytest.mark.parametrize("sessions", [EventTimeSessionWindows.with_gap(5), EventTimeSessionWindows.with_dynamic_gap("g")])
+def test_event_time_sessions_have_a_dataframe_plan(sessions):
+    pytest.importorskip("pyspark")
+    from windowing.spark.plans import unplanned_features
+    spec = base().window(sessions).allowed_lateness(10).output_mode(UPSERT).aggregate(n=Count(), s=Sum("v"))
+    assert unplanned_features(spec) == ()
 
 
 def test_injectable_clock_fires_processing_time_windows():

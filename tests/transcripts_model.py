@@ -173,6 +173,30 @@ transcript(
     doc="a late element within allowed lateness that bridges two fired sessions")
 
 transcript(
+    "session_merged_window_carries_supersedes_to_its_next_pane", spec(session(10), lateness=100),
+    # wm = 14: [0,10) (max 9) fires ON_TIME; cleanup 109: it stays open, having emitted. [15,25) is open.
+    step(r(0, 1), r(15, 2), wm_after=14, panes=[P("a", 0, 10, 0, ON_TIME, False, s=1, n=1)]),
+    # 10 -> [10,20) touches [0,10) and [15,25): [0,25), max 24 > wm 14: no pane yet. Its index continues
+    # from [0,10) (1) and it keeps, in state, that it supersedes [0,10).
+    step(r(10, 4), wm_after=14),
+    # wm = 39: [0,25) fires ON_TIME with pane index 1, superseding [0,10); not final (cleanup 124).
+    step(r(40, 8), wm_after=39, panes=[P("a", 0, 25, 1, ON_TIME, False, supersedes=[(0, 10)], s=7, n=3)]),
+    # flush: [40,50) fires and is cleaned; [0,25) is cleaned without a new pane.
+    flush([P("a", 40, 50, 0, ON_TIME, True, s=8, n=1)]),
+    doc="a merged window that does not fire at once keeps what it supersedes (in state) until its next pane")
+
+transcript(
+    "session_discarding_late_merge_carries_only_new_elements", spec(session(10), lateness=100, mode="discarding"),
+    # wm = 29: [0,10) fires ON_TIME and is purged (discarding); it stays open (cleanup 109).
+    step(r(0, 1), r(30, 2), wm_after=29, panes=[P("a", 0, 10, 0, ON_TIME, False, s=1, n=1)]),
+    # 5 -> [5,15) extends the fired [0,10) to [0,15), max 14 <= wm: a LATE pane at once, carrying only
+    # what arrived since the purge (the merge of an empty state and the new element), superseding [0,10).
+    step(r(5, 4), panes=[P("a", 0, 15, 1, LATE, False, supersedes=[(0, 10)], s=4, n=1)]),
+    # flush: [30,40) fires and is cleaned; [0,15) was purged and is cleaned without a pane.
+    flush([P("a", 30, 40, 0, ON_TIME, True, s=2, n=1)]),
+    doc="PurgingTrigger on sessions: a merged window's pane holds only what came after the last purge")
+
+transcript(
     "session_late_element_alone_is_late", spec(session(10), lateness=5),
     # wm = 29: [0,10) fires ON_TIME; its cleanup 9 + 5 = 14 <= 29: cleaned in the same batch (final).
     step(r(0, 1), r(30, 2), wm_after=29, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),

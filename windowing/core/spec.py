@@ -23,7 +23,7 @@ from typing import Any, Mapping
 from windowing.core.aggregates import (
     AGGREGATES, Aggregate, AggregateFunction, Avg, Count, Max, Min, Reduce, Sum, UserAggregate)
 from windowing.core.assigners import (
-    ASSIGNERS, MERGING_ASSIGNERS, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner)
+    ASSIGNERS, MERGING_ASSIGNERS, EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner)
 from windowing.core.evictors import EVICTORS, CountEvictor, Evictor
 from windowing.core.functions import Process
 from windowing.core.time import parse_duration_ms
@@ -53,7 +53,7 @@ NUMERIC_TYPES = frozenset({"tinyint", "smallint", "int", "integer", "bigint", "l
 RESERVED_OUTPUT_COLUMNS = frozenset({
     "window_start_ms", "window_end_ms", "window_start", "window_end", "pane_index", "timing",
     "is_final", "watermark_ms", "batch_id", "end_bucket", "contents_count", "trigger_count",
-    "elements_total", "last_batch_id", "elem_index", "event_time_ms", "reason"})
+    "elements_total", "last_batch_id", "elem_index", "event_time_ms", "reason", "supersedes", "emitted"})
 
 
 @dataclass(frozen=True)
@@ -262,8 +262,8 @@ class WindowSpec:
         only what neither path does; the Spark dispatch refuses such a spec.
         """
         found = []
-        if self.output_mode != APPEND:
-            found.append(f"output mode {self.output_mode!r}")
+        # Every feature has a Spark path now (output modes are applied by the stores of both
+        # paths); a feature added to the model without one is listed here until it has.
         return tuple(found)
 
     @property

@@ -63,5 +63,6 @@ def operator_on_delta(spark: SparkSession, spec: WindowSpec, operator_id: str, s
     """:func:`make_operator` on a :class:`DeltaStore` under ``state_root/operator_id``."""
     if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
         raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
-    store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path)
+    store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path,
+                       output_mode=spec.output_mode)
     return make_operator(spark, spec, store, **kwargs)

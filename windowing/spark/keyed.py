@@ -67,7 +67,7 @@ from windowing.spark.keyed_state import (
 from windowing.spark.operator import BatchReport, SpecMismatchError
 from windowing.spark.prepare import (
     QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, event_time_ms, long_lit, simple_types)
-from windowing.spark.stores import DeltaStore
+from windowing.spark.stores import DeltaStore, bind_output_mode
 
 KEYED_PLAN = "keyed"
 PT, SRC, KIND = "__pt_ms", "__source", "__kind"
@@ -270,6 +270,7 @@ class KeyedModelOperator:
                  fault_injection: Callable[[str], None] | None = None, **_ignored):
         self.spark, self.spec, self.store = spark, spec, store
         self.operator_id = store.operator_id
+        bind_output_mode(store, spec.output_mode)
         self.plan = None
         self.writer_id = uuid.uuid4().hex
         self._fault = fault_injection or (lambda stage: None)
@@ -287,7 +288,8 @@ class KeyedModelOperator:
                  quarantine_path: str | None = None, **kwargs) -> "KeyedModelOperator":
         if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
             raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
-        store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path)
+        store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path,
+                           output_mode=spec.output_mode)
         return cls(spark, spec, store, **kwargs)
 
     def last_progress(self) -> dict | None:

@@ -33,12 +33,14 @@ from pyspark.sql import types as T
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, BatchMetrics
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.spark.stores import ConcurrentWriterError, DeltaStore, MemoryStore  # noqa: F401
+from windowing.spark.stores import ConcurrentWriterError, DeltaStore, MemoryStore, bind_output_mode  # noqa: F401
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.dedup import SeenIds
 from windowing.spark.plans import (
     BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, TIME_PLAN, PlanContext, closing_time_plan, count_plan,
     evicting_count_plan, plan_for, time_plan)
+from windowing.spark.session_plan import (
+    SESSION_PLAN, SessionOutput, closing_session_plan, session_plan, session_state_fields)
 from windowing.spark.prepare import (
     ACCEPTED, LATE, QUARANTINED, REASON, SEQ, STATUS, TS, UNASSIGNED, WE, WINDOWS, WS, classify, has_window_array,
     long_lit,
@@ -62,7 +64,7 @@ class BatchReport:
     seconds: float = 0.0
     plan: str | None = None
     """The DataFrame plan that ran: ``time``, ``closing`` (one pass, see
-    ``_process_closing_batch``), ``count`` or ``evicting_count``; None if skipped."""
+    ``_process_closing_batch``), ``count``, ``evicting_count`` or ``session``; None if skipped."""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -104,6 +106,7 @@ class SparkWindowOperator:
                  bucket_ms: int | None = None, fault_injection: Callable[[str], None] | None = None):
         self.spark, self.spec, self.store = spark, spec, store
         self.operator_id = store.operator_id
+        bind_output_mode(store, spec.output_mode)
         self.plan = plan_for(spec)
         self.compiled = compile_aggregates(spec)
         self.bucket_ms = bucket_ms or default_bucket_ms(spec)
@@ -120,7 +123,8 @@ class SparkWindowOperator:
                  quarantine_path: str | None = None, **kwargs) -> "SparkWindowOperator":
         if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
             raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
-        store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path)
+        store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path,
+                           output_mode=spec.output_mode)
         return cls(spark, spec, store, **kwargs)
 
     def last_progress(self) -> dict | None:
@@ -142,7 +146,8 @@ class SparkWindowOperator:
         windows = T.StructType(
             [T.StructField(k.name, k.dataType, True) for k in keys] + [long(WS), long(WE), long(END_BUCKET)]
             + [T.StructField(a.name, a.dataType, True) for a in accs]
-            + [long(c) for c in BOOKKEEPING] + [long("last_batch_id")])
+            + [long(c) for c in BOOKKEEPING] + [long("last_batch_id")]
+            + (session_state_fields() if self.plan.kind == SESSION_PLAN else []))
         buffers = None
         if self.plan.kind == EVICTING_COUNT_PLAN:
             values = [df.schema[c] for c in self._value_columns()]
@@ -174,7 +179,7 @@ class SparkWindowOperator:
             return BatchReport(batch_id, True, wm0, wm0, seconds=time.monotonic() - started)
         self._fault("start")
         self.store.ensure_tables(*self._schemas(df))
-        if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind == TIME_PLAN \
+        if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind in (TIME_PLAN, SESSION_PLAN) \
                 and self.plan.fires_at_end and self.seen_ids is None:
             return self._process_closing_batch(df, batch_id, processing_time_ms, started)
         cached: list[DataFrame] = []
@@ -211,7 +216,9 @@ class SparkWindowOperator:
             state = self._relevant_state(state, ctx, stats)
             value_cols = self._value_columns()
             elements = self._elements(classified)
-            if self.plan.kind == TIME_PLAN:
+            if self.plan.kind == SESSION_PLAN:
+                out = self._session_batch(df, classified, ctx, state, metrics)
+            elif self.plan.kind == TIME_PLAN:
                 out = time_plan(ctx, self.plan, elements, state)
             elif self.plan.kind == COUNT_PLAN:
                 out = count_plan(ctx, self.plan, elements, state)
@@ -222,13 +229,15 @@ class SparkWindowOperator:
             panes = out.panes.persist()
             cached.append(panes)
             metrics.panes_emitted = panes.count()
-            metrics.windows_cleaned = out.deletes.count()
+            metrics.windows_cleaned = (out.cleaned_count if isinstance(out, SessionOutput)
+                                       else out.deletes.count())
 
             self._fault("before_outputs")
             self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
             if self.spec.late_output:
-                self.store.write_output("late", self._late_rows(df, classified, wm0, batch_id),
-                                        metrics.late_rows, batch_id)
+                late_rows = (self._late_session_rows(df, out.late_elements, wm0, batch_id)
+                             if isinstance(out, SessionOutput) else self._late_rows(df, classified, wm0, batch_id))
+                self.store.write_output("late", late_rows, metrics.late_rows, batch_id)
             self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
                                     metrics.quarantined_rows, batch_id)
             self._fault("after_outputs")
@@ -267,7 +276,8 @@ class SparkWindowOperator:
             *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
             F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(TS))).alias("max_ts")]
         ctx = PlanContext(spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
-        panes = closing_time_plan(ctx, self._elements(classified.observe(accounting, *stats_exprs)))
+        closing = closing_session_plan if self.plan.kind == SESSION_PLAN else closing_time_plan
+        panes = closing(ctx, self._elements(classified.observe(accounting, *stats_exprs)))
         panes = panes.observe(panes_seen, F.count(F.lit(1)).alias("n"))
         self._fault("before_outputs")
         self.store.write_output("results", panes, None, batch_id)   # rows unknown before the write: always write
@@ -332,6 +342,51 @@ class SparkWindowOperator:
             input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
             committed_at=datetime.datetime.now(datetime.timezone.utc)))
 
+    # ------------------------------------------------------------ sessions
+    def _session_batch(self, df: DataFrame, classified: DataFrame, ctx: PlanContext, state: DataFrame,
+                       metrics: BatchMetrics) -> SessionOutput:
+        """Run the session plan; elements it finds late (after merging) move from accepted to late."""
+        elements = (classified.where(F.col(STATUS) == ACCEPTED)
+                    .select(*df.columns, TS, SEQ, WS, WE))
+        out = session_plan(ctx, self.plan, elements, state)
+        metrics.accepted_rows -= out.late_count
+        if self.spec.late_output:
+            metrics.late_rows += out.late_count
+        else:
+            metrics.dropped_late_rows += out.late_count
+        return out
+
+    @staticmethod
+    def _late_session_rows(df: DataFrame, late_elements: DataFrame, wm0: int, batch_id: int) -> DataFrame:
+        return late_elements.select(*df.columns, F.col(TS).alias("event_time_ms"),
+                                    F.lit(LATE_BEYOND_ALLOWED_LATENESS).alias("reason"),
+                                    long_lit(wm0).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
+
+    def _relevant_session_state(self, state: DataFrame, ctx: PlanContext, stats: dict) -> DataFrame:
+        """The open sessions a batch can touch: those an element window may touch or bridge
+        (end at or after the batch's smallest accepted timestamp), those whose end the
+        watermark crosses, and those whose cleanup time falls in ``(wm0, wm1]``."""
+        wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, self.spec.allowed_lateness_ms
+        ranges = []
+        if stats["min_accepted_ts"] is not None:
+            ranges.append((stats["min_accepted_ts"], MAX_TIMESTAMP_MS))
+        if wm1 > wm0:
+            ranges.append((wm0 + 2, wm1 + 1))
+            ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))
+        return self._state_by_end(state, ranges)
+
+    def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]]) -> DataFrame:
+        if not ranges:
+            return state.where(F.lit(False))
+        cond = None
+        for lo, hi in ranges:
+            lo, hi = max(lo, MIN_TIMESTAMP_MS), min(hi, MAX_TIMESTAMP_MS)
+            b_lo, b_hi = lo // self.bucket_ms, hi // self.bucket_ms
+            term = (F.col(END_BUCKET).between(long_lit(b_lo), long_lit(b_hi))
+                    & F.col(WE).between(long_lit(lo), long_lit(hi)))
+            cond = term if cond is None else cond | term
+        return state.where(cond)
+
     def _relevant_state(self, state: DataFrame, ctx: PlanContext, stats: dict) -> DataFrame:
         """Only the state rows this batch can touch: by window end (pruning partitions and files).
 
@@ -339,6 +394,8 @@ class SparkWindowOperator:
         ``(min_ts, max_ts + size]``), if the watermark crosses its end, or if
         its cleanup time falls in ``(wm0, wm1]``. Global windows: all rows.
         """
+        if self.plan.kind == SESSION_PLAN:
+            return self._relevant_session_state(state, ctx, stats)
         size = getattr(self.spec.assigner, "size_ms", None)
         if size is None:
             return state

@@ -1,7 +1,7 @@
 """The batch plans: from accepted elements and the relevant window state to
 panes and state changes, as DataFrame expressions.
 
-Three plans cover the built-in triggers (the planner in :func:`plan_for`
+Four plans cover the built-in triggers (the planner in :func:`plan_for`
 picks one; anything else is refused with a message that names it):
 
 * ``time``: EventTimeTrigger / NeverTrigger (optionally purging). Partial
@@ -16,6 +16,9 @@ picks one; anything else is refused with a message that names it):
 * ``evicting count``: GlobalWindows + CountTrigger(slide) + CountEvictor(size)
   (sliding count windows). Elements live in the buffer table; firing point c
   aggregates elements (c - size, c].
+* ``session``: event-time session windows (static gap or a gap column) with
+  EventTimeTrigger, optionally purging: merging as gaps and islands over the
+  batch's windows and the open sessions (:mod:`windowing.spark.session_plan`).
 
 Thresholds that involve the watermark are Python ints clamped to int64 (see
 prepare.py) so no expression overflows.
@@ -28,7 +31,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from windowing.core.aggregates import Reduce
-from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from windowing.core.assigners import (EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows,
+                                      TumblingEventTimeWindows)
 from windowing.core.evictors import CountEvictor
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.spec import WindowSpec
@@ -36,6 +40,7 @@ from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
 from windowing.spark.prepare import SEQ, TS, WE, WS, long_lit
+from windowing.spark.session_plan import SESSION_PLAN
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
 END_BUCKET = "end_bucket"
@@ -69,6 +74,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
     if isinstance(trigger, PurgingTrigger):
         trigger, purge = trigger.nested, True
     is_global = isinstance(spec.assigner, GlobalWindows)
+    if spec.is_merging:
+        return _session_plan_for(spec, trigger, purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
                  "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
     if spec.evictor is not None:
@@ -92,13 +99,25 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
     found = list(spec.model_only_features)
     if not spec.key_columns:
         found.append("non-keyed windows (window_all)")
-    if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
-        found.append(f"assigner {type(spec.assigner).__name__}")
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
-    if type(trigger) not in (EventTimeTrigger, CountTrigger, NeverTrigger):   # a user subclass is a user trigger
-        found.append(f"trigger {trigger!r}")
-    if spec.evictor is not None and not (isinstance(spec.evictor, CountEvictor) and not spec.evictor.do_evict_after):
-        found.append(f"evictor {spec.evictor!r}")
+    if isinstance(spec.assigner, EventTimeSessionWindows):
+        # Sessions run as a DataFrame plan when the gap is a column expression and the
+        # trigger is the event-time one; the rest needs per-key execution.
+        gap = spec.assigner.dynamic_gap
+        if gap is not None and not isinstance(gap, GapFromColumn):
+            found.append("dynamic session gap from a function")
+        if type(trigger) is not EventTimeTrigger:
+            found.append(f"trigger {trigger!r} on session windows")
+        if spec.evictor is not None:
+            found.append(f"evictor on session windows {spec.evictor!r}")
+    else:
+        if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
+            found.append(f"assigner {type(spec.assigner).__name__}")
+        if type(trigger) not in (EventTimeTrigger, CountTrigger, NeverTrigger):   # a user subclass is a user trigger
+            found.append(f"trigger {trigger!r}")
+        if spec.evictor is not None and not (isinstance(spec.evictor, CountEvictor)
+                                             and not spec.evictor.do_evict_after):
+            found.append(f"evictor {spec.evictor!r}")
     if any(isinstance(agg, Reduce) for _, agg in spec.aggregates):
         found.append("reduce functions")
     if spec.process_function is not None:
@@ -109,7 +128,16 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         found.append("watermark idleness")
     if spec.source_column is not None:
         found.append("per-source minimum watermark")
-    return tuple(found)
+    return tuple(dict.fromkeys(found))
+
+
+def _session_plan_for(spec: WindowSpec, trigger, purge: bool) -> TriggerPlan:
+    """Event-time sessions with the EventTimeTrigger (optionally purging): the session plan."""
+    if spec.evictor is not None or not isinstance(trigger, EventTimeTrigger):
+        raise NotImplementedError(f"session windows with trigger {spec.trigger!r} and evictor {spec.evictor!r} "
+                                  f"have no DataFrame plan; supported: EventTimeTrigger, optionally in "
+                                  f"PurgingTrigger, and no evictor (the per-key path runs the others)")
+    return TriggerPlan(SESSION_PLAN, fires_at_end=True, purge=purge)
 
 
 @dataclass

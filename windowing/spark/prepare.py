@@ -11,10 +11,12 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from windowing.core.assigners import (
+    EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows)
 from windowing.core.records import (
-    QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY,
-    QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS)
+    QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_SESSION_GAP,
+    QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME,
+    QUARANTINE_VALUE_OUT_OF_BOUNDS)
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 
@@ -95,6 +97,8 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
         if hi is not None:
             outside = outside | (value > F.lit(hi))
         reason = reason.when(value.isNotNull() & outside, F.lit(QUARANTINE_VALUE_OUT_OF_BOUNDS))
+    if spec.is_merging:
+        reason = reason.when(~session_gap_valid(df, spec), F.lit(QUARANTINE_INVALID_SESSION_GAP))
     out = df.withColumn(TS, ts).withColumn(SEQ, F.monotonically_increasing_id()).withColumn(REASON, reason)
     if spec.dedup_column is not None:
         out = _mark_duplicates(out, spec.dedup_column, seen_ids)
@@ -106,7 +110,13 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
             else F.lit(False)
     else:
         live_end_above, element_late = None, F.lit(False)
-    if has_window_array(spec):
+    if spec.is_merging:
+        # Session windows [ts, ts + gap): whether one is late depends on what it merges
+        # with, so the session plan decides (windowing.spark.session_plan); here every
+        # valid row is provisionally accepted.
+        out = out.withColumn(WS, F.col(TS)).withColumn(WE, F.col(TS) + session_gap_ms(spec))
+        in_live_window, element_late = F.lit(True), F.lit(False)
+    elif has_window_array(spec):
         out = out.withColumn(WINDOWS, assigned_windows(spec, F.col(TS)))
         if live_end_above is not None:
             out = out.withColumn(WINDOWS, F.filter(F.col(WINDOWS), lambda w: w[WE] > long_lit(live_end_above)))
@@ -127,6 +137,31 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
 def has_window_array(spec: WindowSpec) -> bool:
     """Whether an element may be in several windows (then ``__windows`` is an array column)."""
     return isinstance(spec.assigner, SlidingEventTimeWindows)
+
+
+def session_gap_ms(spec: WindowSpec) -> Column:
+    """The session gap of each row: the static gap, or the gap column (event-time sessions only)."""
+    assigner = spec.assigner
+    if not isinstance(assigner, EventTimeSessionWindows):
+        raise ValueError(f"no Spark session windows for {assigner!r}: only EventTimeSessionWindows")
+    if assigner.dynamic_gap is None:
+        return long_lit(assigner.gap_ms)
+    if not isinstance(assigner.dynamic_gap, GapFromColumn):
+        raise ValueError(f"a session gap computed by Python code ({assigner.dynamic_gap!r}) has no column "
+                         f"expression; only a gap column (GapFromColumn) runs as a DataFrame plan")
+    return F.col(assigner.dynamic_gap.column).cast("long")
+
+
+def session_gap_valid(df: DataFrame, spec: WindowSpec) -> Column:
+    """A row's dynamic gap is a positive integer (the model quarantines anything else,
+    floats included); a static gap is always valid."""
+    gap = spec.assigner.dynamic_gap
+    if gap is None:
+        return F.lit(True)
+    column = gap.column
+    if not isinstance(df.schema[column].dataType, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
+        return F.lit(False)
+    return F.coalesce(F.col(column) > 0, F.lit(False))
 
 
 def single_window(spec: WindowSpec, ts: Column) -> tuple[Column, Column]:

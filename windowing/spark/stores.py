@@ -1,5 +1,13 @@
 """Where an operator keeps its state and writes its outputs.
 
+The results table follows the spec's output mode (:mod:`windowing.core.sinks`
+states the semantics): ``append`` appends every pane; ``final`` appends only
+final panes; ``upsert`` MERGEs each batch's panes on (key, window), keeping
+the latest pane per window, and deletes the rows of the sessions a pane
+``supersedes`` (merged away), so no stale fragment stays. Every write carries
+Delta's ``txnAppId``/``txnVersion`` (the MERGE through the session
+configuration), so a replayed batch is not applied twice.
+
 :class:`DeltaStore` is the product: Delta tables with the idempotent commit
 protocol (see operator.py). :class:`MemoryStore` keeps the same tables as
 in-memory rows; the semantics transcripts use it to run the very same plans
@@ -8,11 +16,14 @@ many times quickly (Delta adds no semantics; its protocol has tests of its own).
 from __future__ import annotations
 
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io
+
+WS, WE, SUPERSEDES = "window_start_ms", "window_end_ms", "supersedes"
 
 PROGRESS_SCHEMA = T.StructType([
     T.StructField("batch_id", T.LongType(), False),
@@ -42,6 +53,49 @@ def _merge_source(upserts: DataFrame, deletes: DataFrame, schema: T.StructType) 
             .unionByName(delta_io.conform(deletes, schema).withColumn("__delete", F.lit(True))))
 
 
+def _check_mode(mode: str | None) -> str | None:
+    if mode is not None and mode not in OUTPUT_MODES:
+        raise ValueError(f"output mode {mode!r} is not one of {OUTPUT_MODES}")
+    return mode
+
+
+def bind_output_mode(store, mode: str) -> None:
+    """Give ``store`` the spec's output mode, or refuse a store built for another one."""
+    if getattr(store, "output_mode", None) is None:
+        store.output_mode = _check_mode(mode)
+    elif store.output_mode != mode:
+        raise ValueError(f"the store writes output mode {store.output_mode!r} but the spec says "
+                         f"{mode!r}; give the store the spec's mode")
+
+
+def result_keys(panes: DataFrame) -> list[str]:
+    """The key columns of a panes frame: the columns before ``window_start_ms``."""
+    return panes.columns[:panes.columns.index(WS)]
+
+
+def upsert_changes(panes: DataFrame) -> tuple[DataFrame, DataFrame]:
+    """What an upsert sink does with a batch's panes: ``(rows to insert or replace, windows to delete)``.
+
+    The latest pane (highest index) per (key, window) replaces the window's
+    row; the windows that a pane ``supersedes`` are deleted, and a pane of a
+    window that a later pane of the same batch superseded is not written.
+    """
+    keys = result_keys(panes)
+    ident = [*keys, WS, WE]
+    latest = (panes.withColumn("__rank", F.row_number().over(
+        Window.partitionBy(*ident).orderBy(F.col("pane_index").desc()))).where("__rank = 1").drop("__rank"))
+    if SUPERSEDES not in panes.columns:
+        return latest, panes.select(*ident).where(F.lit(False))
+    gone = (panes.select(*keys, F.explode(SUPERSEDES).alias("__w"))
+            .select(*keys, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)).distinct())
+    cond = None
+    for c in ident:
+        term = F.col(f"l.{c}").eqNullSafe(F.col(f"g.{c}"))
+        cond = term if cond is None else cond & term
+    latest = latest.alias("l").join(gone.alias("g"), cond, "left_anti")
+    return latest, gone
+
+
 class DeltaStore:
     """State and outputs of one operator as Delta tables.
 
@@ -50,8 +104,9 @@ class DeltaStore:
     """
 
     def __init__(self, spark: SparkSession, operator_id: str, state_root: str, results_path: str | None = None,
-                 late_path: str | None = None, quarantine_path: str | None = None):
+                 late_path: str | None = None, quarantine_path: str | None = None, output_mode: str | None = None):
         self.spark, self.operator_id = spark, operator_id
+        self.output_mode = _check_mode(output_mode)   # None: the operator sets its spec's mode
         base = f"{delta_io.absolute(state_root).rstrip('/')}/{operator_id}"
         self.windows_path, self.buffers_path, self.progress_path = (
             f"{base}/windows", f"{base}/buffers", f"{base}/progress")
@@ -98,9 +153,11 @@ class DeltaStore:
         return delta_io.read_as_of(self.spark, self.buffers_path, version)
 
     def write_output(self, kind: str, df: DataFrame, rows: int | None, batch_id: int) -> None:
-        """Append a batch's output rows; an empty output only makes sure the table exists.
+        """Write a batch's output rows; an empty output only makes sure the table exists.
 
-        ``rows=None`` means the count is not known before the write: always append.
+        ``results`` follow the output mode (see the module docstring); late and
+        quarantine rows are appended. ``rows=None`` means the count is not
+        known before the write: always write.
         """
         path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
         if kind == "results" and kind not in self._outputs_ready:
@@ -110,7 +167,20 @@ class DeltaStore:
             stats = [*keys, "window_start_ms", "window_end_ms", "batch_id"]
             delta_io.create_empty(self.spark, df.schema, path,
                                   properties={"delta.dataSkippingStatsColumns": ",".join(stats)})
-        if rows or rows is None:
+        mode = (self.output_mode or APPEND) if kind == "results" else APPEND
+        if mode == FINAL:
+            df = df.where(F.col("is_final"))
+        if (rows or rows is None) and mode == UPSERT:
+            # The panes feed both sides of the MERGE source (rows and superseded windows):
+            # computed once.
+            df = df.persist()
+            try:
+                upserts, deletes = upsert_changes(df)
+                self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
+            finally:
+                df.unpersist()
+            self._outputs_ready.add(kind)
+        elif rows or rows is None:
             # Late and quarantine rows carry the whole input row: when the source gains a
             # column (schema drift), the table gains it too instead of refusing the batch.
             delta_io.append(df, path, self.operator_id, batch_id, merge_schema=kind != "results")
@@ -162,15 +232,19 @@ class DeltaStore:
 class MemoryStore:
     """The same tables as Python rows in memory (for tests of the plans' semantics)."""
 
-    def __init__(self, spark: SparkSession, operator_id: str = "memory"):
+    def __init__(self, spark: SparkSession, operator_id: str = "memory", output_mode: str | None = None):
         self.spark, self.operator_id = spark, operator_id
+        self.output_mode = _check_mode(output_mode)
         self.progress: list[dict] = []
         self.outputs: dict[str, list] = {"results": [], "late": [], "quarantine": []}
+        """Every row written, in order (the results log, whatever the output mode)."""
+        self.results_table: list[dict] = []
+        """What the results table holds under the output mode (as DeltaStore's)."""
         self._windows = self._buffers = None
         self._schemas: dict = {}
 
     def reset(self) -> None:
-        self.__init__(self.spark, self.operator_id)
+        self.__init__(self.spark, self.operator_id, self.output_mode)
 
     def last_progress(self):
         return self.progress[-1] if self.progress else None
@@ -190,8 +264,26 @@ class MemoryStore:
         return self._frame(self._buffers, "buffers")
 
     def write_output(self, kind, df, rows, batch_id) -> None:
-        if rows or rows is None:
-            self.outputs[kind].extend(r.asDict() for r in df.collect())
+        if not (rows or rows is None):
+            return
+        written = [r.asDict() for r in df.collect()]
+        self.outputs[kind].extend(written)
+        if kind != "results":
+            return
+        mode = self.output_mode or APPEND
+        if mode == APPEND:
+            self.results_table.extend(written)
+        elif mode == FINAL:
+            self.results_table.extend(r for r in written if r["is_final"])
+        else:
+            keys = result_keys(df)
+            ident = lambda r, ws, we: (tuple(r[k] for k in keys), ws, we)  # noqa: E731
+            table = {ident(r, r[WS], r[WE]): r for r in self.results_table}
+            for r in sorted(written, key=lambda r: r["pane_index"]):
+                for w in r.get(SUPERSEDES) or ():
+                    table.pop(ident(r, w[WS], w[WE]), None)
+                table[ident(r, r[WS], r[WE])] = r
+            self.results_table = list(table.values())
 
     def _apply(self, rows, upserts, deletes, keys, kind):
         schema = self._schemas[kind]
