@@ -6,7 +6,7 @@
 Same data and sink as bench_windows.py (generated events over one day in a raw Delta table,
 Delta output on both sides). Rounds alternate which side runs first; each side's best round
 counts. Prints wall and CPU seconds, the ratio Spark / ours (the target: ours >= 4x faster),
-checks the results are equal (exceptAll both ways) and writes benchmarks/out/bench_sliding.json.
+checks the results are equal (exceptAll both ways) and writes benchmarks/out/bench_sliding_<events>.json.
 
 ``--alternatives`` times, on the same data to a ``noop`` sink (no Delta write), the three ways
 to get sliding-window sums and counts: every element copied into its windows (the plan before
@@ -79,9 +79,10 @@ def main():
     parser.add_argument("--slide", default="1 minute")
     parser.add_argument("--rounds", type=int, default=2, help="measure each side this many times (best counts)")
     parser.add_argument("--alternatives", action="store_true", help="also time each way of building the windows")
+    parser.add_argument("--data", default=str(OUT / "sliding"), help="scratch folder (deleted first)")
     args = parser.parse_args()
-    shutil.rmtree(OUT / "sliding", ignore_errors=True)
-    data = OUT / "sliding"
+    data = Path(args.data)
+    shutil.rmtree(data, ignore_errors=True)
     spark = get_spark("bench-sliding", shuffle_partitions=8)
     raw = str(data / "raw")
     gen_s, _ = timed(lambda: generate(spark, raw, args.events, args.keys, DAY_MS))
@@ -134,7 +135,7 @@ def main():
     if args.alternatives:
         result["alternatives_noop_sink"] = alternatives(spark, raw, spec(args.size, args.slide))
     OUT.mkdir(exist_ok=True)
-    (OUT / "bench_sliding.json").write_text(json.dumps(result, indent=2))
+    (OUT / f"bench_sliding_{args.events}.json").write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
 
 
