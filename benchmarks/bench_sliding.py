@@ -81,7 +81,7 @@ def main():
     parser.add_argument("--alternatives", action="store_true", help="also time each way of building the windows")
     parser.add_argument("--data", default=str(OUT / "sliding"), help="scratch folder (deleted first)")
     args = parser.parse_args()
-    data = Path(args.data)
+    data = Path(args.data).resolve()
     shutil.rmtree(data, ignore_errors=True)
     spark = get_spark("bench-sliding", shuffle_partitions=8)
     raw = str(data / "raw")
