@@ -40,8 +40,8 @@ def spec(size: str, slide: str):
             .window(SlidingEventTimeWindows.of(size, slide)).aggregate(items=Sum("item_count"), n=Count()))
 
 
-def alternatives(spark, raw: str, window_spec) -> dict:
-    """Seconds (wall, CPU) of each way to build the windows, to a noop sink, on the same input."""
+def alternatives(spark, raw: str, window_spec, repeats: int = 2) -> dict:
+    """Seconds (wall, CPU) of each way to build the windows, to a noop sink, on the same input (best of ``repeats``)."""
     assigner, compiled, keys = window_spec.assigner, compile_aggregates(window_spec), ["user_id"]
     source = spark.read.format("delta").load(raw)
     elements = (source.withColumn(TS, event_time_ms(source, "event_time"))
@@ -63,11 +63,11 @@ def alternatives(spark, raw: str, window_spec) -> dict:
     for name, build in (("per_element", per_element), ("slice_explosion", slice_explosion),
                         ("running_differences", running_differences)):
         best = None
-        for _ in range(2):
+        for _ in range(repeats):
             wall, cpu = timed_cpu(spark, lambda: build().write.format("noop").mode("overwrite").save())
             best = (wall, cpu) if best is None or wall < best[0] else best
         out[name] = {"wall_s": round(best[0], 2), "cpu_s": round(best[1], 2)}
-        print(f"  {name}: {best[0]:.1f}s wall, {best[1]:.1f} CPU s (noop sink, best of 2)")
+        print(f"  {name}: {best[0]:.1f}s wall, {best[1]:.1f} CPU s (noop sink, best of {repeats})")
     return out
 
 
@@ -79,12 +79,17 @@ def main():
     parser.add_argument("--slide", default="1 minute")
     parser.add_argument("--rounds", type=int, default=2, help="measure each side this many times (best counts)")
     parser.add_argument("--alternatives", action="store_true", help="also time each way of building the windows")
+    parser.add_argument("--alternatives-only", action="store_true",
+                        help="only time the ways of building the windows (reuses the raw table of an earlier run)")
     parser.add_argument("--data", default=str(OUT / "sliding"), help="scratch folder (deleted first)")
     args = parser.parse_args()
     data = Path(args.data).resolve()
-    shutil.rmtree(data, ignore_errors=True)
     spark = get_spark("bench-sliding", shuffle_partitions=8)
     raw = str(data / "raw")
+    if args.alternatives_only and (data / "raw" / "_delta_log").exists():
+        print(json.dumps({"alternatives_noop_sink": alternatives(spark, raw, spec(args.size, args.slide), 1)}))
+        return
+    shutil.rmtree(data, ignore_errors=True)
     gen_s, _ = timed(lambda: generate(spark, raw, args.events, args.keys, DAY_MS))
     print(f"generated {args.events:,} events, {args.keys:,} keys, one day: {gen_s:.1f}s")
     size_ms, slide_ms = parse_duration_ms(args.size, "size"), parse_duration_ms(args.slide, "slide")
