@@ -123,3 +123,19 @@ def test_streaming_batches_by_slices_agree_with_reference(spark, seed, mode, sha
         assert (got.metrics.accepted_rows, got.metrics.late_rows, got.metrics.unassigned_rows) == \
             (expected.metrics.accepted_rows, expected.metrics.late_rows, expected.metrics.unassigned_rows)
     assert executor.open_windows() == []
+
+
+@pytest.mark.spark
+def test_count_trigger_on_sliding_windows_numbers_elements_per_live_window(spark):
+    """The count plan keeps one row per (element, live window): a late element counts only in its live windows."""
+    from windowing.core.triggers import CountTrigger
+
+    spec = (WindowSpecBuilder().key_by("k").event_time("ts", 0).window(SlidingEventTimeWindows(10, 5, 0))
+            .trigger(CountTrigger(2)).allowed_lateness(3).side_output_late_data().aggregate(s=Sum("v"), n=Count()))
+    reference, executor = ReferenceOperator(spec), SparkExecutor(spark, spec, _schema(spec))
+    batches = [[dict(k="a", ts=t, v=t, w=None) for t in (1, 3, 6, 8, 12)],
+               [dict(k="a", ts=t, v=t, w=None) for t in (4, 7, 2, 9)]]   # wm 11: [-5, 5) is gone, [0, 10) late but kept
+    for batch_id, rows in enumerate(batches):
+        expected, got = reference.process_batch(rows, batch_id), executor.process_batch(rows, batch_id)
+        assert expected.panes and _norm(got.panes) == _norm(expected.panes), batch_id
+        assert sorted(l.timestamp_ms for l in got.late) == sorted(l.timestamp_ms for l in expected.late)
