@@ -22,7 +22,6 @@ TS = "__ts_ms"
 SEQ = "__seq"
 STATUS = "__status"
 REASON = "__reason"
-WINDOWS = "__windows"
 WS, WE = "window_start_ms", "window_end_ms"
 
 ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
@@ -146,7 +145,7 @@ def live_windows(spec: WindowSpec, ts: Column, wm_start_ms: int) -> Column:
 
 
 def has_window_array(spec: WindowSpec) -> bool:
-    """Whether an element may be in several windows (then ``__windows`` is an array column)."""
+    """Whether an element may be in several windows (sliding: no window columns, its slice instead)."""
     return isinstance(spec.assigner, SlidingEventTimeWindows)
 
 
