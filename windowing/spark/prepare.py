@@ -22,6 +22,7 @@ TS = "__ts_ms"
 SEQ = "__seq"
 STATUS = "__status"
 REASON = "__reason"
+WINDOWS = "__windows"   # no longer built (sliding uses slices); kept for code importing the name
 WS, WE = "window_start_ms", "window_end_ms"
 
 ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
