@@ -42,9 +42,9 @@ from windowing.spark.plans import (
 from windowing.spark.session_plan import (
     SESSION_PLAN, SessionOutput, closing_session_plan, session_plan, session_state_fields)
 from windowing.spark.prepare import (
-    ACCEPTED, LATE, QUARANTINED, REASON, SEQ, STATUS, TS, UNASSIGNED, WE, WINDOWS, WS, classify, has_window_array,
-    long_lit,
-    simple_types)
+    ACCEPTED, LATE, QUARANTINED, REASON, SEQ, STATUS, TS, UNASSIGNED, WE, WS, classify, has_window_array,
+    live_windows, long_lit, simple_types)
+from windowing.spark.slicing import SLICE
 
 
 CLOSING_PLAN = "closing"
@@ -215,7 +215,7 @@ class SparkWindowOperator:
             state = self.store.read_windows(last["windows_version"] if last else None)
             state = self._relevant_state(state, ctx, stats)
             value_cols = self._value_columns()
-            elements = self._elements(classified)
+            elements = self._elements(classified, wm0)
             if self.plan.kind == SESSION_PLAN:
                 out = self._session_batch(df, classified, ctx, state, metrics)
             elif self.plan.kind == TIME_PLAN:
@@ -277,7 +277,7 @@ class SparkWindowOperator:
             F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(TS))).alias("max_ts")]
         ctx = PlanContext(spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
         closing = closing_session_plan if self.plan.kind == SESSION_PLAN else closing_time_plan
-        panes = closing(ctx, self._elements(classified.observe(accounting, *stats_exprs)))
+        panes = closing(ctx, self._elements(classified.observe(accounting, *stats_exprs), wm0))
         panes = panes.observe(panes_seen, F.count(F.lit(1)).alias("n"))
         self._fault("before_outputs")
         self.store.write_output("results", panes, None, batch_id)   # rows unknown before the write: always write
@@ -312,13 +312,22 @@ class SparkWindowOperator:
                                   processing_time_ms=processing_time_ms)
 
     # -------------------------------------------------------------- helpers
-    def _elements(self, classified: DataFrame) -> DataFrame:
-        """Accepted elements, one row per (element, live window)."""
+    def _elements(self, classified: DataFrame, wm0: int) -> DataFrame:
+        """Accepted elements: one row per (element, live window), or per element with its slice.
+
+        Sliding windows on the time plan keep one row per element with its
+        ``__slice_ms``: the plan aggregates per slice before building windows
+        (see :mod:`windowing.spark.slicing`). Other plans on sliding windows
+        (count triggers number elements per window) get one row per live window.
+        """
         keys, value_cols = self.spec.key_columns, self._value_columns()
         accepted = classified.where(F.col(STATUS) == ACCEPTED)
         if not has_window_array(self.spec):
             return accepted.select(*keys, TS, SEQ, *value_cols, WS, WE)
-        return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(WINDOWS).alias("__w"))
+        if self.plan.kind == TIME_PLAN:
+            return accepted.select(*keys, TS, SEQ, *value_cols, SLICE)
+        return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(live_windows(self.spec, F.col(TS), wm0))
+                                .alias("__w"))
                 .select(*keys, TS, SEQ, *value_cols, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)))
 
     @staticmethod

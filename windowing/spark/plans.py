@@ -39,7 +39,8 @@ from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
-from windowing.spark.prepare import SEQ, TS, WE, WS, long_lit
+from windowing.spark import slicing
+from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit
 from windowing.spark.session_plan import SESSION_PLAN
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
@@ -215,9 +216,22 @@ def _merge_pair(ctx: PlanContext, left: str, right: str, right_prefix: str = "")
             for agg in ctx.compiled for p in agg.parts]
 
 
+def window_partials(ctx: PlanContext, elements: DataFrame) -> DataFrame:
+    """The batch's partial accumulators per (key, window), with the element count ``__b__n``.
+
+    Sliding windows aggregate per (key, slice) first, then copy each slice
+    partial (not each element) into its live windows (see :mod:`windowing.spark.slicing`).
+    """
+    if slicing.is_sliding(ctx.spec):
+        keys = list(ctx.spec.key_columns)
+        slices = slicing.slice_partials(ctx.compiled, keys, elements)
+        return slicing.exploded_window_partials(ctx.spec.assigner, ctx.compiled, keys, slices,
+                                                live_window_end_above(ctx.spec, ctx.wm_start_ms))
+    return elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled), F.count(F.lit(1)).alias("__b__n"))
+
+
 def time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: DataFrame) -> PlanOutput:
-    partials = elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled),
-                                                      F.count(F.lit(1)).alias("__b__n"))
+    partials = window_partials(ctx, elements)
     joined = state.alias("s").join(partials.alias("b"), ctx.join_condition("s", "b"), "full_outer")
     j = joined.select(
         *[F.coalesce(F.col(f"s.{c}"), F.col(f"b.{c}")).alias(c) for c in ctx.window_keys],
@@ -262,8 +276,15 @@ def closing_time_plan(ctx: PlanContext, elements: DataFrame) -> DataFrame:
     (key, window) with contents gives exactly one pane: pane index 0, final,
     ON_TIME (or LATE if its end was already behind the watermark at the start
     of the batch, which cannot happen for a first batch but keeps the rule).
+
+    Sliding windows are built from per-slice partials by running differences
+    or slice explosion (:func:`windowing.spark.slicing.closing_window_partials`).
     """
-    partials = elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled))
+    if slicing.is_sliding(ctx.spec):
+        partials = slicing.closing_window_partials(ctx.spec.assigner, ctx.compiled, list(ctx.spec.key_columns),
+                                                   elements)
+    else:
+        partials = elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled))
     return (partials
             .withColumn("pane_index", F.lit(0).cast("long"))
             .withColumn("timing", F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)))

@@ -24,7 +24,7 @@ TS = "__ts_ms"
 SEQ = "__seq"
 STATUS = "__status"
 REASON = "__reason"
-WINDOWS = "__windows"
+WINDOWS = "__windows"   # no longer built (sliding uses slices); kept for code importing the name
 WS, WE = "window_start_ms", "window_end_ms"
 
 ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
@@ -62,8 +62,9 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
     """Add ``__ts_ms``, ``__seq``, the live windows and a status per input row.
 
     Windows: ``window_start_ms``/``window_end_ms`` columns for assigners with
-    one window per element (tumbling, global), else an array ``__windows`` of
-    the live ones (sliding); see :func:`has_window_array`.
+    one window per element (tumbling, global); for sliding windows the
+    element's slice ``__slice_ms`` (see :mod:`windowing.spark.slicing`) and no
+    window list: :func:`live_windows` gives one where a plan needs it.
 
     Status: quarantined (with ``__reason``), late (in no live window and
     ``ts + L <= wm``), unassigned (in no window, not late) or accepted.
@@ -103,13 +104,13 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
     if spec.dedup_column is not None:
         out = _mark_duplicates(out, spec.dedup_column, seen_ids)
     lateness = spec.allowed_lateness_ms
+    live_end_above = live_window_end_above(spec, wm_start_ms)
     if spec.is_event_time:
-        live_end_above = _clamp(wm_start_ms - lateness + 1)   # a window is live iff its end > this
         late_at_or_below = wm_start_ms - lateness             # an element is late iff ts <= this
         element_late = (F.col(TS) <= long_lit(late_at_or_below)) if late_at_or_below >= MIN_TIMESTAMP_MS \
             else F.lit(False)
     else:
-        live_end_above, element_late = None, F.lit(False)
+        element_late = F.lit(False)
     if spec.is_merging:
         # Session windows [ts, ts + gap): whether one is late depends on what it merges
         # with, so the session plan decides (windowing.spark.session_plan); here every
@@ -117,10 +118,11 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
         out = out.withColumn(WS, F.col(TS)).withColumn(WE, F.col(TS) + session_gap_ms(spec))
         in_live_window, element_late = F.lit(True), F.lit(False)
     elif has_window_array(spec):
-        out = out.withColumn(WINDOWS, assigned_windows(spec, F.col(TS)))
-        if live_end_above is not None:
-            out = out.withColumn(WINDOWS, F.filter(F.col(WINDOWS), lambda w: w[WE] > long_lit(live_end_above)))
-        in_live_window = F.size(F.col(WINDOWS)) > 0
+        # Sliding: the slice of each element and two comparisons decide whether it has a
+        # live window; the windows themselves are built later from slice partials.
+        from windowing.spark import slicing  # slicing builds on this module's names
+        out = out.withColumn(slicing.SLICE, slicing.slice_start(spec.assigner, F.col(TS)))
+        in_live_window = slicing.in_live_window(spec.assigner, F.col(TS), live_end_above)
     else:
         # One window per element: plain columns. Higher-order array functions
         # are interpreted, not code-generated, and cost more than the whole aggregation.
@@ -134,8 +136,27 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
     return out.withColumn(STATUS, status)
 
 
+def live_window_end_above(spec: WindowSpec, wm_start_ms: int) -> int | None:
+    """A window is live (not yet cleaned up) iff its end is above this; None: every window is live.
+
+    Cleanup time ``end - 1 + L`` above the watermark, clamped to int64.
+    """
+    if not spec.is_event_time:
+        return None
+    return _clamp(wm_start_ms - spec.allowed_lateness_ms + 1)
+
+
+def live_windows(spec: WindowSpec, ts: Column, wm_start_ms: int) -> Column:
+    """The element's live windows as an array of (window_start_ms, window_end_ms) structs."""
+    windows = assigned_windows(spec, ts)
+    live_end_above = live_window_end_above(spec, wm_start_ms)
+    if live_end_above is None:
+        return windows
+    return F.filter(windows, lambda w: w[WE] > long_lit(live_end_above))
+
+
 def has_window_array(spec: WindowSpec) -> bool:
-    """Whether an element may be in several windows (then ``__windows`` is an array column)."""
+    """Whether an element may be in several windows (sliding: no window columns, its slice instead)."""
     return isinstance(spec.assigner, SlidingEventTimeWindows)
 
 

@@ -1,0 +1,148 @@
+"""Benchmark: our sliding-window backfill (by slices) vs Spark's groupBy(window(ts, size, slide)).
+
+    ./dev bench bench_sliding.py [--events 5000000] [--keys 10000] [--size "60 minutes"] [--slide "1 minute"]
+    ./dev bench bench_sliding.py --events 1000000 --alternatives      # also time each way of building windows
+
+Same data and sink as bench_windows.py (generated events over one day in a raw Delta table,
+Delta output on both sides). Rounds alternate which side runs first; each side's best round
+counts. Prints wall and CPU seconds, the ratio Spark / ours (the target: ours >= 4x faster),
+checks the results are equal (exceptAll both ways) and writes benchmarks/out/bench_sliding_<events>.json.
+
+``--alternatives`` times, on the same data to a ``noop`` sink (no Delta write), the three ways
+to get sliding-window sums and counts: every element copied into its windows (the plan before
+slicing), slice partials copied into their windows (slice explosion), and running differences
+of slice partials (what the one-pass backfill uses for Count/Sum/Avg of integers).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+from bench_windows import DAY_MS, generate, timed, timed_cpu
+from pipelines.drivers import run_backfill
+from pipelines.job import Job
+from windowing import Count, SlidingEventTimeWindows, Sum, WindowSpecBuilder
+from windowing.core.time import parse_duration_ms
+from windowing.spark import slicing
+from windowing.spark.aggregates import compile_aggregates, partial_exprs
+from windowing.spark.prepare import TS, WE, WS, assigned_windows, event_time_ms
+from windowing.spark.session import get_spark
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def spec(size: str, slide: str):
+    return (WindowSpecBuilder().key_by("user_id").event_time("event_time", max_out_of_orderness="10 seconds")
+            .window(SlidingEventTimeWindows.of(size, slide)).aggregate(items=Sum("item_count"), n=Count()))
+
+
+def alternatives(spark, raw: str, window_spec, repeats: int = 2) -> dict:
+    """Seconds (wall, CPU) of each way to build the windows, to a noop sink, on the same input (best of ``repeats``)."""
+    assigner, compiled, keys = window_spec.assigner, compile_aggregates(window_spec), ["user_id"]
+    source = spark.read.format("delta").load(raw)
+    elements = (source.withColumn(TS, event_time_ms(source, "event_time"))
+                .withColumn(slicing.SLICE, slicing.slice_start(assigner, F.col(TS))))
+
+    def per_element():
+        exploded = (elements.select(*keys, "item_count", F.explode(assigned_windows(window_spec, F.col(TS))).alias("w"))
+                    .select(*keys, "item_count", F.col("w." + WS).alias(WS), F.col("w." + WE).alias(WE)))
+        return exploded.groupBy(*keys, WS, WE).agg(*partial_exprs(compiled))
+
+    def slice_explosion():
+        slices = slicing.slice_partials(compiled, keys, elements)
+        return slicing.exploded_window_partials(assigner, compiled, keys, slices)
+
+    def running_differences():
+        return slicing.running_window_partials(assigner, compiled, keys, elements)
+
+    out = {}
+    for name, build in (("per_element", per_element), ("slice_explosion", slice_explosion),
+                        ("running_differences", running_differences)):
+        best = None
+        for _ in range(repeats):
+            wall, cpu = timed_cpu(spark, lambda: build().write.format("noop").mode("overwrite").save())
+            best = (wall, cpu) if best is None or wall < best[0] else best
+        out[name] = {"wall_s": round(best[0], 2), "cpu_s": round(best[1], 2)}
+        print(f"  {name}: {best[0]:.1f}s wall, {best[1]:.1f} CPU s (noop sink, best of {repeats})")
+    return out
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--events", type=int, default=5_000_000)
+    parser.add_argument("--keys", type=int, default=10_000)
+    parser.add_argument("--size", default="60 minutes")
+    parser.add_argument("--slide", default="1 minute")
+    parser.add_argument("--rounds", type=int, default=2, help="measure each side this many times (best counts)")
+    parser.add_argument("--alternatives", action="store_true", help="also time each way of building the windows")
+    parser.add_argument("--alternatives-only", action="store_true",
+                        help="only time the ways of building the windows (reuses the raw table of an earlier run)")
+    parser.add_argument("--data", default=str(OUT / "sliding"), help="scratch folder (deleted first)")
+    args = parser.parse_args()
+    data = Path(args.data).resolve()
+    spark = get_spark("bench-sliding", shuffle_partitions=8)
+    raw = str(data / "raw")
+    if args.alternatives_only and (data / "raw" / "_delta_log").exists():
+        print(json.dumps({"alternatives_noop_sink": alternatives(spark, raw, spec(args.size, args.slide), 1)}))
+        return
+    shutil.rmtree(data, ignore_errors=True)
+    gen_s, _ = timed(lambda: generate(spark, raw, args.events, args.keys, DAY_MS))
+    print(f"generated {args.events:,} events, {args.keys:,} keys, one day: {gen_s:.1f}s")
+    size_ms, slide_ms = parse_duration_ms(args.size, "size"), parse_duration_ms(args.slide, "slide")
+    label = f"sliding {args.size} / {args.slide} sum+count"
+
+    def spark_own(out):
+        (spark.read.format("delta").load(raw)
+         .groupBy("user_id", F.window("event_time", f"{size_ms} milliseconds", f"{slide_ms} milliseconds"))
+         .agg(F.sum("item_count").alias("items"), F.count(F.lit(1)).alias("n"))
+         .select("user_id", F.col("window.start").alias("window_start"), F.col("window.end").alias("window_end"),
+                 "items", "n")
+         .write.format("delta").mode("overwrite").save(out))
+
+    def ours(out):
+        # The product's backfill driver, as `winjob backfill --chunk all` runs it, on fresh state and outputs.
+        job = Job(name="bench_sliding", operator_id="bench_sliding", spec=spec(args.size, args.slide),
+                  source_path=raw, state_root=f"{out}/state", results_path=f"{out}/results",
+                  late_path=f"{out}/late", quarantine_path=f"{out}/quarantine", checkpoint_path=f"{out}/checkpoint")
+        for report in run_backfill(spark, job, chunk="all", validate=False):
+            print(f"  batch {report.batch_id} ({report.plan} plan): {report.metrics.input_rows:,} rows, "
+                  f"{report.metrics.panes_emitted:,} panes, {report.seconds:.1f}s")
+
+    rounds = []
+    for r in range(args.rounds):
+        order = [("spark", spark_own), ("ours", ours)]
+        times = {}
+        for name, fn in (order if r % 2 == 0 else order[::-1]):
+            wall, cpu = timed_cpu(spark, lambda: fn(str(data / f"{name}_{r}")))
+            times[name], times[f"{name}_cpu"] = round(wall, 2), round(cpu, 2)
+        rounds.append(times)
+        print(f"round {r + 1}: Spark window() {times['spark']:.1f}s ({times['spark_cpu']:.1f} CPU s), "
+              f"ours {times['ours']:.1f}s ({times['ours_cpu']:.1f} CPU s): ours is "
+              f"{times['spark'] / times['ours']:.2f}x faster wall, {times['spark_cpu'] / times['ours_cpu']:.2f}x CPU")
+    spark_s, ours_s = min(t["spark"] for t in rounds), min(t["ours"] for t in rounds)
+    spark_cpu, ours_cpu = min(t["spark_cpu"] for t in rounds), min(t["ours_cpu"] for t in rounds)
+    theirs = spark.read.format("delta").load(str(data / "spark_0")).select(
+        "user_id", F.unix_millis("window_start").alias("window_start_ms"), "items", "n")
+    mine = spark.read.format("delta").load(str(data / "ours_0/results")).select("user_id", "window_start_ms", "items", "n")
+    windows = mine.count()
+    equal = theirs.exceptAll(mine).count() == 0 and mine.exceptAll(theirs).count() == 0
+    result = {"events": args.events, "keys": args.keys, "size": args.size, "slide": args.slide, "windows": windows,
+              "rounds": rounds, "spark_window_s": spark_s, "ours_backfill_s": ours_s,
+              "speedup": round(spark_s / ours_s, 2), "spark_window_cpu_s": spark_cpu, "ours_backfill_cpu_s": ours_cpu,
+              "cpu_speedup": round(spark_cpu / ours_cpu, 2), "results_equal": equal}
+    print(f"{label} (best of {args.rounds}), {windows:,} windows: Spark window() {spark_s:.1f}s / "
+          f"{spark_cpu:.1f} CPU s, ours {ours_s:.1f}s / {ours_cpu:.1f} CPU s: ours is {spark_s / ours_s:.2f}x faster "
+          f"wall, {spark_cpu / ours_cpu:.2f}x CPU (target >= 4x), results equal: {equal}")
+    if args.alternatives:
+        result["alternatives_noop_sink"] = alternatives(spark, raw, spec(args.size, args.slide))
+    OUT.mkdir(exist_ok=True)
+    (OUT / f"bench_sliding_{args.events}.json").write_text(json.dumps(result, indent=2))
+    print(json.dumps(result, indent=2))
+
+
+if __name__ == "__main__":
+    main()
