@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from bench_windows import DAY_MS, OUT, generate, timed, timed_cpu
+from bench_windows import DAY_MS, OUT, alternating_rounds, best_of, generate, same_rows, timed, timed_cpu
 from pipelines.drivers import run_backfill
 from pipelines.job import Job
 from windowing import Count, EventTimeSessionWindows, Sum, WindowSpecBuilder
@@ -78,26 +78,21 @@ def main():
         for name, fn in (("spark", spark_own), ("ours", ours)):
             wall, cpu = timed_cpu(spark, lambda: fn(str(data / f"warmup_{name}_{w}")))
             print(f"warm-up {w + 1}: {name} {wall:.1f}s ({cpu:.1f} CPU s)")
-    rounds = []
-    for r in range(args.rounds):
-        order = [("spark", spark_own), ("ours", ours)]
-        times = {}
-        for name, fn in (order if r % 2 == 0 else order[::-1]):
-            wall, cpu = timed_cpu(spark, lambda: fn(str(data / f"{name}_{r}")))
-            times[name], times[f"{name}_cpu"] = round(wall, 2), round(cpu, 2)
-        rounds.append(times)
-        print(f"round {r + 1}: Spark session_window() {times['spark']:.1f}s ({times['spark_cpu']:.1f} CPU s), "
-              f"ours {times['ours']:.1f}s ({times['ours_cpu']:.1f} CPU s), "
-              f"ratio {times['ours'] / times['spark']:.2f}x wall, {times['ours_cpu'] / times['spark_cpu']:.2f}x CPU")
-    spark_s, ours_s = min(t["spark"] for t in rounds), min(t["ours"] for t in rounds)
-    spark_cpu, ours_cpu = min(t["spark_cpu"] for t in rounds), min(t["ours_cpu"] for t in rounds)
+
+    def report(r, t):
+        print(f"round {r + 1}: Spark session_window() {t['spark']:.1f}s ({t['spark_cpu']:.1f} CPU s), "
+              f"ours {t['ours']:.1f}s ({t['ours_cpu']:.1f} CPU s), "
+              f"ratio {t['ours'] / t['spark']:.2f}x wall, {t['ours_cpu'] / t['spark_cpu']:.2f}x CPU")
+
+    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data, report)
+    (spark_s, spark_cpu), (ours_s, ours_cpu) = best_of(rounds, "spark"), best_of(rounds, "ours")
     theirs = spark.read.format("delta").load(str(data / "spark_0")).select(
         "user_id", F.unix_millis("window_start").alias("window_start_ms"),
         F.unix_millis("window_end").alias("window_end_ms"), "items", "n")
     mine = spark.read.format("delta").load(str(data / "ours_0/results")).select(
         "user_id", "window_start_ms", "window_end_ms", "items", "n")
     sessions = mine.count()
-    equal = theirs.exceptAll(mine).count() == 0 and mine.exceptAll(theirs).count() == 0
+    equal = same_rows(theirs, mine)
     result = {"events": args.events, "keys": args.keys, "gap": args.gap, "chunk": args.chunk,
               "warmup_rounds": args.warmup, "rounds": rounds,
               "sessions": sessions, "spark_session_window_s": round(spark_s, 2), "ours_backfill_s": round(ours_s, 2),

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from bench_windows import DAY_MS, generate, timed, timed_cpu
+from bench_windows import DAY_MS, alternating_rounds, best_of, generate, same_rows, timed, timed_cpu
 from pipelines.drivers import run_backfill
 from pipelines.job import Job
 from windowing import Count, SlidingEventTimeWindows, Sum, WindowSpecBuilder
@@ -112,24 +112,18 @@ def main():
             print(f"  batch {report.batch_id} ({report.plan} plan): {report.metrics.input_rows:,} rows, "
                   f"{report.metrics.panes_emitted:,} panes, {report.seconds:.1f}s")
 
-    rounds = []
-    for r in range(args.rounds):
-        order = [("spark", spark_own), ("ours", ours)]
-        times = {}
-        for name, fn in (order if r % 2 == 0 else order[::-1]):
-            wall, cpu = timed_cpu(spark, lambda: fn(str(data / f"{name}_{r}")))
-            times[name], times[f"{name}_cpu"] = round(wall, 2), round(cpu, 2)
-        rounds.append(times)
-        print(f"round {r + 1}: Spark window() {times['spark']:.1f}s ({times['spark_cpu']:.1f} CPU s), "
-              f"ours {times['ours']:.1f}s ({times['ours_cpu']:.1f} CPU s): ours is "
-              f"{times['spark'] / times['ours']:.2f}x faster wall, {times['spark_cpu'] / times['ours_cpu']:.2f}x CPU")
-    spark_s, ours_s = min(t["spark"] for t in rounds), min(t["ours"] for t in rounds)
-    spark_cpu, ours_cpu = min(t["spark_cpu"] for t in rounds), min(t["ours_cpu"] for t in rounds)
+    def report(r, t):
+        print(f"round {r + 1}: Spark window() {t['spark']:.1f}s ({t['spark_cpu']:.1f} CPU s), "
+              f"ours {t['ours']:.1f}s ({t['ours_cpu']:.1f} CPU s): ours is "
+              f"{t['spark'] / t['ours']:.2f}x faster wall, {t['spark_cpu'] / t['ours_cpu']:.2f}x CPU")
+
+    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data, report)
+    (spark_s, spark_cpu), (ours_s, ours_cpu) = best_of(rounds, "spark"), best_of(rounds, "ours")
     theirs = spark.read.format("delta").load(str(data / "spark_0")).select(
         "user_id", F.unix_millis("window_start").alias("window_start_ms"), "items", "n")
     mine = spark.read.format("delta").load(str(data / "ours_0/results")).select("user_id", "window_start_ms", "items", "n")
     windows = mine.count()
-    equal = theirs.exceptAll(mine).count() == 0 and mine.exceptAll(theirs).count() == 0
+    equal = same_rows(theirs, mine)
     result = {"events": args.events, "keys": args.keys, "size": args.size, "slide": args.slide, "windows": windows,
               "rounds": rounds, "spark_window_s": spark_s, "ours_backfill_s": ours_s,
               "speedup": round(spark_s / ours_s, 2), "spark_window_cpu_s": spark_cpu, "ours_backfill_cpu_s": ours_cpu,

@@ -63,6 +63,32 @@ def timed_cpu(spark, fn):
     return wall, jvm_cpu_s(spark) - cpu0 + time.process_time() - py0
 
 
+def alternating_rounds(spark, sides: dict, rounds: int, folder: Path, report) -> list[dict]:
+    """Run each side once per round, alternating which goes first (the first job of a JVM pays
+    JIT warm-up); side ``name`` writes under ``folder/<name>_<round>``. ``report(round, times)``
+    prints a round. Returns per round: wall and CPU seconds of each side (``<name>``, ``<name>_cpu``).
+    """
+    order, out = list(sides.items()), []
+    for r in range(rounds):
+        times = {}
+        for name, fn in (order if r % 2 == 0 else order[::-1]):
+            wall, cpu = timed_cpu(spark, lambda: fn(str(folder / f"{name}_{r}")))
+            times[name], times[f"{name}_cpu"] = round(wall, 2), round(cpu, 2)
+        out.append(times)
+        report(r, times)
+    return out
+
+
+def best_of(rounds: list[dict], name: str) -> tuple[float, float]:
+    """A side's best wall and best CPU seconds over the rounds."""
+    return min(t[name] for t in rounds), min(t[f"{name}_cpu"] for t in rounds)
+
+
+def same_rows(a, b) -> bool:
+    """Whether two DataFrames hold the same rows (as multisets)."""
+    return a.exceptAll(b).count() == 0 and b.exceptAll(a).count() == 0
+
+
 def spec(lateness="0 seconds"):
     return (WindowSpecBuilder().key_by("user_id").event_time("event_time", max_out_of_orderness="10 seconds")
             .window(TumblingEventTimeWindows.of("1 minute")).allowed_lateness(lateness)
@@ -104,25 +130,17 @@ def main():
             print(f"  batch {report.batch_id} ({report.plan} plan): {report.metrics.input_rows:,} rows, "
                   f"{report.metrics.panes_emitted:,} panes, {report.seconds:.1f}s")
 
-    # Rounds alternate which side runs first (the first job of a JVM pays JIT warm-up),
-    # and the ratio uses each side's best round.
-    rounds = []
-    for r in range(args.rounds):
-        order = [("spark", spark_own), ("ours", ours)]
-        times = {}
-        for name, fn in (order if r % 2 == 0 else order[::-1]):
-            wall, cpu = timed_cpu(spark, lambda: fn(str(data / f"{name}_{r}")))
-            times[name], times[f"{name}_cpu"] = round(wall, 2), round(cpu, 2)
-        rounds.append(times)
-        print(f"round {r + 1}: Spark window() {times['spark']:.1f}s ({times['spark_cpu']:.1f} CPU s), "
-              f"ours {times['ours']:.1f}s ({times['ours_cpu']:.1f} CPU s), ratio {times['ours'] / times['spark']:.2f}x "
-              f"wall, {times['ours_cpu'] / times['spark_cpu']:.2f}x CPU")
-    spark_s, ours_s = min(t["spark"] for t in rounds), min(t["ours"] for t in rounds)
-    spark_cpu, ours_cpu = min(t["spark_cpu"] for t in rounds), min(t["ours_cpu"] for t in rounds)
+    def report(r, t):
+        print(f"round {r + 1}: Spark window() {t['spark']:.1f}s ({t['spark_cpu']:.1f} CPU s), "
+              f"ours {t['ours']:.1f}s ({t['ours_cpu']:.1f} CPU s), ratio {t['ours'] / t['spark']:.2f}x "
+              f"wall, {t['ours_cpu'] / t['spark_cpu']:.2f}x CPU")
+
+    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data, report)
+    (spark_s, spark_cpu), (ours_s, ours_cpu) = best_of(rounds, "spark"), best_of(rounds, "ours")
     theirs = spark.read.format("delta").load(str(data / "spark_0")).select(
         "user_id", F.unix_millis("window_start").alias("window_start_ms"), "items", "n")
     mine = spark.read.format("delta").load(str(data / "ours_0/results")).select("user_id", "window_start_ms", "items", "n")
-    equal = theirs.exceptAll(mine).count() == 0 and mine.exceptAll(theirs).count() == 0
+    equal = same_rows(theirs, mine)
     result = {"events": args.events, "keys": args.keys, "chunk": args.chunk, "rounds": rounds,
               "spark_window_s": round(spark_s, 2), "ours_backfill_s": round(ours_s, 2),
               "ratio": round(ours_s / spark_s, 2), "spark_window_cpu_s": spark_cpu, "ours_backfill_cpu_s": ours_cpu,

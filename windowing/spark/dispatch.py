@@ -18,7 +18,7 @@ from windowing.core.spec import WindowSpec
 from windowing.spark.keyed import KeyedModelOperator
 from windowing.spark.operator import SparkWindowOperator
 from windowing.spark.plans import plan_for
-from windowing.spark.stores import DeltaStore
+from windowing.spark.stores import delta_store
 
 DATAFRAME_PLAN, PER_KEY_MODEL = "dataframe plan", "per-key model"
 
@@ -61,8 +61,5 @@ def operator_on_delta(spark: SparkSession, spec: WindowSpec, operator_id: str, s
                       results_path: str | None = None, late_path: str | None = None,
                       quarantine_path: str | None = None, **kwargs):
     """:func:`make_operator` on a :class:`DeltaStore` under ``state_root/operator_id``."""
-    if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
-        raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
-    store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path,
-                       output_mode=spec.output_mode)
+    store = delta_store(spark, spec, operator_id, state_root, results_path, late_path, quarantine_path)
     return make_operator(spark, spec, store, **kwargs)

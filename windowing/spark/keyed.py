@@ -64,10 +64,10 @@ from windowing.spark.dedup import SeenIds
 from windowing.spark.keyed_state import (
     ALL_KEY, KEY_SCOPE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER, OPERATOR_SCOPE, SCOPE, STATE, KeyedStateTable,
     state_schema)
-from windowing.spark.operator import BatchReport, SpecMismatchError
+from windowing.spark.operator import BatchReport
 from windowing.spark.prepare import (
     QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, event_time_ms, long_lit, simple_types)
-from windowing.spark.stores import DeltaStore, bind_output_mode
+from windowing.spark.stores import bind_output_mode, check_fingerprint, delta_store
 
 KEYED_PLAN = "keyed"
 PT, SRC, KIND = "__pt_ms", "__source", "__kind"
@@ -286,23 +286,14 @@ class KeyedModelOperator:
     def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
                  results_path: str | None = None, late_path: str | None = None,
                  quarantine_path: str | None = None, **kwargs) -> "KeyedModelOperator":
-        if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
-        store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path,
-                           output_mode=spec.output_mode)
+        store = delta_store(spark, spec, operator_id, state_root, results_path, late_path, quarantine_path)
         return cls(spark, spec, store, **kwargs)
 
     def last_progress(self) -> dict | None:
         return self.store.last_progress()
 
     def _check_fingerprint(self) -> None:
-        last = self.last_progress()
-        if last and last["spec_fingerprint"] != self.spec.fingerprint():
-            raise SpecMismatchError(
-                f"operator {self.operator_id!r}: its state was written by spec "
-                f"{last['spec_fingerprint']} ({last['spec_description']}); this job's spec is "
-                f"{self.spec.fingerprint()} ({self.spec.describe()}). Resume with the original spec, use a new "
-                f"operator id, or pass reset_state=True (CLI: --reset-state) to discard the state.")
+        check_fingerprint(self.store, self.spec)
 
     # ---------------------------------------------------------------- schemas
     def _state_schema(self, df: DataFrame) -> T.StructType:

@@ -33,7 +33,8 @@ from pyspark.sql import types as T
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, BatchMetrics
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.spark.stores import ConcurrentWriterError, DeltaStore, MemoryStore, bind_output_mode  # noqa: F401
+from windowing.spark.stores import (ConcurrentWriterError, DeltaStore, MemoryStore, SpecMismatchError,  # noqa: F401
+                                    bind_output_mode, check_fingerprint, delta_store)
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.dedup import SeenIds
 from windowing.spark.plans import (
@@ -48,10 +49,6 @@ from windowing.spark.slicing import SLICE
 
 
 CLOSING_PLAN = "closing"
-
-
-class SpecMismatchError(RuntimeError):
-    """The state was written by a different window spec."""
 
 
 @dataclass
@@ -121,23 +118,14 @@ class SparkWindowOperator:
     def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
                  results_path: str | None = None, late_path: str | None = None,
                  quarantine_path: str | None = None, **kwargs) -> "SparkWindowOperator":
-        if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
-            raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
-        store = DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path,
-                           output_mode=spec.output_mode)
+        store = delta_store(spark, spec, operator_id, state_root, results_path, late_path, quarantine_path)
         return cls(spark, spec, store, **kwargs)
 
     def last_progress(self) -> dict | None:
         return self.store.last_progress()
 
     def _check_fingerprint(self) -> None:
-        last = self.last_progress()
-        if last and last["spec_fingerprint"] != self.spec.fingerprint():
-            raise SpecMismatchError(
-                f"operator {self.operator_id!r}: its state was written by spec "
-                f"{last['spec_fingerprint']} ({last['spec_description']}); this job's spec is "
-                f"{self.spec.fingerprint()} ({self.spec.describe()}). Resume with the original spec, use a new "
-                f"operator id, or pass reset_state=True (CLI: --reset-state) to discard the state.")
+        check_fingerprint(self.store, self.spec)
 
     def _schemas(self, df: DataFrame):
         keys = [df.schema[k] for k in self.spec.key_columns]
@@ -385,6 +373,7 @@ class SparkWindowOperator:
         return self._state_by_end(state, ranges)
 
     def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]]) -> DataFrame:
+        """State rows whose window end lies in one of ``ranges`` (inclusive), pruned by end bucket."""
         if not ranges:
             return state.where(F.lit(False))
         cond = None
@@ -415,16 +404,7 @@ class SparkWindowOperator:
         if wm1 > wm0:
             ranges.append((wm0 + 2, wm1 + 1))                          # max_ts in (wm0, wm1]
             ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))    # cleanup in (wm0, wm1]
-        if not ranges:
-            return state.where(F.lit(False))
-        cond = None
-        for lo, hi in ranges:
-            lo, hi = max(lo, MIN_TIMESTAMP_MS), min(hi, MAX_TIMESTAMP_MS)
-            b_lo, b_hi = lo // self.bucket_ms, hi // self.bucket_ms
-            term = (F.col(END_BUCKET).between(long_lit(b_lo), long_lit(b_hi))
-                    & F.col(WE).between(long_lit(lo), long_lit(hi)))
-            cond = term if cond is None else cond | term
-        return state.where(cond)
+        return self._state_by_end(state, ranges)
 
     def ctx_keys(self) -> list[str]:
         return list(self.spec.key_columns) + [WS, WE, END_BUCKET]

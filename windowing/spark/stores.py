@@ -41,6 +41,30 @@ PROGRESS_SCHEMA = T.StructType([
 ])
 
 
+class SpecMismatchError(RuntimeError):
+    """The state was written by a different window spec."""
+
+
+def delta_store(spark: SparkSession, spec, operator_id: str, state_root: str, results_path: str | None = None,
+                late_path: str | None = None, quarantine_path: str | None = None) -> "DeltaStore":
+    """The :class:`DeltaStore` of an operator, in the spec's output mode; refuses a bad operator id."""
+    if not operator_id or not operator_id.replace("-", "").replace("_", "").isalnum():
+        raise ValueError(f"operator_id {operator_id!r} must be letters, digits, '-' or '_'")
+    return DeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path,
+                      output_mode=spec.output_mode)
+
+
+def check_fingerprint(store, spec) -> None:
+    """Refuse to resume state that another spec wrote (naming both specs and the ways out)."""
+    last = store.last_progress()
+    if last and last["spec_fingerprint"] != spec.fingerprint():
+        raise SpecMismatchError(
+            f"operator {store.operator_id!r}: its state was written by spec "
+            f"{last['spec_fingerprint']} ({last['spec_description']}); this job's spec is "
+            f"{spec.fingerprint()} ({spec.describe()}). Resume with the original spec, use a new "
+            f"operator id, or pass reset_state=True (CLI: --reset-state) to discard the state.")
+
+
 class ConcurrentWriterError(RuntimeError):
     """Another writer committed this batch of this operator."""
 
