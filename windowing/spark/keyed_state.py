@@ -24,10 +24,10 @@ committed batch.
 from __future__ import annotations
 
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.spark import delta_io
+from windowing.spark.stores import merge_source
 
 SCOPE, STATE = "scope", "state"
 NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER = "next_event_timer_ms", "next_processing_timer_ms"
@@ -95,11 +95,7 @@ class KeyedStateTable:
 
     def merge(self, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int) -> int:
         """Insert or replace ``upserts`` rows, delete ``deletes`` keys; returns the new version."""
-        for f in self.schema.fields:   # a delete names only the key: the other columns are null
-            if f.name not in deletes.columns:
-                deletes = deletes.withColumn(f.name, F.lit(None).cast(f.dataType))
-        source = (delta_io.conform(upserts, self.schema).withColumn("__delete", F.lit(False))
-                  .unionByName(delta_io.conform(deletes, self.schema).withColumn("__delete", F.lit(True))))
+        source = merge_source(upserts, deletes, self.schema)
         if self.path is None:
             changed = source.collect()
             positions = [self.schema.names.index(k) for k in keys]

@@ -69,7 +69,8 @@ class ConcurrentWriterError(RuntimeError):
     """Another writer committed this batch of this operator."""
 
 
-def _merge_source(upserts: DataFrame, deletes: DataFrame, schema: T.StructType) -> DataFrame:
+def merge_source(upserts: DataFrame, deletes: DataFrame, schema: T.StructType) -> DataFrame:
+    """One change set for a MERGE: ``upserts`` rows and ``deletes`` keys (other columns null), flagged ``__delete``."""
     for f in schema.fields:
         if f.name not in deletes.columns:
             deletes = deletes.withColumn(f.name, F.lit(None).cast(f.dataType))
@@ -218,7 +219,7 @@ class DeltaStore:
         from delta.tables import DeltaTable
         target = DeltaTable.forPath(self.spark, path)
         schema = target.toDF().schema
-        source = _merge_source(upserts, deletes, schema)
+        source = merge_source(upserts, deletes, schema)
         values = {f.name: f"s.`{f.name}`" for f in schema.fields}
         cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
         with delta_io.txn(self.spark, self.operator_id, batch_id):
@@ -311,7 +312,7 @@ class MemoryStore:
 
     def _apply(self, rows, upserts, deletes, keys, kind):
         schema = self._schemas[kind]
-        changed = _merge_source(upserts, deletes, schema).collect()
+        changed = merge_source(upserts, deletes, schema).collect()
         positions = [schema.names.index(k) for k in keys]
         gone = {tuple(r[k] for k in keys) for r in changed}
         kept = [r for r in rows if tuple(r[i] for i in positions) not in gone]
