@@ -74,7 +74,8 @@ def run_demo(spark: SparkSession, root: str, arrivals: int = 4) -> dict:
     backfill = latest_panes(spark, backfill_job.results_path)
     print("\nStream results (latest pane per window, first 12 windows):")
     stream.orderBy("window_start_ms", "user_id").select(
-        "user_id", "window_start", "window_end", "items", "purchases", "max_items", "pane_index", "timing",
+        "user_id", F.timestamp_millis("window_start_ms").alias("window_start"),
+        F.timestamp_millis("window_end_ms").alias("window_end"), "items", "purchases", "max_items", "pane_index", "timing",
         "is_final", "batch_id").show(12, truncate=False)
     late = spark.read.format("delta").load(job.late_path)
     print(f"Late rows (beyond the allowed lateness; kept, not lost): {late.count()}")

@@ -32,6 +32,10 @@ def table_exists(spark: SparkSession, path: str) -> bool:
     return DeltaTable.isDeltaTable(spark, path)
 
 
+DEFAULT_PROPERTIES = {"delta.enableDeletionVectors": "true"}
+"""Table properties of every table the product creates."""
+
+
 def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str] | None = None,
                  properties: dict[str, str] | None = None) -> None:
     """Create a Delta table with ``schema`` (and table ``properties``) if none exists at ``path``.
@@ -41,21 +45,29 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
     if table_exists(spark, path):
         return
     path = absolute(path)   # the table builder reads a relative location as a table name
-    builder = (DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
-               .property("delta.enableDeletionVectors", "true"))
-    for key, value in (properties or {}).items():
+    builder = DeltaTable.createIfNotExists(spark).location(path).addColumns(schema)
+    for key, value in {**DEFAULT_PROPERTIES, **(properties or {})}.items():
         builder = builder.property(key, value)
     if partition_by:
         builder = builder.partitionedBy(*partition_by)
     builder.execute()
 
 
-def append(df: DataFrame, path: str, app_id: str, batch_id: int, merge_schema: bool = False) -> None:
-    """Append idempotently; ``merge_schema`` adds new columns of ``df`` to the table (schema evolution)."""
+def append(df: DataFrame, path: str, app_id: str, batch_id: int, merge_schema: bool = False,
+           properties: dict[str, str] | None = None) -> None:
+    """Append idempotently; ``merge_schema`` adds new columns of ``df`` to the table (schema evolution).
+
+    A missing table is created by this write, in the same commit, with the
+    default table properties and ``properties`` (saves a separate creating
+    commit).
+    """
     writer = (df.write.format("delta").mode("append")
               .option("txnAppId", app_id).option("txnVersion", str(batch_id)))
     if merge_schema:
         writer = writer.option("mergeSchema", "true")
+    if not table_exists(df.sparkSession, path):
+        for key, value in {**DEFAULT_PROPERTIES, **(properties or {})}.items():
+            writer = writer.option(key, value)
     writer.save(path)
 
 

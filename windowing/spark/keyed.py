@@ -22,7 +22,7 @@ Arrow (not pandas) carries the rows: ``to_pylist`` gives the model exact
 Python ints and None (pandas would turn a nullable long column into floats).
 
 Results table: the key columns, ``window_start_ms``, ``window_end_ms``,
-``window_start``, ``window_end``, the aggregate columns, ``pane_index``,
+the aggregate columns, ``pane_index``,
 ``timing``, ``is_final``, ``watermark_ms``, ``batch_id``; for merging
 (session) specs ``supersedes`` (array of (window_start_ms, window_end_ms));
 for a process function, instead of aggregate columns, ``row_index`` and the
@@ -317,8 +317,7 @@ class KeyedModelOperator:
 
     def _pane_columns(self, result_fields: list[T.StructField], batch_id: int) -> list[Column]:
         cols = [F.col(k) for k in self.spec.key_columns] + [
-            F.col(WS), F.col(WE), F.timestamp_millis(F.col(WS)).alias("window_start"),
-            F.timestamp_millis(F.col(WE)).alias("window_end")] + [F.col(f.name) for f in result_fields]
+            F.col(WS), F.col(WE)] + [F.col(f.name) for f in result_fields]
         cols += [F.col("pane_index"), F.col("timing"), F.col("is_final"), F.col("watermark_ms"),
                  long_lit(batch_id).alias("batch_id")]
         if self.spec.is_merging:

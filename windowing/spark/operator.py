@@ -166,10 +166,11 @@ class SparkWindowOperator:
         if last and batch_id <= last["batch_id"]:
             return BatchReport(batch_id, True, wm0, wm0, seconds=time.monotonic() - started)
         self._fault("start")
-        self.store.ensure_tables(*self._schemas(df))
         if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind in (TIME_PLAN, SESSION_PLAN) \
                 and self.plan.fires_at_end and self.seen_ids is None:
+            # Leaves no state: creates no state table (a later batch does).
             return self._process_closing_batch(df, batch_id, processing_time_ms, started)
+        self.store.ensure_tables(*self._schemas(df))
         cached: list[DataFrame] = []
         try:
             now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)

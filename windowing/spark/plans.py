@@ -184,10 +184,7 @@ class PlanContext:
 
     def pane_columns(self, acc_prefix: str = "") -> list[Column]:
         keys = [F.col(c) for c in self.spec.key_columns]
-        return keys + [F.col(WS), F.col(WE),
-                       F.timestamp_millis(F.col(WS)).alias("window_start"),
-                       F.timestamp_millis(F.col(WE)).alias("window_end")] + \
-            [agg.result(acc_prefix) for agg in self.compiled]
+        return keys + [F.col(WS), F.col(WE)] + [agg.result(acc_prefix) for agg in self.compiled]
 
     def pane_tail(self) -> list[Column]:
         return [F.col("pane_index").cast("long").alias("pane_index"), F.col("timing"),

@@ -185,14 +185,14 @@ class DeltaStore:
         known before the write: always write.
         """
         path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
-        if kind == "results" and kind not in self._outputs_ready:
+        properties = None
+        if kind == "results":
             # File statistics only on the columns readers filter panes by: collecting
             # min/max of every aggregate and pane column costs more than it saves.
-            keys = df.columns[:df.columns.index("window_start_ms")]   # panes start with the key columns
-            stats = [*keys, "window_start_ms", "window_end_ms", "batch_id"]
-            delta_io.create_empty(self.spark, df.schema, path,
-                                  properties={"delta.dataSkippingStatsColumns": ",".join(stats)})
+            properties = {"delta.dataSkippingStatsColumns": ",".join([*result_keys(df), WS, WE, "batch_id"])}
         mode = (self.output_mode or APPEND) if kind == "results" else APPEND
+        if kind == "results" and mode == UPSERT and kind not in self._outputs_ready:
+            delta_io.create_empty(self.spark, df.schema, path, properties=properties)   # MERGE needs a table
         if mode == FINAL:
             df = df.where(F.col("is_final"))
         if (rows or rows is None) and mode == UPSERT:
@@ -208,10 +208,11 @@ class DeltaStore:
         elif rows or rows is None:
             # Late and quarantine rows carry the whole input row: when the source gains a
             # column (schema drift), the table gains it too instead of refusing the batch.
-            delta_io.append(df, path, self.operator_id, batch_id, merge_schema=kind != "results")
+            delta_io.append(df, path, self.operator_id, batch_id, merge_schema=kind != "results",
+                            properties=properties)
             self._outputs_ready.add(kind)
         elif kind not in self._outputs_ready:
-            delta_io.create_empty(self.spark, df.schema, path)  # readers always find the table
+            delta_io.create_empty(self.spark, df.schema, path, properties=properties)  # readers always find it
             self._outputs_ready.add(kind)
 
     def _merge(self, path: str, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int,
@@ -229,8 +230,10 @@ class DeltaStore:
             merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values).execute()
         return delta_io.latest_version(self.spark, path)
 
-    def windows_version(self) -> int:
-        """The current version of the windows table (for a batch that did not change it)."""
+    def windows_version(self) -> int | None:
+        """The current version of the windows table (for a batch that did not change it); None if none."""
+        if not delta_io.table_exists(self.spark, self.windows_path):
+            return None
         return delta_io.latest_version(self.spark, self.windows_path)
 
     def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
@@ -240,8 +243,9 @@ class DeltaStore:
         return self._merge(self.buffers_path, inserts, deletes, keys, batch_id, update=False)
 
     def commit_progress(self, row: dict) -> None:
-        """Append the progress row last; refuse if another writer committed the batch."""
-        before = delta_io.latest_version(self.spark, self.progress_path)
+        """Append the progress row last (creating the table); refuse if another writer committed the batch."""
+        exists = delta_io.table_exists(self.spark, self.progress_path)
+        before = delta_io.latest_version(self.spark, self.progress_path) if exists else -1
         frame = self.spark.createDataFrame([tuple(row[f.name] for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
         delta_io.append(frame, self.progress_path, self.operator_id, row["batch_id"])
         if delta_io.latest_version(self.spark, self.progress_path) == before:
