@@ -337,4 +337,4 @@ class MemoryStore:
         self.progress.append(row)
 
     def open_windows(self) -> list:
-        return list(self._windows)
+        return list(self._windows or [])   # None: no batch created the table (a one-pass batch keeps no state)
