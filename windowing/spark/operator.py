@@ -385,7 +385,7 @@ class SparkWindowOperator:
             ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))
         return self._state_by_end(state, ranges)
 
-    def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]], also: "F.Column | None" = None) -> DataFrame:
+    def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]], also=None) -> DataFrame:
         """State rows whose window end lies in one of ``ranges`` (inclusive), pruned by end bucket,
         or that meet ``also``."""
         cond = also

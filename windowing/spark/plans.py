@@ -1,7 +1,7 @@
 """The batch plans: from accepted elements and the relevant window state to
 panes and state changes, as DataFrame expressions.
 
-Four plans cover the built-in triggers (the planner in :func:`plan_for`
+These plans cover the built-in triggers (the planner in :func:`plan_for`
 picks one; anything else is refused with a message that names it):
 
 * ``time``: EventTimeTrigger / NeverTrigger (optionally purging). Partial
@@ -19,6 +19,10 @@ picks one; anything else is refused with a message that names it):
 * ``session``: event-time session windows (static gap or a gap column) with
   EventTimeTrigger, optionally purging: merging as gaps and islands over the
   batch's windows and the open sessions (:mod:`windowing.spark.session_plan`).
+* ``early_late``, ``continuous_event_time``, ``processing_time``,
+  ``continuous_processing_time``: the triggers with timers and trigger state
+  on tumbling/sliding event-time windows, optionally purging
+  (:mod:`windowing.spark.trigger_plans`).
 
 Thresholds that involve the watermark are Python ints clamped to int64 (see
 prepare.py) so no expression overflows.
@@ -81,6 +85,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
     if spec.is_merging:
         return _session_plan_for(spec, trigger, purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
+                 "EarlyLateEventTimeTrigger, ContinuousEventTimeTrigger, ProcessingTimeTrigger or "
+                 "ContinuousProcessingTimeTrigger on time windows, optionally in PurgingTrigger; "
                  "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
     if spec.evictor is not None:
         if isinstance(spec.evictor, CountEvictor) and is_global and isinstance(trigger, CountTrigger) \
