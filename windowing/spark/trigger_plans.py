@@ -313,6 +313,8 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
 
     after_a = _state_after_pre_rows_phase(rules, state)
     groups = _element_groups(rules, elements, after_a)
+    if rules.has_count_rule:
+        groups = groups.persist()   # read twice: the window summary and the count firings' panes
     summary = groups.where(F.col("__g") == F.col("__g_max")).select(
         *keys, "__m", "__k", "__c0", "__n", "__g_max", "__min_ts",
         *[F.col(f"__run__{c}") for c in accs], *[F.col(c).alias(f"__last__{c}") for c in accs])
@@ -438,7 +440,7 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
                        F.col("__lc_B").cast("long").alias(LATE_COUNT), F.col("__timer_C").cast("long").alias(TIMER))
                .select(*ctx.state_columns(), LATE_COUNT, TIMER))
     deletes = j.where(F.col("__cleaned") & F.col("__in_state")).select(*keys, ctx.end_bucket().alias(END_BUCKET))
-    return PlanOutput(panes, upserts, deletes, cached=[j])
+    return PlanOutput(panes, upserts, deletes, cached=[j, groups] if rules.has_count_rule else [j])
 
 
 def due_timers(kind: str, wm_end_ms: int, clock: BatchClock) -> Column | None:
