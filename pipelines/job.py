@@ -202,6 +202,49 @@ def _evictor(text: str, window: dict):
                      f"'package.module:Name'")
 
 
+_TRIGGER_TABLE_KEYS = {
+    "early_late": {"early_every_n", "early_every", "late_every_n"},
+    "continuous_event_time": {"interval"},
+    "processing_time": set(),
+    "continuous_processing_time": {"interval"},
+}
+
+
+def _trigger_table(table: dict):
+    """A built-in trigger from ``trigger = {type = "...", ...}``.
+
+    * ``{type = "early_late", early_every_n = 3, early_every = "10 seconds", late_every_n = 2}``
+      (each optional, at least one): the event-time trigger with early/late firings;
+    * ``{type = "continuous_event_time", interval = "1 minute"}``;
+    * ``{type = "processing_time"}``;
+    * ``{type = "continuous_processing_time", interval = "1 minute"}``.
+
+    Raises:
+        ValueError: naming the unknown type or keys and the valid ones.
+    """
+    from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
+                                         EarlyLateEventTimeTrigger, ProcessingTimeTrigger)
+    kind = table.get("type")
+    if kind not in _TRIGGER_TABLE_KEYS:
+        raise ValueError(f"trigger table type {kind!r} is not one of {sorted(_TRIGGER_TABLE_KEYS)}")
+    unknown = sorted(set(table) - {"type"} - _TRIGGER_TABLE_KEYS[kind])
+    if unknown:
+        raise ValueError(f"trigger {kind!r} does not take {unknown}; it takes {sorted(_TRIGGER_TABLE_KEYS[kind])}")
+    if kind == "early_late":
+        if not set(table) - {"type"}:
+            raise ValueError("trigger 'early_late' needs early_every_n, early_every and/or late_every_n")
+        every = table.get("early_every")
+        return EarlyLateEventTimeTrigger(table.get("early_every_n"),
+                                         None if every is None else parse_duration_ms(every, "early_every"),
+                                         table.get("late_every_n"))
+    if kind == "processing_time":
+        return ProcessingTimeTrigger()
+    if "interval" not in table:
+        raise ValueError(f"trigger {kind!r} needs interval = '<duration>'")
+    cls = ContinuousEventTimeTrigger if kind == "continuous_event_time" else ContinuousProcessingTimeTrigger
+    return cls.of(table["interval"])
+
+
 def _session_windows(window: dict) -> EventTimeSessionWindows:
     """``type = "session"`` with ``gap = "30 seconds"`` or ``gap_column = "<column of ms>"`` (exactly one)."""
     if ("gap" in window) == ("gap_column" in window):
@@ -250,7 +293,9 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
     else:
         raise ValueError(f"window type {kind!r} is not one of 'tumbling', 'sliding', 'count', 'session'")
     trigger = window.get("trigger")
-    if trigger:
+    if isinstance(trigger, dict):
+        builder = builder.trigger(_trigger_table(trigger))
+    elif trigger:
         if trigger == "event_time":
             builder = builder.trigger(EventTimeTrigger())
         elif trigger.startswith("count:"):
@@ -258,8 +303,10 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
         elif _IMPORT_PATH.match(trigger):
             builder = builder.trigger(import_object(trigger, window.get("trigger_args"), "trigger"))
         else:
-            raise ValueError(f"trigger {trigger!r} is not 'event_time', 'count:<n>' or an import path "
-                             f"'package.module:Name' of a user trigger")
+            raise ValueError(f"trigger {trigger!r} is not 'event_time', 'count:<n>', a table "
+                             f"{{type = 'early_late' | 'continuous_event_time' | 'processing_time' | "
+                             f"'continuous_processing_time', ...}} or an import path 'package.module:Name' "
+                             f"of a user trigger")
     if window.get("evictor"):
         builder = builder.evictor(_evictor(str(window["evictor"]), window))
     if "allowed_lateness" in window:

@@ -30,7 +30,7 @@ KEYED_ON_SPARK = {
     "session_bridge_merges_accumulators",                       # user aggregates (array results) merged
     "session_dynamic_gap_from_column",                          # the gap column checked in Spark
     "continuous_processing_time_trigger_on_global_window",      # the processing-time clock, global windows
-    "early_count_and_late_count_firings_use_separate_counters",  # early/late firings
+    "session_early_firings_and_late_bridge",                    # early/late firings (on_merge of counters)
     "user_trigger_state_survives_across_batches",               # user trigger state across batches
     "processing_time_from_ingestion_column",                    # per-row processing time, its quarantine
     "watermark_is_the_minimum_over_sources",                    # several sources, unknown source

@@ -556,3 +556,5 @@ transcript(
     step(r(11, 16), panes=[P("a", 0, 30, 2, LATE, False, supersedes=[(0, 13), (20, 30)], s=23, n=4)]),
     flush([P("a", 60, 70, 0, ON_TIME, True, s=8, n=1)]),
     doc="sessions with early firings and a late element that bridges two fired sessions")
+
+import transcripts_triggers  # noqa: E402,F401  (registers the trigger-plan transcripts)

@@ -46,6 +46,7 @@ from windowing.spark.prepare import (
     ACCEPTED, LATE, QUARANTINED, REASON, SEQ, STATUS, TS, UNASSIGNED, WE, WS, classify, has_window_array,
     live_windows, long_lit, simple_types)
 from windowing.spark.slicing import SLICE
+from windowing.spark import trigger_plans
 
 
 CLOSING_PLAN = "closing"
@@ -125,7 +126,12 @@ class SparkWindowOperator:
         return self.store.last_progress()
 
     def _check_fingerprint(self) -> None:
-        check_fingerprint(self.store, self.spec)
+        check_fingerprint(self.store, self.spec, self.fingerprint)
+
+    @property
+    def fingerprint(self) -> str:
+        """What progress records for this spec (salted for plans with extra trigger-state columns)."""
+        return trigger_plans.state_fingerprint(self.spec, self.plan.kind)
 
     def _schemas(self, df: DataFrame):
         keys = [df.schema[k] for k in self.spec.key_columns]
@@ -135,7 +141,8 @@ class SparkWindowOperator:
             [T.StructField(k.name, k.dataType, True) for k in keys] + [long(WS), long(WE), long(END_BUCKET)]
             + [T.StructField(a.name, a.dataType, True) for a in accs]
             + [long(c) for c in BOOKKEEPING] + [long("last_batch_id")]
-            + (session_state_fields() if self.plan.kind == SESSION_PLAN else []))
+            + (session_state_fields() if self.plan.kind == SESSION_PLAN else [])
+            + (trigger_plans.trigger_state_fields() if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS else []))
         buffers = None
         if self.plan.kind == EVICTING_COUNT_PLAN:
             values = [df.schema[c] for c in self._value_columns()]
@@ -201,8 +208,10 @@ class SparkWindowOperator:
                 unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0)
 
             ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
+            clock = trigger_plans.BatchClock.of(last["processing_time_ms"] if last else None, processing_time_ms,
+                                                flush=watermark_ms == MAX_TIMESTAMP_MS)
             state = self.store.read_windows(last["windows_version"] if last else None)
-            state = self._relevant_state(state, ctx, stats)
+            state = self._relevant_state(state, ctx, stats, clock)
             value_cols = self._value_columns()
             elements = self._elements(classified, wm0)
             if self.plan.kind == SESSION_PLAN:
@@ -211,6 +220,8 @@ class SparkWindowOperator:
                 out = time_plan(ctx, self.plan, elements, state)
             elif self.plan.kind == COUNT_PLAN:
                 out = count_plan(ctx, self.plan, elements, state)
+            elif self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS:
+                out = trigger_plans.trigger_plan(ctx, self.plan, elements, state, clock)
             else:
                 buffer = self.store.read_buffers(last["buffers_version"] if last else None)
                 out = evicting_count_plan(ctx, self.plan, elements, state, buffer, value_cols)
@@ -237,6 +248,8 @@ class SparkWindowOperator:
             if self.plan.kind == EVICTING_COUNT_PLAN:
                 buffers_version = self.store.merge_buffers(out.buffer_inserts, out.buffer_deletes, list(self.spec.key_columns) + ["elem_index"], batch_id)
             self._fault("before_progress")
+            if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS:
+                processing_time_ms = clock.after_ms   # these plans resume the model's clock from progress
             self._commit(df, batch_id, wm1, max_seen, processing_time_ms, windows_version, buffers_version, metrics)
             self._fault("after_progress")
             return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started, self.plan.kind)
@@ -336,7 +349,7 @@ class SparkWindowOperator:
         self.store.commit_progress(dict(
             batch_id=batch_id, watermark_ms=wm1, max_seen_ms=max_seen, processing_time_ms=processing_time_ms,
             windows_version=windows_version, buffers_version=buffers_version,
-            spec_fingerprint=self.spec.fingerprint(), spec_description=self.spec.describe(),
+            spec_fingerprint=self.fingerprint, spec_description=self.spec.describe(),
             input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
             committed_at=datetime.datetime.now(datetime.timezone.utc)))
 
@@ -373,11 +386,12 @@ class SparkWindowOperator:
             ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))
         return self._state_by_end(state, ranges)
 
-    def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]]) -> DataFrame:
-        """State rows whose window end lies in one of ``ranges`` (inclusive), pruned by end bucket."""
-        if not ranges:
+    def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]], also=None) -> DataFrame:
+        """State rows whose window end lies in one of ``ranges`` (inclusive), pruned by end bucket,
+        or that meet ``also``."""
+        cond = also
+        if not ranges and cond is None:
             return state.where(F.lit(False))
-        cond = None
         for lo, hi in ranges:
             lo, hi = max(lo, MIN_TIMESTAMP_MS), min(hi, MAX_TIMESTAMP_MS)
             b_lo, b_hi = lo // self.bucket_ms, hi // self.bucket_ms
@@ -386,7 +400,8 @@ class SparkWindowOperator:
             cond = term if cond is None else cond | term
         return state.where(cond)
 
-    def _relevant_state(self, state: DataFrame, ctx: PlanContext, stats: dict) -> DataFrame:
+    def _relevant_state(self, state: DataFrame, ctx: PlanContext, stats: dict,
+                        clock: "trigger_plans.BatchClock | None" = None) -> DataFrame:
         """Only the state rows this batch can touch: by window end (pruning partitions and files).
 
         A row is relevant if an accepted element may fall in it (end within
@@ -405,7 +420,7 @@ class SparkWindowOperator:
         if wm1 > wm0:
             ranges.append((wm0 + 2, wm1 + 1))                          # max_ts in (wm0, wm1]
             ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))    # cleanup in (wm0, wm1]
-        return self._state_by_end(state, ranges)
+        return self._state_by_end(state, ranges, trigger_plans.due_timers(self.plan.kind, wm1, clock))
 
     def ctx_keys(self) -> list[str]:
         return list(self.spec.key_columns) + [WS, WE, END_BUCKET]

@@ -1,7 +1,7 @@
 """The batch plans: from accepted elements and the relevant window state to
 panes and state changes, as DataFrame expressions.
 
-Four plans cover the built-in triggers (the planner in :func:`plan_for`
+These plans cover the built-in triggers (the planner in :func:`plan_for`
 picks one; anything else is refused with a message that names it):
 
 * ``time``: EventTimeTrigger / NeverTrigger (optionally purging). Partial
@@ -19,6 +19,10 @@ picks one; anything else is refused with a message that names it):
 * ``session``: event-time session windows (static gap or a gap column) with
   EventTimeTrigger, optionally purging: merging as gaps and islands over the
   batch's windows and the open sessions (:mod:`windowing.spark.session_plan`).
+* ``early_late``, ``continuous_event_time``, ``processing_time``,
+  ``continuous_processing_time``: the triggers with timers and trigger state
+  on tumbling/sliding event-time windows, optionally purging
+  (:mod:`windowing.spark.trigger_plans`).
 
 Thresholds that involve the watermark are Python ints clamped to int64 (see
 prepare.py) so no expression overflows.
@@ -26,6 +30,7 @@ prepare.py) so no expression overflows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
@@ -42,6 +47,7 @@ from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, p
 from windowing.spark import slicing
 from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit
 from windowing.spark.session_plan import SESSION_PLAN
+from windowing.spark import trigger_plans
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
 END_BUCKET = "end_bucket"
@@ -59,6 +65,7 @@ class TriggerPlan:
     fires_at_end: bool = False      # EventTimeTrigger
     purge: bool = False
     evictor_size: int | None = None
+    trigger: Any = None             # the (non-purging) trigger of the trigger_plans kinds
 
 
 def plan_for(spec: WindowSpec) -> TriggerPlan:
@@ -78,6 +85,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
     if spec.is_merging:
         return _session_plan_for(spec, trigger, purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
+                 "EarlyLateEventTimeTrigger, ContinuousEventTimeTrigger, ProcessingTimeTrigger or "
+                 "ContinuousProcessingTimeTrigger on time windows, optionally in PurgingTrigger; "
                  "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
     if spec.evictor is not None:
         if isinstance(spec.evictor, CountEvictor) and is_global and isinstance(trigger, CountTrigger) \
@@ -87,6 +96,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
                                   f"supported: {supported}")
     if isinstance(trigger, EventTimeTrigger) and not is_global:
         return TriggerPlan(TIME_PLAN, fires_at_end=True, purge=purge)
+    if trigger_plans.plan_kind(trigger) is not None and not is_global:
+        return TriggerPlan(trigger_plans.plan_kind(trigger), purge=purge, trigger=trigger)
     if isinstance(trigger, NeverTrigger):
         return TriggerPlan(TIME_PLAN, purge=purge)
     if isinstance(trigger, CountTrigger):
@@ -115,7 +126,11 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
             found.append(f"assigner {type(spec.assigner).__name__}")
         if type(trigger) not in (EventTimeTrigger, CountTrigger, NeverTrigger):   # a user subclass is a user trigger
-            found.append(f"trigger {trigger!r}")
+            if trigger_plans.plan_kind(trigger) is None:
+                found.append(f"trigger {trigger!r}")
+            elif isinstance(spec.assigner, GlobalWindows):
+                # trigger_plans works on window ends (max_ts): time windows only
+                found.append(f"trigger {trigger!r} on global windows")
         if spec.evictor is not None and not (isinstance(spec.evictor, CountEvictor)
                                              and not spec.evictor.do_evict_after):
             found.append(f"evictor {spec.evictor!r}")

@@ -54,14 +54,19 @@ def delta_store(spark: SparkSession, spec, operator_id: str, state_root: str, re
                       output_mode=spec.output_mode)
 
 
-def check_fingerprint(store, spec) -> None:
-    """Refuse to resume state that another spec wrote (naming both specs and the ways out)."""
+def check_fingerprint(store, spec, fingerprint: str | None = None) -> None:
+    """Refuse to resume state that another spec wrote (naming both specs and the ways out).
+
+    ``fingerprint``: what this operator records for ``spec`` (default ``spec.fingerprint()``;
+    an operator whose state layout depends on its plan passes its own).
+    """
     last = store.last_progress()
-    if last and last["spec_fingerprint"] != spec.fingerprint():
+    fingerprint = fingerprint or spec.fingerprint()
+    if last and last["spec_fingerprint"] != fingerprint:
         raise SpecMismatchError(
             f"operator {store.operator_id!r}: its state was written by spec "
             f"{last['spec_fingerprint']} ({last['spec_description']}); this job's spec is "
-            f"{spec.fingerprint()} ({spec.describe()}). Resume with the original spec, use a new "
+            f"{fingerprint} ({spec.describe()}). Resume with the original spec, use a new "
             f"operator id, or pass reset_state=True (CLI: --reset-state) to discard the state.")
 
 

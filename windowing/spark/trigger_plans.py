@@ -1,0 +1,468 @@
+"""DataFrame plans for the built-in triggers with timers and per-window trigger state.
+
+Covers, on tumbling and sliding event-time windows (optionally in
+``PurgingTrigger``, i.e. both accumulation modes):
+
+* ``early_late``: :class:`EarlyLateEventTimeTrigger` (early firings every N
+  elements and/or every T of processing time, late firings every N late
+  elements);
+* ``continuous_event_time``: :class:`ContinuousEventTimeTrigger`;
+* ``processing_time``: :class:`ProcessingTimeTrigger`;
+* ``continuous_processing_time``: :class:`ContinuousProcessingTimeTrigger`.
+
+The reference model (``windowing.core.reference``) runs one batch of one
+window in three phases; the plan computes each phase's outcome per window
+with column expressions instead of replaying timers:
+
+A. before the rows, when the batch brings a later processing time ``pt``:
+   processing-time timers at or below ``pt - 1`` fire (one time-driven pane
+   at most, watermark ``wm0``);
+B. the rows in (event time, sequence) order: count firings (exact, every n:
+   numbered per window after the counter kept in state, as the count plan
+   does) and timer registrations;
+C. after the rows (clock ``c1``, watermark ``wm1``): due event-time timers,
+   then due processing-time timers; at most one time-driven pane per window
+   (several firings in one phase see the same contents, the last one names
+   the timing), then cleanup at ``max_ts + L``.
+
+Trigger state lives in the ``windows`` state table: the early count in
+``trigger_count``, plus :data:`LATE_COUNT` (late firings' counter) and
+:data:`TIMER` (the pending early-firing or next continuous timer). The
+processing-time clock is kept in the ``progress`` table's
+``processing_time_ms`` (the clock after the batch, monotonic).
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.core.records import EARLY, LATE, ON_TIME
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, floor_mod
+from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
+                                     EarlyLateEventTimeTrigger, ProcessingTimeTrigger)
+from windowing.spark.aggregates import partial_exprs, running_exprs
+from windowing.spark.prepare import SEQ, TS, WE, long_lit
+
+EARLY_LATE_PLAN = "early_late"
+CONTINUOUS_EVENT_TIME_PLAN = "continuous_event_time"
+PROCESSING_TIME_PLAN = "processing_time"
+CONTINUOUS_PROCESSING_TIME_PLAN = "continuous_processing_time"
+PLAN_KINDS = {EarlyLateEventTimeTrigger: EARLY_LATE_PLAN, ContinuousEventTimeTrigger: CONTINUOUS_EVENT_TIME_PLAN,
+              ProcessingTimeTrigger: PROCESSING_TIME_PLAN,
+              ContinuousProcessingTimeTrigger: CONTINUOUS_PROCESSING_TIME_PLAN}
+TRIGGER_PLAN_KINDS = frozenset(PLAN_KINDS.values())
+
+LATE_COUNT, TIMER = "late_count", "timer_ms"
+STATE_LAYOUT = "trigger-state-v1"
+"""Salt of the state fingerprint of specs on these plans (their state table has the extra columns)."""
+
+
+def plan_kind(trigger) -> str | None:
+    """The plan kind of a (non-purging) built-in trigger these plans cover, else None.
+
+    Exact types only: a user subclass is a user trigger and runs per key.
+    """
+    return PLAN_KINDS.get(type(trigger))
+
+
+def trigger_state_fields() -> list[T.StructField]:
+    """The columns a spec on these plans has in its ``windows`` table beyond the time plan's."""
+    return [T.StructField(LATE_COUNT, T.LongType(), True), T.StructField(TIMER, T.LongType(), True)]
+
+
+def _clamp(value: int) -> int:
+    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
+
+
+def _boundary_after(now_ms: int, interval_ms: int) -> int | None:
+    """The first multiple of ``interval_ms`` strictly after ``now_ms`` (None at or past int64's end)."""
+    nxt = now_ms - floor_mod(now_ms, interval_ms) + interval_ms
+    return nxt if nxt < MAX_TIMESTAMP_MS else None
+
+
+def _timer_at(value: int | None) -> int | None:
+    """A timer time registered by the model (``None`` when at or past +infinity: never registered)."""
+    return value if value is not None and value < MAX_TIMESTAMP_MS else None
+
+
+def _opt_lit(value: int | None) -> Column:
+    return F.lit(None).cast("long") if value is None else long_lit(value)
+
+
+@dataclass(frozen=True)
+class BatchClock:
+    """The processing-time clock of one batch, as the reference model moves it.
+
+    Attributes:
+        before_ms: the clock after the previous batch (``MIN_TIMESTAMP_MS`` at first).
+        pre_rows_ms: timers at or below it fire before the rows (``pt - 1``), or None
+            when the batch brings no later processing time (or is a flush).
+        arrival_ms: the clock while the rows are processed.
+        after_ms: the clock after the rows (``+infinity`` on a flush).
+    """
+
+    before_ms: int
+    pre_rows_ms: int | None
+    arrival_ms: int
+    after_ms: int
+
+    @classmethod
+    def of(cls, before_ms: int | None, processing_time_ms: int | None, flush: bool) -> "BatchClock":
+        before = MIN_TIMESTAMP_MS if before_ms is None else before_ms
+        if processing_time_ms is not None and processing_time_ms > before and not flush:
+            arrival = processing_time_ms
+            return cls(before, processing_time_ms - 1, arrival, arrival)
+        return cls(before, None, before, MAX_TIMESTAMP_MS if flush else before)
+
+    def __post_init__(self) -> None:
+        if not (self.before_ms <= self.arrival_ms <= self.after_ms):
+            raise ValueError(f"clock must not move back: before {self.before_ms}, arrival {self.arrival_ms}, "
+                             f"after {self.after_ms}")
+
+
+def _merge(ctx, left_prefix: str, right_prefix: str) -> list[Column]:
+    """Null-aware merge of two accumulator column sets, aliased to the accumulator names."""
+    return [p.merge(F.col(f"{left_prefix}{p.column}"), F.col(f"{right_prefix}{p.column}")).alias(p.column)
+            for agg in ctx.compiled for p in agg.parts]
+
+
+class _Rules:
+    """The trigger's rules as column expressions over one window's row.
+
+    ``max_ts`` conditions are written on the window end with Python-clamped
+    literals, so nothing overflows int64 when a watermark or the clock is at
+    either end of the range.
+    """
+
+    def __init__(self, ctx, plan, clock: BatchClock):
+        self.ctx, self.kind, self.trigger, self.clock, self.purge = ctx, plan.kind, plan.trigger, clock, plan.purge
+        t = self.trigger
+        self.early_n = getattr(t, "early_every_n", None) if self.kind == EARLY_LATE_PLAN else None
+        self.late_n = getattr(t, "late_every_n", None) if self.kind == EARLY_LATE_PLAN else None
+        self.early_interval = getattr(t, "early_interval_ms", None) if self.kind == EARLY_LATE_PLAN else None
+        self.interval = getattr(t, "interval_ms", None)
+
+    # max_ts = end - 1 against a constant
+    def above(self, value: int) -> Column:
+        return F.col(WE) > long_lit(_clamp(value + 1))
+
+    def at_or_below(self, value: int) -> Column:
+        return F.col(WE) <= long_lit(_clamp(value + 1))
+
+    @property
+    def has_count_rule(self) -> bool:
+        return self.early_n is not None or self.late_n is not None
+
+    def late_window(self) -> Column:
+        """The window's end was behind the watermark at the start of the batch (its elements are late)."""
+        return self.at_or_below(self.ctx.wm_start_ms)
+
+    def capped(self, at: int | None) -> Column:
+        """A timer at ``at`` capped at the window's max timestamp (null when ``at`` is never reached)."""
+        return F.when(F.lit(at is not None), F.least(_opt_lit(at), F.col(WE) - 1)).otherwise(F.lit(None).cast("long"))
+
+
+def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame) -> DataFrame:
+    """Phase A: processing-time timers below the batch's processing time fire before its rows.
+
+    Adds ``__a_fire`` (a timer fired), ``__a_pane`` (with contents: a pane),
+    the state after the phase (``__acc_A__*``, ``__cnt_A``, ``__ec_A``,
+    ``__timer_A``) and keeps the state before it as ``__s0__*``.
+    """
+    ctx, clock, kind = rules.ctx, rules.clock, rules.kind
+    accs = ctx.acc_columns
+    a = clock.pre_rows_ms
+    timer = F.col(TIMER)
+    if a is None:
+        fire = F.lit(False)
+    elif kind == EARLY_LATE_PLAN:
+        fire = F.coalesce(timer <= long_lit(a), F.lit(False))
+    elif kind == PROCESSING_TIME_PLAN:
+        # Every window in state registered a timer at its max_ts; those above the old clock are pending.
+        fire = rules.above(clock.before_ms) & rules.at_or_below(a)
+    elif kind == CONTINUOUS_PROCESSING_TIME_PLAN:
+        fire = F.coalesce(timer <= long_lit(a), F.lit(False))
+    else:
+        fire = F.lit(False)
+    if kind == EARLY_LATE_PLAN:
+        # on_processing_time: CONTINUE (timer cleared) once the window's end is behind the watermark
+        pane_fire = fire & rules.above(ctx.wm_start_ms)
+    else:
+        pane_fire = fire
+    if kind == CONTINUOUS_PROCESSING_TIME_PLAN and a is not None:
+        # the next boundary after the clock, capped at max_ts; if that cap is due too it fires in
+        # the same phase (same pane) and registers nothing more
+        timer_a = F.when(~fire, timer).when(rules.at_or_below(a), F.lit(None).cast("long")) \
+            .otherwise(rules.capped(_boundary_after(a, rules.interval)))
+    elif kind == EARLY_LATE_PLAN:
+        timer_a = F.when(fire, F.lit(None).cast("long")).otherwise(timer)
+    else:
+        timer_a = timer
+    purge = F.lit(rules.purge)
+    has_contents = F.coalesce(F.col("contents_count") > 0, F.lit(False))
+    return state.select(
+        *[F.col(c) for c in ctx.window_keys],
+        *[F.col(c).alias(f"__s0__{c}") for c in accs],
+        *[F.when(fire & purge, F.lit(None)).otherwise(F.col(c)).alias(f"__acc_A__{c}") for c in accs],
+        F.col("contents_count").cast("long").alias("__cnt0"),
+        F.when(fire & purge, F.lit(0)).otherwise(F.col("contents_count")).cast("long").alias("__cnt_A"),
+        F.col("pane_index").cast("long").alias("__p0"),
+        (F.when(fire & F.lit(kind == EARLY_LATE_PLAN), F.lit(0)).otherwise(F.coalesce(F.col("trigger_count"), F.lit(0)))
+         .cast("long").alias("__ec_A")),
+        F.coalesce(F.col(LATE_COUNT), F.lit(0)).cast("long").alias("__lc0"),
+        timer_a.cast("long").alias("__timer_A"),
+        fire.alias("__a_fire"),
+        (pane_fire & has_contents).alias("__a_pane"),
+        F.lit(True).alias("__in_state"))
+
+
+def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> DataFrame:
+    """Phase B's count firings: the batch's elements per window in groups that end at a firing.
+
+    Group ``__g`` of an element is ``floor((c0 + i - 1) / n)`` for its rank
+    ``i`` in (event time, sequence) order, ``c0`` the counter before the batch
+    and ``n`` the early count (late count for a window already behind the
+    watermark); groups ``0 .. __k - 1`` end with a firing. Without a count
+    rule every element is in group 0 and ``__k`` is 0. One row per
+    (window, group) with partial accumulators, running merges (``__run__*``),
+    the window's element count ``__m``, its first element time ``__min_ts``.
+    """
+    ctx = rules.ctx
+    keys = ctx.window_keys
+    if rules.has_count_rule:
+        counters = after_a.select(*keys, "__ec_A", "__lc0")
+        cond = ctx.join_condition("e", "s")
+        late = F.col("e.__late")
+        numbered = (elements.withColumn("__late", rules.late_window()).alias("e")
+                    .join(counters.alias("s"), cond, "left")
+                    .select(*[F.col(f"e.{c}") for c in elements.columns],
+                            F.when(late, F.coalesce(F.col("s.__lc0"), F.lit(0)))
+                            .otherwise(F.coalesce(F.col("s.__ec_A"), F.lit(0))).cast("long").alias("__c0"),
+                            F.when(late, _opt_lit(rules.late_n)).otherwise(_opt_lit(rules.early_n)).alias("__n")))
+        order = Window.partitionBy(*keys).orderBy(TS, SEQ)
+        numbered = numbered.withColumn(
+            "__g", F.when(F.col("__n").isNull(), F.lit(0))
+            .otherwise(F.floor((F.col("__c0") + F.row_number().over(order) - 1) / F.col("__n"))).cast("long"))
+    else:
+        numbered = elements.select("*", F.lit(0).cast("long").alias("__c0"), F.lit(None).cast("long").alias("__n"),
+                                   F.lit(0).cast("long").alias("__g"))
+    groups = numbered.groupBy(*keys, "__g").agg(
+        *partial_exprs(ctx.compiled), F.count(F.lit(1)).alias("__g_n"), F.first("__c0").alias("__c0"),
+        F.first("__n").alias("__n"), F.min(TS).alias("__g_min_ts"))
+    per_window = Window.partitionBy(*keys)
+    running = per_window.orderBy("__g").rowsBetween(Window.unboundedPreceding, Window.currentRow)
+    groups = (groups.withColumn("__m", F.sum("__g_n").over(per_window))
+              .withColumn("__g_max", F.max("__g").over(per_window))
+              .withColumn("__min_ts", F.min("__g_min_ts").over(per_window))
+              .select("*", *running_exprs(ctx.compiled, running)))
+    return groups.withColumn("__k", F.when(F.col("__n").isNull(), F.lit(0))
+                             .otherwise(F.floor((F.col("__c0") + F.col("__m")) / F.col("__n"))).cast("long"))
+
+
+def _timer_after_rows(rules: _Rules) -> Column:
+    """Phase B's timer registrations (on the joined per-window row)."""
+    kind, clock = rules.kind, rules.clock
+    m, k, timer_a = F.col("__m"), F.col("__k"), F.col("__timer_A")
+    late = rules.late_window()
+    none = F.lit(None).cast("long")
+    if kind == EARLY_LATE_PLAN:
+        if rules.early_interval is None:
+            return none
+        at_arrival = _opt_lit(_timer_at(clock.arrival_ms + rules.early_interval))
+        if rules.early_n is None:
+            fresh = F.coalesce(timer_a, at_arrival)
+        else:
+            # a count firing restarts the timer; an element after the last firing sets it again
+            remainder = F.col("__c0") + m - k * F.col("__n")
+            fresh = F.when(k > 0, F.when(remainder > 0, at_arrival).otherwise(none)) \
+                .otherwise(F.coalesce(timer_a, at_arrival))
+        return F.when(~late & (m > 0), fresh).otherwise(timer_a)
+    if kind == CONTINUOUS_EVENT_TIME_PLAN:
+        interval = rules.interval
+        start = F.col("__min_ts") - F.pmod(F.col("__min_ts"), long_lit(interval))
+        boundary = F.when(start < long_lit(MAX_TIMESTAMP_MS - interval), start + long_lit(interval))
+        first = F.least(boundary, F.col(WE) - 1)   # null boundary: no timer (least skips nulls: guard)
+        first = F.when(boundary.isNull(), none).otherwise(first)
+        return F.when(~late & (m > 0), F.coalesce(timer_a, first)).otherwise(timer_a)
+    if kind == CONTINUOUS_PROCESSING_TIME_PLAN:
+        first = rules.capped(_boundary_after(clock.arrival_ms, rules.interval))
+        return F.when(m > 0, F.coalesce(timer_a, first)).otherwise(timer_a)
+    return none
+
+
+def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchClock):
+    """Panes and state changes of one batch for the triggers of this module.
+
+    Args:
+        ctx: the batch's :class:`windowing.spark.plans.PlanContext`.
+        plan: the :class:`windowing.spark.plans.TriggerPlan` (kind, trigger, purge).
+        elements: accepted elements, one row per (element, live window).
+        state: the state rows the batch can touch (with :func:`trigger_state_fields`).
+        clock: the batch's processing-time clock.
+    """
+    from windowing.spark.plans import END_BUCKET, PlanOutput   # plans imports this module
+
+    rules = _Rules(ctx, plan, clock)
+    keys, accs = ctx.window_keys, ctx.acc_columns
+    wm0, wm1 = ctx.wm_start_ms, ctx.wm_end_ms
+    none = F.lit(None).cast("long")
+
+    after_a = _state_after_pre_rows_phase(rules, state)
+    groups = _element_groups(rules, elements, after_a)
+    if rules.has_count_rule:
+        groups = groups.persist()   # read twice: the window summary and the count firings' panes
+    summary = groups.where(F.col("__g") == F.col("__g_max")).select(
+        *keys, "__m", "__k", "__c0", "__n", "__g_max", "__min_ts",
+        *[F.col(f"__run__{c}") for c in accs], *[F.col(c).alias(f"__last__{c}") for c in accs])
+
+    j = after_a.alias("s").join(summary.alias("b"), ctx.join_condition("s", "b"), "full_outer")
+    j = j.select(*[F.coalesce(F.col(f"s.{c}"), F.col(f"b.{c}")).alias(c) for c in keys],
+                 *[F.col(f"s.{c}") for c in after_a.columns if c not in keys],
+                 *[F.col(f"b.{c}") for c in summary.columns if c not in keys])
+    j = j.select(
+        *keys, *[F.col(f"__s0__{c}") for c in accs], *[F.col(f"__acc_A__{c}") for c in accs],
+        *[F.col(f"__run__{c}") for c in accs], *[F.col(f"__last__{c}") for c in accs],
+        F.coalesce(F.col("__cnt_A"), F.lit(0)).alias("__cnt_A"),
+        F.coalesce(F.col("__p0"), F.lit(0)).alias("__p0"),
+        F.coalesce(F.col("__ec_A"), F.lit(0)).alias("__ec_A"),
+        F.coalesce(F.col("__lc0"), F.lit(0)).alias("__lc0"),
+        F.col("__timer_A"),
+        F.coalesce(F.col("__a_fire"), F.lit(False)).alias("__a_fire"),
+        F.coalesce(F.col("__a_pane"), F.lit(False)).alias("__a_pane"),
+        F.coalesce(F.col("__in_state"), F.lit(False)).alias("__in_state"),
+        F.coalesce(F.col("__m"), F.lit(0)).alias("__m"), F.coalesce(F.col("__k"), F.lit(0)).alias("__k"),
+        F.coalesce(F.col("__c0"), F.lit(0)).alias("__c0"), F.col("__n"), F.col("__g_max"), F.col("__min_ts"))
+
+    m, k, n, c0 = F.col("__m"), F.col("__k"), F.col("__n"), F.col("__c0")
+    late = rules.late_window()
+    purge = F.lit(plan.purge)
+    # contents after the rows (phase B)
+    if plan.purge:
+        remainder_group = F.col("__g_max") == k
+        acc_b = [F.when(k == 0, merged).when(remainder_group, F.col(f"__last__{c}")).otherwise(F.lit(None)).alias(c)
+                 for merged, c in zip(_merge(ctx, "__acc_A__", "__run__"), accs)]
+        cnt_b = F.when(k == 0, F.col("__cnt_A") + m).otherwise(c0 + m - k * n)
+    else:
+        acc_b = _merge(ctx, "__acc_A__", "__run__")
+        cnt_b = F.col("__cnt_A") + m
+    j = j.select("*", *[a.alias(f"__acc_B__{c}") for a, c in zip(acc_b, accs)], cnt_b.alias("__cnt_B"))
+    # counters after the rows
+    count_rem = F.pmod(c0 + m, F.coalesce(n, F.lit(1)))
+    ec_b = F.when(~late & (m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__ec_A"))
+    lc_b = F.when(late & (m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__lc0"))
+    j = j.select("*", ec_b.alias("__ec_B"), lc_b.alias("__lc_B"), _timer_after_rows(rules).alias("__timer_B"))
+
+    # phase C: event-time timers, then processing-time timers, then cleanup
+    timer_b = F.col("__timer_B")
+    end_due = rules.at_or_below(wm1)
+    cleaned = ctx.cleaned()
+    no = F.lit(False)
+    end_fire, nf_fire, proc_fire = no, no, no
+    kind = plan.kind
+    if kind == EARLY_LATE_PLAN:
+        end_fire = end_due & (~late | F.lit(rules.late_n is None) & (m > 0))
+        proc_fire = ~end_due & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
+    elif kind == CONTINUOUS_EVENT_TIME_PLAN:
+        end_fire = end_due & (~late | (m > 0))
+        nf_fire = ~end_due & F.coalesce(timer_b <= long_lit(wm1), no)
+    elif kind == PROCESSING_TIME_PLAN:
+        pending_from = clock.pre_rows_ms if clock.pre_rows_ms is not None else clock.before_ms
+        registered = (m > 0) | (F.col("__in_state") & rules.above(pending_from))
+        proc_fire = ~cleaned & rules.at_or_below(clock.after_ms) & registered
+    else:
+        proc_fire = ~cleaned & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
+    c_fire = end_fire | nf_fire | proc_fire
+    if kind in (EARLY_LATE_PLAN, CONTINUOUS_EVENT_TIME_PLAN):
+        c_timing = (F.when(end_fire, F.when(late, F.lit(LATE)).otherwise(F.lit(ON_TIME))).otherwise(F.lit(EARLY)))
+    else:
+        c_timing = F.when(rules.above(wm1), F.lit(EARLY)).otherwise(F.lit(LATE))
+    if kind == EARLY_LATE_PLAN:
+        timer_c = F.when(end_fire | proc_fire, none).otherwise(timer_b)
+    elif kind == CONTINUOUS_EVENT_TIME_PLAN:
+        timer_c = F.when(end_due, none).when(nf_fire, rules.capped(_boundary_after(wm1, rules.interval))) \
+            .otherwise(timer_b)
+    elif kind == CONTINUOUS_PROCESSING_TIME_PLAN:
+        c1 = clock.after_ms
+        timer_c = F.when(~proc_fire, timer_b).when(rules.at_or_below(c1), none) \
+            .otherwise(rules.capped(_boundary_after(c1, rules.interval)))
+    else:
+        timer_c = none
+    ec_c = F.when((end_fire | proc_fire) & F.lit(kind == EARLY_LATE_PLAN), F.lit(0)).otherwise(F.col("__ec_B"))
+    j = j.select("*", c_fire.alias("__c_fire"), (c_fire & (F.col("__cnt_B") > 0)).alias("__c_pane"),
+                 c_timing.alias("__c_timing"), timer_c.alias("__timer_C"), ec_c.alias("__ec_C"),
+                 cleaned.alias("__cleaned"),
+                 (F.col("__p0") + F.col("__a_pane").cast("long")).alias("__p_A")).persist()
+
+    def pane(accs_prefix: str, pane_index: Column, timing: Column, final: Column, wm: int, frame: DataFrame):
+        return (frame.select(*keys, *[F.col(f"{accs_prefix}{c}").alias(c) for c in accs],
+                             pane_index.alias("pane_index"), timing.alias("timing"), final.alias("is_final"),
+                             long_lit(wm).alias("watermark_ms"))
+                .select(*ctx.pane_columns(), *ctx.pane_tail()))
+
+    last_is_a = (k == 0) & ~F.col("__c_pane")
+    a_panes = pane("__s0__", F.col("__p0"), F.when(rules.above(wm0), F.lit(EARLY)).otherwise(F.lit(LATE)),
+                   F.col("__cleaned") & last_is_a, wm0, j.where("__a_pane"))
+    c_panes = pane("__acc_B__", F.col("__p_A") + k, F.col("__c_timing"), F.col("__cleaned"), wm1,
+                   j.where("__c_pane"))
+    panes = a_panes.unionByName(c_panes)
+    if rules.has_count_rule:
+        info = j.select(*keys, *[F.col(f"__acc_A__{c}") for c in accs], "__p_A", "__c_pane", "__cleaned")
+        fired = (groups.where(F.col("__g") < F.col("__k")).alias("b")
+                 .join(info.alias("s"), ctx.join_condition("b", "s"), "left")
+                 .select(*[F.col(f"b.{c}") for c in groups.columns],
+                         *[F.col(f"s.__acc_A__{c}") for c in accs],
+                         F.coalesce(F.col("s.__p_A"), F.lit(0)).alias("__p_A"),
+                         F.coalesce(F.col("s.__c_pane"), F.lit(False)).alias("__c_pane"),
+                         F.col("s.__cleaned")))
+        if plan.purge:
+            b_accs = [F.when(F.col("__g") == 0, merged).otherwise(F.col(c)).alias(f"__pane__{c}")
+                      for merged, c in zip(_merge(ctx, "__acc_A__", ""), accs)]
+        else:
+            b_accs = [a.alias(f"__pane__{c}") for a, c in zip(_merge(ctx, "__acc_A__", "__run__"), accs)]
+        fired = fired.select("*", *b_accs)
+        b_final = F.col("__cleaned") & (F.col("__g") == F.col("__k") - 1) & ~F.col("__c_pane")
+        b_panes = pane("__pane__", F.col("__p_A") + F.col("__g"),
+                       F.when(late, F.lit(LATE)).otherwise(F.lit(EARLY)), b_final, wm0, fired)
+        panes = panes.unionByName(b_panes)
+
+    purged = F.col("__c_fire") & purge
+    upserts = (j.where(~F.col("__cleaned") & ((m > 0) | F.col("__a_fire") | F.col("__c_fire")))
+               .select(*keys,
+                       *[F.when(purged, F.lit(None)).otherwise(F.col(f"__acc_B__{c}")).alias(c) for c in accs],
+                       F.when(purged, F.lit(0)).otherwise(F.col("__cnt_B")).alias("contents_count"),
+                       F.col("__ec_C").alias("trigger_count"),
+                       (F.col("__p_A") + k + F.col("__c_pane").cast("long")).alias("pane_index"),
+                       F.lit(0).alias("elements_total"),
+                       F.col("__lc_B").cast("long").alias(LATE_COUNT), F.col("__timer_C").cast("long").alias(TIMER))
+               .select(*ctx.state_columns(), LATE_COUNT, TIMER))
+    deletes = j.where(F.col("__cleaned") & F.col("__in_state")).select(*keys, ctx.end_bucket().alias(END_BUCKET))
+    return PlanOutput(panes, upserts, deletes, cached=[j, groups] if rules.has_count_rule else [j])
+
+
+def due_timers(kind: str, wm_end_ms: int, clock: BatchClock) -> Column | None:
+    """State rows a batch must read because a timer of theirs comes due (beyond the rows the
+    window-end ranges select): pending timers at or below the clock / watermark."""
+    if kind in (EARLY_LATE_PLAN, CONTINUOUS_PROCESSING_TIME_PLAN):
+        return F.coalesce(F.col(TIMER) <= long_lit(clock.after_ms), F.lit(False))
+    if kind == CONTINUOUS_EVENT_TIME_PLAN:
+        return F.coalesce(F.col(TIMER) <= long_lit(wm_end_ms), F.lit(False))
+    if kind == PROCESSING_TIME_PLAN:
+        return (F.col(WE) > long_lit(_clamp(clock.before_ms + 1))) & (F.col(WE) <= long_lit(_clamp(clock.after_ms + 1)))
+    return None
+
+
+def state_fingerprint(spec, kind: str) -> str:
+    """The fingerprint an operator records for ``spec`` on plan ``kind``.
+
+    Specs on these plans keep trigger state in extra columns of the windows
+    table, a layout the per-key path (which ran them before) does not have:
+    their fingerprint is salted so that state written by the other layout is
+    refused instead of misread. Every other spec keeps ``spec.fingerprint()``.
+    """
+    if kind not in TRIGGER_PLAN_KINDS:
+        return spec.fingerprint()
+    return hashlib.sha256(f"{spec.fingerprint()}/{STATE_LAYOUT}".encode()).hexdigest()[:16]
