@@ -32,18 +32,21 @@ from pyspark.sql import functions as F
 
 from windowing.core.aggregates import Reduce
 from windowing.core.assigners import (EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows,
-                                      TumblingEventTimeWindows)
+                                      SlidingProcessingTimeWindows, TumblingEventTimeWindows,
+                                      TumblingProcessingTimeWindows)
 from windowing.core.evictors import CountEvictor
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger
+from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
 from windowing.spark import slicing
 from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit
 from windowing.spark.session_plan import SESSION_PLAN
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
+PROCESSING_TIME_PLAN = "processing_time"   # windowing.spark.processing_plan
+PROCESSING_TIME_ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
 END_BUCKET = "end_bucket"
 BOOKKEEPING = ("contents_count", "trigger_count", "pane_index", "elements_total")
 
@@ -77,6 +80,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
     is_global = isinstance(spec.assigner, GlobalWindows)
     if spec.is_merging:
         return _session_plan_for(spec, trigger, purge)
+    if isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
+        return TriggerPlan(PROCESSING_TIME_PLAN, purge=purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
                  "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
     if spec.evictor is not None:
@@ -98,8 +103,6 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
 def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
     """The features of ``spec`` that no DataFrame plan covers (they run on the per-key path)."""
     found = list(spec.model_only_features)
-    if not spec.key_columns:
-        found.append("non-keyed windows (window_all)")
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
     if isinstance(spec.assigner, EventTimeSessionWindows):
         # Sessions run as a DataFrame plan when the gap is a column expression and the
@@ -111,6 +114,12 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
             found.append(f"trigger {trigger!r} on session windows")
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
+    elif isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
+        # Processing-time windows run as the processing_time plan with their own trigger only.
+        if type(trigger) is not ProcessingTimeTrigger:
+            found.append(f"trigger {trigger!r} on processing-time windows")
+        if spec.evictor is not None:
+            found.append(f"evictor {spec.evictor!r}")
     else:
         if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
             found.append(f"assigner {type(spec.assigner).__name__}")
@@ -123,12 +132,6 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         found.append("reduce functions")
     if spec.process_function is not None:
         found.append("process window functions")
-    if spec.ingestion_time_column is not None:
-        found.append("processing time from an ingestion-time column")
-    if spec.idle_timeout_ms is not None:
-        found.append("watermark idleness")
-    if spec.source_column is not None:
-        found.append("per-source minimum watermark")
     return tuple(dict.fromkeys(found))
 
 

@@ -38,6 +38,8 @@ PROGRESS_SCHEMA = T.StructType([
     T.StructField("writer_id", T.StringType(), False),
     T.StructField("metrics", T.StringType(), False),
     T.StructField("committed_at", T.TimestampType(), False),
+    # Added later, nullable: rows written before it read as null (windowing.spark.batch_time).
+    T.StructField("time_state", T.StringType(), True),
 ])
 
 
@@ -242,8 +244,9 @@ class DeltaStore:
     def commit_progress(self, row: dict) -> None:
         """Append the progress row last; refuse if another writer committed the batch."""
         before = delta_io.latest_version(self.spark, self.progress_path)
-        frame = self.spark.createDataFrame([tuple(row[f.name] for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
-        delta_io.append(frame, self.progress_path, self.operator_id, row["batch_id"])
+        frame = self.spark.createDataFrame([tuple(row.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
+        # mergeSchema: a progress table created before a column was added gains it on the next commit.
+        delta_io.append(frame, self.progress_path, self.operator_id, row["batch_id"], merge_schema=True)
         if delta_io.latest_version(self.spark, self.progress_path) == before:
             # Delta skipped our append: this (operator, batch) is already in the log.
             self._loaded = False
