@@ -375,8 +375,11 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
                      F.coalesce(F.col("s.__p0"), F.lit(0)).cast("long").alias("__p0")))
     fresh = (fresh.withColumn("elem_index", F.col("__t0") + F.row_number().over(order))
              .withColumn("__total", F.col("__t0") + F.count(F.lit(1)).over(Window.partitionBy(*keys))))
-    per_key = fresh.groupBy(*keys).agg(F.first("__t0").alias("__t0"), F.first("__p0").alias("__p0"),
-                                       F.first("__total").alias("__total"))
+    # With no key columns (window_all) this is a global aggregation, which gives one row of nulls on an
+    # empty batch: keep only keys that have elements.
+    per_key = (fresh.groupBy(*keys).agg(F.first("__t0").alias("__t0"), F.first("__p0").alias("__p0"),
+                                        F.first("__total").alias("__total"))
+               .where(F.col("__total").isNotNull()))
     old = (buffer.alias("x").join(per_key.alias("pk"), key_cond("x", "pk"), "inner")
            .select(*[F.col(f"x.{c}") for c in keys + [TS, SEQ] + value_columns + ["elem_index"]],
                    F.col("pk.__t0"), F.col("pk.__p0"), F.col("pk.__total")))
@@ -398,7 +401,7 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
     buffer_inserts = fresh.where(F.col("elem_index") > keep_above).select(*keys, "elem_index", TS, SEQ, *value_columns)
     buffer_deletes = old.where(F.col("elem_index") <= keep_above).select(*keys, "elem_index")
     kept = every.where(F.col("elem_index") > keep_above).groupBy(*keys).agg(F.count(F.lit(1)).alias("__kept"))
-    upserts = (per_key.join(kept, keys, "left")
+    upserts = (per_key.join(kept, keys or F.lit(True), "left")   # window_all: one row each side
                .select(*keys, F.lit(None).cast("long").alias(WS), F.lit(None).cast("long").alias(WE),
                        *[F.lit(None).alias(c) for c in ctx.acc_columns],
                        F.coalesce(F.col("__kept"), F.lit(0)).alias("contents_count"),
@@ -411,6 +414,8 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
 
 
 def _and(terms: list[Column]) -> Column:
+    if not terms:
+        return F.lit(True)   # no key columns (window_all): every row of the one key matches
     out = terms[0]
     for t in terms[1:]:
         out = out & t

@@ -147,8 +147,10 @@ class DeltaStore:
 
     def reset(self) -> None:
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
-        seen_ids_path = self.windows_path.rsplit("/", 1)[0] + "/seen_ids"   # windowing.spark.dedup
-        for path in (self.windows_path, self.buffers_path, self.progress_path, seen_ids_path):
+        base = self.windows_path.rsplit("/", 1)[0]
+        seen_ids_path = base + "/seen_ids"         # windowing.spark.dedup
+        keyed_state_path = base + "/keyed_state"   # windowing.spark.keyed_state: the per-key path's state
+        for path in (self.windows_path, self.buffers_path, self.progress_path, seen_ids_path, keyed_state_path):
             p = jvm.org.apache.hadoop.fs.Path(path)
             p.getFileSystem(conf).delete(p, True)
         self._last, self._loaded, self._tables_ready = None, False, False
