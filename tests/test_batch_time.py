@@ -116,3 +116,54 @@ def test_progress_written_before_time_state_still_resumes(spark, tmp_path):
     assert rows[0]["time_state"] is None and json.loads(rows[1]["time_state"])["tracker"]["sources"][""][0] == 12
     results = spark.read.format("delta").load(resumed.store.results_path)
     assert results.where(F.col("window_start_ms") == 0).select("s").first()[0] == 1
+
+
+# ------------------------------------------------------------ property: the plans' clock is the model's
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+_ROW = st.tuples(st.sampled_from(["s1", "s2", "s3"]), st.integers(-50, 400), st.one_of(st.none(), st.integers(0, 600)))
+_BATCH = st.tuples(st.lists(_ROW, max_size=4), st.one_of(st.none(), st.integers(0, 700)),
+                   st.one_of(st.none(), st.integers(-100, 500)))
+
+
+@settings(max_examples=150, deadline=None)
+@given(batches=st.lists(_BATCH, min_size=1, max_size=6), idle=st.one_of(st.none(), st.integers(1, 200)),
+       delay=st.integers(0, 20), by_ingestion=st.booleans(), flush_at_end=st.booleans())
+def test_batch_time_advances_like_the_model(batches, idle, delay, by_ingestion, flush_at_end):
+    """Random batches of several sources (an undeclared one among them), idleness, ingestion times,
+    explicit watermarks and processing times: ``batch_time`` (resumed from its JSON after every batch, as
+    the plan operator resumes from its progress row) gives the model's watermark and clock."""
+    from windowing.spark import batch_time
+    builder = (WindowSpecBuilder().key_by("k").event_time("ts", delay).window(TumblingEventTimeWindows.of(10))
+               .watermark_sources("src", "s1", "s2"))
+    if idle is not None:
+        builder = builder.watermark_idleness(idle)
+    if by_ingestion:
+        builder = builder.processing_time("ingest")
+    spec = builder.aggregate(n=Count())
+    model = ReferenceOperator(spec)
+    last = None
+    steps = [(rows, pt, wm, False) for rows, pt, wm in batches] + ([([], None, None, True)] if flush_at_end else [])
+    for b, (rows, pt, wm, flush) in enumerate(steps):
+        if flush:
+            want = model.flush(b)
+        else:
+            want = model.process_batch([dict(k="a", src=s, ts=ts, v=1, ingest=i) for s, ts, i in rows], b,
+                                       watermark_ms=wm, processing_time_ms=pt)
+        tracker, clock_before = batch_time.resume(spec, last)
+        arrival = batch_time.arrival_ms(clock_before, pt, flush)
+        maxima: dict = {}
+        for s, ts, ingest in rows:
+            row_pt = ingest if by_ingestion else arrival
+            if s not in spec.sources or row_pt is None:
+                continue   # quarantined: unknown source, or no ingestion time
+            old = maxima.get(s)
+            maxima[s] = (ts, row_pt) if old is None else (max(old[0], ts), max(old[1], row_pt))
+        times = batch_time.advance(spec, tracker, clock_before, b, maxima, None if flush else wm, pt, flush)
+        assert (times.watermark_start_ms, times.watermark_end_ms) == (want.watermark_before_ms,
+                                                                      want.watermark_after_ms), b
+        assert times.clock_end_ms == model.current_processing_time_ms, b
+        last = dict(watermark_ms=times.watermark_end_ms, max_seen_ms=times.max_seen_ms,
+                    processing_time_ms=pt, time_state=times.time_state)
