@@ -114,3 +114,26 @@ def test_window_all_with_sources_and_idleness_as_stream_and_backfill(spark, tmp_
     assert sum(r.metrics.quarantined_rows for r in reports) == 1
     assert spark.read.format("delta").load(backfill_job.results_path).columns[:2] == \
         ["window_start_ms", "window_end_ms"]   # window_all: no key columns in the output
+
+
+def test_state_written_per_key_stays_per_key_until_reset(spark, tmp_path):
+    """A window_all job started when window_all ran per key resumes there (the plan could not read its
+    state); a reset moves it to the DataFrame plan for good."""
+    from windowing.core.aggregates import Count
+    from windowing.core.assigners import TumblingEventTimeWindows
+    from windowing.core.spec import WindowSpecBuilder
+    from windowing.spark.dispatch import execution_path, operator_on_delta
+    from windowing.spark.keyed import KeyedModelOperator
+    from windowing.spark.operator import SparkWindowOperator
+    spec = WindowSpecBuilder().window_all().event_time("ts").window(TumblingEventTimeWindows.of(10)).aggregate(n=Count())
+    assert execution_path(spec) == "dataframe plan time"
+    root = str(tmp_path / "state")
+    rows = spark.createDataFrame([(1, 1), (12, 2)], "ts long, v long")
+    KeyedModelOperator.on_delta(spark, spec, "op", root).process_batch(rows, 0)
+    resumed = operator_on_delta(spark, spec, "op", root)
+    assert isinstance(resumed, KeyedModelOperator)
+    assert resumed.process_batch(rows, 1).plan == "keyed"
+    fresh = operator_on_delta(spark, spec, "op", root, reset_state=True)
+    assert isinstance(fresh, SparkWindowOperator) and fresh.last_progress() is None
+    assert fresh.process_batch(rows, 0).plan == "time"
+    assert isinstance(operator_on_delta(spark, spec, "op", root), SparkWindowOperator)   # keyed state gone
