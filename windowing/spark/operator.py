@@ -7,7 +7,9 @@ Tables of an operator (``operator_id``) under ``state_root/operator_id``:
   batch can affect.
 * ``buffers``: elements of sliding count windows (evictor).
 * ``progress``: one row per committed batch: watermark, max seen event time,
-  processing time, the state tables' Delta versions, the spec fingerprint.
+  processing time, the state tables' Delta versions, the spec fingerprint, and
+  ``time_state`` (the clock and the watermark tracker's per-source progress
+  as JSON, see :mod:`windowing.spark.batch_time`; null in rows written before it).
 
 Outputs (paths given by the caller): ``results`` (panes), ``late`` (late
 elements with reason and watermark) and ``quarantine`` (malformed rows).
@@ -64,7 +66,8 @@ class BatchReport:
     seconds: float = 0.0
     plan: str | None = None
     """The DataFrame plan that ran: ``time``, ``closing`` (one pass, see
-    ``_process_closing_batch``), ``count``, ``evicting_count`` or ``session``; None if skipped."""
+    ``_process_closing_batch``), ``count``, ``evicting_count``, ``session`` or ``processing_time``;
+    None if skipped."""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -160,7 +163,11 @@ class SparkWindowOperator:
             df: the batch's raw rows (a static DataFrame).
             batch_id: increasing id; a batch already committed is skipped.
             watermark_ms: explicit watermark advance (never moves it back).
-            processing_time_ms: processing time of the batch (recorded).
+            processing_time_ms: the batch's processing time (the injectable clock): it moves the
+                clock (never back), is the processing time of rows without an ingestion time, and
+                the reference of ``max_event_time_skew`` (default: the wall clock). Processing-time
+                windows without an ingestion-time column need it. ``watermark_ms`` +infinity ends
+                the input: the clock goes to +infinity too.
         """
         started = time.monotonic()
         self.spec.check_schema(simple_types(df))

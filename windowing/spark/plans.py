@@ -1,7 +1,7 @@
 """The batch plans: from accepted elements and the relevant window state to
 panes and state changes, as DataFrame expressions.
 
-Four plans cover the built-in triggers (the planner in :func:`plan_for`
+The plans cover the built-in triggers (the planner in :func:`plan_for`
 picks one; anything else is refused with a message that names it):
 
 * ``time``: EventTimeTrigger / NeverTrigger (optionally purging). Partial
@@ -19,6 +19,13 @@ picks one; anything else is refused with a message that names it):
 * ``session``: event-time session windows (static gap or a gap column) with
   EventTimeTrigger, optionally purging: merging as gaps and islands over the
   batch's windows and the open sessions (:mod:`windowing.spark.session_plan`).
+* ``processing_time``: tumbling and sliding processing-time windows with the
+  ProcessingTimeTrigger, optionally purging: windows fire when the batch's
+  processing-time clock passes their end (:mod:`windowing.spark.processing_plan`).
+
+Every plan also runs without key columns (window_all: windows grouped by
+window only). The watermark (idleness, several sources) and the clock they
+use come from :mod:`windowing.spark.batch_time`.
 
 Thresholds that involve the watermark are Python ints clamped to int64 (see
 prepare.py) so no expression overflows.
