@@ -138,3 +138,18 @@ def test_state_written_per_key_stays_per_key_until_reset(spark, tmp_path):
     assert isinstance(fresh, SparkWindowOperator) and fresh.last_progress() is None
     assert fresh.process_batch(rows, 0).plan == "time"
     assert isinstance(operator_on_delta(spark, spec, "op", root), SparkWindowOperator)   # keyed state gone
+
+
+@pytest.mark.parametrize("source, window, message", [
+    ('key = "k"\nsource_column = "feed"', 'type = "tumbling"\nsize = "1 minute"',
+     "source_column and sources go together"),
+    ('key = "k"\nsource_column = "feed"\nsources = []', 'type = "tumbling"\nsize = "1 minute"',
+     "sources must be a non-empty list of source names, got \\[\\]"),
+    ('key = "k"\nidle_timeout = "0 ms"', 'type = "tumbling"\nsize = "1 minute"',
+     "idle timeout must be a positive number of ms, got 0"),
+    ('key = "k"', 'type = "tumbling_event"\nsize = "1 minute"',
+     "window type 'tumbling_event' is not one of .*'tumbling_processing_time', 'sliding_processing_time'"),
+])
+def test_job_files_name_bad_watermark_and_processing_time_settings(tmp_path, source, window, message):
+    with pytest.raises(ValueError, match=message):
+        load_job(_job_file(tmp_path, "bad", source, window), root=tmp_path)
