@@ -94,9 +94,16 @@ def checks(spark, job, scope: Scope) -> list[Check]:
     found = []
     if last and delta_io.table_exists(spark, f"{base}/windows"):
         wm, version = last[0]["watermark_ms"], last[0]["windows_version"]
+        due_by, lateness = wm, job.spec.allowed_lateness_ms
+        if not job.spec.is_event_time and not isinstance(job.spec.assigner, GlobalWindows):
+            # Processing-time windows are cleaned when the processing-time clock (kept in the
+            # progress row's time_state, windowing.spark.batch_time) reaches max_ts, with no lateness.
+            import json
+            saved = last[0].asDict().get("time_state")
+            due_by, lateness = (json.loads(saved)["clock_ms"] if saved else -(2**63)), 0
         windows = delta_io.read_as_of(spark, f"{base}/windows", version)
         found.append(Check(suite(WINDOWS_SUITE, window_expectations(job)), f"{base}/windows",
-                           with_cleanup_due(windows, wm, job.spec.allowed_lateness_ms),
+                           with_cleanup_due(windows, due_by, lateness),
                            notes={"watermark_ms": wm, "version": version}))
     found.append(Check(suite(PROGRESS_SUITE, progress_expectations()), f"{base}/progress", progress))
     return found

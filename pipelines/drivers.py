@@ -20,6 +20,7 @@ from pipelines.job import Job
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
 from windowing.spark.dispatch import operator_on_delta
 from windowing.spark.operator import BatchReport, SparkWindowOperator
+from windowing.spark.prepare import by_processing_time
 
 
 WHOLE_RANGE = "all"
@@ -150,19 +151,41 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     they too go with the first chunk, which quarantines them. Rerunning
     resumes: committed chunks are skipped.
 
+    Processing time: when the spec names an ``ingestion_time_column``, that
+    column is each row's processing time and the batches carry no clock of
+    their own, so idleness and processing-time windows replay as the stream
+    ran. Processing-time windows need that column ("in a backfill, processing
+    time is the recorded ingestion time"): their chunks (and ``start``/``end``)
+    are cut by ingestion time instead of event time, so the clock moves
+    forward chunk by chunk as it did in the stream.
+
     With ``validate`` (default), the outputs and the rows fed are validated
     afterwards, including the reconciliation suite; a CRITICAL failure raises
     ``pipelines.quality.DataQualityError``.
+
+    Raises:
+        ValueError: processing-time windows without an ``ingestion_time_column``,
+            a bad chunk, an empty range.
     """
+    spec = job.spec
+    by_ingestion = by_processing_time(spec)
+    if by_ingestion and spec.ingestion_time_column is None:
+        raise ValueError(f"job {job.name}: a backfill of processing-time windows ({spec.assigner!r}) needs the "
+                         f"recorded ingestion time of each row: set [source] ingestion_time_column")
+    # With recorded ingestion times the rows carry the clock (batch_pt below is None); a batch time
+    # of "now" would move the clock past every window (and make every source idle) at the first chunk.
     chunk_text = chunk or job.backfill_chunk
     chunk_ms = None if str(chunk_text).strip().lower() == WHOLE_RANGE else parse_duration_ms(chunk_text, "chunk")
     if chunk_ms is not None and chunk_ms <= 0:
         raise ValueError(f"chunk must be a positive duration or {WHOLE_RANGE!r}, got {chunk_text!r}")
     raw = spark.read.format("delta").load(job.source_path)
-    ms = F.expr(event_time_ms_sql(job.spec.event_time_column, dict(raw.dtypes)[job.spec.event_time_column]))
+    chunk_column = spec.ingestion_time_column if by_ingestion else spec.event_time_column
+    ms = F.expr(event_time_ms_sql(chunk_column, dict(raw.dtypes)[chunk_column]))
     now_ms = int(time.time() * 1000)
-    skew = job.spec.max_event_time_skew_ms
-    far_future = (ms > F.lit(now_ms + skew).cast("long")) if skew is not None else F.lit(False)
+    batch_pt = None if spec.ingestion_time_column is not None else now_ms
+    skew = spec.max_event_time_skew_ms
+    far_future = (ms > F.lit(now_ms + skew).cast("long")) if (skew is not None and not by_ingestion) \
+        else F.lit(False)
     automatic = start is None or end is None
     outside = ms.isNull() | (far_future if automatic else F.lit(False))
     if chunk_ms is None and start is None and end is None:
@@ -170,7 +193,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         # unparseable or far-future event time are in it too: the operator quarantines them.
         operator = operator_for(spark, job, reset_state)
         fresh = operator.last_progress() is None
-        report = operator.process_batch(raw, 0, watermark_ms=MAX_TIMESTAMP_MS, processing_time_ms=now_ms)
+        report = operator.process_batch(raw, 0, watermark_ms=MAX_TIMESTAMP_MS, processing_time_ms=batch_pt)
         log("backfill 1/1 " + describe(report))
         reports = [report]
         fed = raw
@@ -179,7 +202,8 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         # naive datetimes in the Python process's local time zone.
         bounds = raw.where(~far_future).agg(F.min(ms), F.max(ms)).first() if automatic else (None, None)
         if automatic and bounds[0] is None:
-            raise ValueError(f"the raw table {job.source_path} has no rows with an event time")
+            raise ValueError(f"the raw table {job.source_path} has no rows with an "
+                             f"{'ingestion' if by_ingestion else 'event'} time ({chunk_column})")
         start_ms = bounds[0] if start is None else _epoch_ms(start)
         end_ms = bounds[1] + 1 if end is None else _epoch_ms(end)
         if end_ms <= start_ms:
@@ -199,11 +223,11 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
                 rows = rows.unionByName(raw.where(outside))  # null, unparseable or far-future event time
             # One chunk covers the closed range: it is also the flush (watermark to +infinity).
             report = operator.process_batch(rows, i, watermark_ms=MAX_TIMESTAMP_MS if n_chunks == 1 else None,
-                                            processing_time_ms=now_ms)
+                                            processing_time_ms=batch_pt)
             reports.append(report)
             log(f"backfill {i + 1}/{n_chunks} " + describe(report))
         if n_chunks > 1:
-            report = operator.flush(n_chunks, processing_time_ms=now_ms)
+            report = operator.flush(n_chunks, processing_time_ms=batch_pt)
             reports.append(report)
             log("backfill flush " + describe(report))
         # every row fed: in range, or with no/unparseable/far-future time

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum
-from windowing.core.assigners import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
+from windowing.core.assigners import (EventTimeSessionWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
+                                      TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 from windowing.core.spec import WindowSpec, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
 from windowing.core.triggers import CountTrigger, EventTimeTrigger
@@ -278,6 +279,17 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
     of a process window function), ``output_schema`` (DDL of the rows it
     emits), optional ``columns`` (the input columns it reads), ``args`` and
     ``as_pandas``.
+
+    ``[source]``: ``key`` (a column or a list; ``key = []`` is window_all,
+    non-keyed windows), ``event_time``, ``max_out_of_orderness``, and for the
+    watermark and processing time: ``ingestion_time_column`` (a column of each
+    row's recorded ingestion time, epoch ms or a timestamp: the row's
+    processing time, which a backfill replays), ``idle_timeout`` (a source
+    with no row for this long of processing time is idle and the watermark
+    advances without it), ``source_column`` with ``sources`` (several sources
+    feed the job: the watermark is the minimum of theirs).
+    ``[window] type``: ``tumbling``, ``sliding``, ``count``, ``session``,
+    ``tumbling_processing_time`` or ``sliding_processing_time``.
     """
     builder = (WindowSpecBuilder().key_by(*_as_list(source.get("key")))
                .event_time(source["event_time"], source.get("max_out_of_orderness", 0)))
@@ -286,12 +298,19 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
         builder = builder.window(TumblingEventTimeWindows.of(window["size"], window.get("offset", 0)))
     elif kind == "sliding":
         builder = builder.window(SlidingEventTimeWindows.of(window["size"], window["slide"], window.get("offset", 0)))
+    elif kind == "tumbling_processing_time":
+        builder = builder.window(TumblingProcessingTimeWindows.of(window["size"], window.get("offset", 0)))
+    elif kind == "sliding_processing_time":
+        builder = builder.window(SlidingProcessingTimeWindows.of(window["size"], window["slide"],
+                                                                 window.get("offset", 0)))
     elif kind == "count":
         builder = builder.count_window(int(window["size"]), window.get("slide"))
     elif kind == "session":
         builder = builder.window(_session_windows(window))
     else:
-        raise ValueError(f"window type {kind!r} is not one of 'tumbling', 'sliding', 'count', 'session'")
+        raise ValueError(f"window type {kind!r} is not one of 'tumbling', 'sliding', 'count', 'session', "
+                         f"'tumbling_processing_time', 'sliding_processing_time'")
+    builder = _watermark_and_processing_time(builder, source)
     trigger = window.get("trigger")
     if isinstance(trigger, dict):
         builder = builder.trigger(_trigger_table(trigger))
@@ -342,6 +361,27 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
     return builder.aggregate(**{name: parse_aggregate(name, text) for name, text in aggregates.items()})
 
 
+def _watermark_and_processing_time(builder: WindowSpecBuilder, source: dict) -> WindowSpecBuilder:
+    """``[source]`` ingestion_time_column, idle_timeout, source_column + sources."""
+    if "ingestion_time_column" in source:
+        column = source["ingestion_time_column"]
+        if not isinstance(column, str) or not column:
+            raise ValueError(f"[source] ingestion_time_column must be a column name, got {column!r}")
+        builder = builder.processing_time(column)
+    if "idle_timeout" in source:
+        builder = builder.watermark_idleness(source["idle_timeout"])
+    if ("source_column" in source) != ("sources" in source):
+        raise ValueError(f"[source] source_column and sources go together (the column naming each row's source "
+                         f"and the declared sources), got source_column={source.get('source_column')!r}, "
+                         f"sources={source.get('sources')!r}")
+    if "source_column" in source:
+        sources = source["sources"]
+        if not isinstance(sources, list) or not sources or not all(isinstance(x, str) and x for x in sources):
+            raise ValueError(f"[source] sources must be a non-empty list of source names, got {sources!r}")
+        builder = builder.watermark_sources(str(source["source_column"]), *sources)
+    return builder
+
+
 def parse_bounds(table: dict, where: str) -> dict[str, tuple[float | None, float | None]]:
     """``{column = {min = 0, max = 100}}`` (either bound optional) to ``{column: (min, max)}``."""
     if not isinstance(table, dict):
@@ -360,7 +400,8 @@ def parse_bounds(table: dict, where: str) -> dict[str, tuple[float | None, float
 
 def _as_list(value) -> list[str]:
     if value is None:
-        raise ValueError("[source] key is missing: the column(s) to key by")
+        raise ValueError("[source] key is missing: the column(s) to key by (key = [] for non-keyed windows, "
+                         "window_all)")
     return [value] if isinstance(value, str) else list(value)
 
 

@@ -70,9 +70,10 @@ def test_model_only_transcripts_use_model_only_features():
 def test_keyed_on_spark_names_per_key_transcripts():
     names = {t.name: t for t in TRANSCRIPTS}
     assert KEYED_ON_SPARK <= set(names)
-    # a feature that gains a DataFrame plan (sessions) leaves the per-key path; its transcript then
-    # runs on the plan anyway, but most of the set must stay per-key to test that path
-    assert sum(_is_per_key(names[n]) for n in KEYED_ON_SPARK) >= 8
+    # a feature that gains a DataFrame plan (sessions, processing-time windows, idleness, several
+    # sources, window_all) leaves the per-key path; its transcript then runs on the plan anyway, but
+    # part of the set must stay per-key to test that path
+    assert sum(_is_per_key(names[n]) for n in KEYED_ON_SPARK) >= 5
 
 
 def test_dispatch_picks_a_path_for_every_transcript_and_refuses_model_only_specs():
@@ -86,7 +87,24 @@ def test_dispatch_picks_a_path_for_every_transcript_and_refuses_model_only_specs
     assert paths["tumbling_window_boundaries"] == "dataframe plan time"
     assert paths["user_trigger_state_survives_across_batches"].startswith(
         "per-key model (no DataFrame plan for trigger EveryTwoNegatives")
-    assert paths["non_keyed_windows"] == "per-key model (no DataFrame plan for non-keyed windows (window_all))"
+    assert paths["non_keyed_windows"] == "dataframe plan time"
+    # issue 3: processing-time windows, idleness, several sources and window_all run as DataFrame plans
+    for name, kind in [("processing_time_tumbling_with_controlled_clock", "processing_time"),
+                       ("processing_time_sliding", "processing_time"),
+                       ("processing_time_from_ingestion_column", "processing_time"),
+                       ("processing_time_window_in_a_stream", "processing_time"),
+                       ("processing_time_window_in_a_backfill_by_ingestion_time", "processing_time"),
+                       ("watermark_idleness_advances_by_processing_time", "time"),
+                       ("watermark_is_the_minimum_over_sources", "time"),
+                       ("idle_source_is_left_out_of_the_minimum", "time"),
+                       ("slow_source_holds_the_watermark", "time"),
+                       ("non_keyed_count_window", "count"),
+                       ("non_keyed_sliding_count_window", "evicting_count"),
+                       ("non_keyed_sessions", "session")]:
+        assert paths[name] == f"dataframe plan {kind}", (name, paths[name])
+    # processing-time sessions stay per key (see README: which path each feature takes)
+    assert paths["processing_time_session"].startswith("per-key model (no DataFrame plan for assigner "
+                                                       "ProcessingTimeSessionWindows")
     for t in TRANSCRIPTS:
         if SPARK_BATCH in t.executors and paths[t.name].startswith("per-key"):
             with pytest.raises(NotImplementedError, match="no DataFrame plan for"):

@@ -38,7 +38,7 @@ def test_trigger_transcripts_take_the_dataframe_plan():
     assert all(p.startswith("dataframe plan ") for p in paths.values()), paths
     assert paths["early_count_and_late_count_firings_use_separate_counters"] == "dataframe plan early_late"
     assert paths["continuous_event_time_trigger_purging"] == "dataframe plan continuous_event_time"
-    assert paths["processing_time_trigger_on_event_time_windows"] == "dataframe plan processing_time"
+    assert paths["processing_time_trigger_on_event_time_windows"] == "dataframe plan processing_time_trigger"
     assert paths["continuous_processing_time_trigger_on_event_time_windows"] == \
         "dataframe plan continuous_processing_time"
 

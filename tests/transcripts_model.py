@@ -557,4 +557,80 @@ transcript(
     flush([P("a", 60, 70, 0, ON_TIME, True, s=8, n=1)]),
     doc="sessions with early firings and a late element that bridges two fired sessions")
 
+# ============================================ watermarks, processing time and window_all on the plans
+#
+# Rules these pin down (the DataFrame plans run them: windowing/spark/batch_time.py and
+# processing_plan.py; the model is the oracle):
+# * a slow source that keeps sending (so it is never idle) holds the operator's watermark back;
+#   once it is idle (no element for the timeout), the others' minimum is the watermark;
+# * a processing-time window gets the same panes whether a stream gives its rows the batch's
+#   processing time or a backfill replays them with their recorded ingestion times;
+# * window_all: the count and session plans run with no key columns too.
+
+_SLOW_SOURCES = (WindowSpecBuilder().key_by("k").event_time("ts").window(tumbling(10))
+                 .watermark_sources("src", "s1", "s2").watermark_idleness(100))
+
+transcript(
+    "slow_source_holds_the_watermark", _SLOW_SOURCES.aggregate(s=Sum("v"), n=Count()),
+    step(r(5, 1, src="s1"), r(2, 2, src="s2"), pt=0, wm_after=1),          # min(4, 1)
+    step(r(25, 4, src="s1"), r(8, 8, src="s2"), pt=50, wm_after=7),        # min(24, 7)
+    # s1 runs ahead (34) but s2 sent 70 ms ago (< 100: not idle): s2 still holds the watermark at 7.
+    step(r(35, 16, src="s1"), pt=120, wm_after=7),
+    step(r(9, 32, src="s2"), pt=130, wm_after=8),                          # the slow source moves it
+    # s2 at 12: min(34, 11) = 11: [0,10) fires with 5, 2, 8 and 9.
+    step(r(12, 64, src="s2"), pt=140, wm_after=11, panes=[P("a", 0, 10, 0, ON_TIME, True, s=43, n=4)]),
+    # pt 245: s2 sent nothing for 105 ms: idle, left out; the watermark is s1's: 44.
+    step(r(45, 128, src="s1"), pt=245, wm_after=44, panes=[
+        P("a", 10, 20, 0, ON_TIME, True, s=64, n=1), P("a", 20, 30, 0, ON_TIME, True, s=4, n=1),
+        P("a", 30, 40, 0, ON_TIME, True, s=16, n=1)]),
+    flush([P("a", 40, 50, 0, ON_TIME, True, s=128, n=1)]),
+    invariant=True, doc="a slow but active source holds the watermark; an idle one does not")
+
+transcript(
+    "processing_time_window_in_a_stream", spec(TumblingProcessingTimeWindows.of(10)),
+    # each row's processing time is its batch's: 3, 3, 8 -> [0,10); 12 -> [10,20).
+    step(r(100, 1), r(7, 2, k="b"), pt=3),
+    step(r(50, 4), pt=8),
+    # pt 12: [0,10) (max_ts 9 < 12) fires before the row, for both keys.
+    step(r(1, 8), pt=12, panes=[P("a", 0, 10, 0, ON_TIME, True, s=5, n=2), P("b", 0, 10, 0, ON_TIME, True, s=2, n=1)]),
+    step(pt=25, panes=[P("a", 10, 20, 0, ON_TIME, True, s=8, n=1)]),
+    flush(),
+    doc="a stream: rows take their batch's processing time")
+
+transcript(
+    "processing_time_window_in_a_backfill_by_ingestion_time",
+    WindowSpecBuilder().key_by("k").event_time("ts").processing_time("ingest")
+    .window(TumblingProcessingTimeWindows.of(10)).aggregate(s=Sum("v"), n=Count()),
+    # the stream above replayed from its recorded ingestion times, in one batch with no clock of its own:
+    # the clock ends at the latest ingestion time, 12, so [0,10) fires; [10,20) waits for the flush.
+    # The final panes are the stream's.
+    step(r(100, 1, ingest=3), r(7, 2, k="b", ingest=3), r(50, 4, ingest=8), r(1, 8, ingest=12),
+         panes=[P("a", 0, 10, 0, ON_TIME, True, s=5, n=2), P("b", 0, 10, 0, ON_TIME, True, s=2, n=1)]),
+    flush([P("a", 10, 20, 0, ON_TIME, True, s=8, n=1)]),
+    invariant=True, doc="a backfill: processing time is each row's recorded ingestion time")
+
+transcript(
+    "non_keyed_count_window", spec(count=(3,), keys=()),
+    # in event-time order 1, 2, 3 fire (purging); 4 waits.
+    step(r(1, 1, k="a"), r(2, 2, k="b"), r(4, 8, k="a"), r(3, 4, k="c"),
+         panes=[P((), None, None, 0, ON_TIME, False, s=7, n=3)]),
+    step(r(5, 16, k="b"), r(6, 32, k="c"), panes=[P((), None, None, 1, ON_TIME, False, s=56, n=3)]),
+    flush(),
+    doc="countWindowAll(3): one count window over every key")
+
+transcript(
+    "non_keyed_sliding_count_window", spec(count=(3, 2), keys=()),
+    # fires every 2 elements over the last 3: at 2 (1+2), at 4 (2+4+8).
+    step(r(1, 1, k="a"), r(2, 2, k="b"), r(3, 4, k="a"), r(4, 8, k="c"), panes=[
+        P((), None, None, 0, ON_TIME, False, s=3, n=2), P((), None, None, 1, ON_TIME, False, s=14, n=3)]),
+    flush(),
+    doc="countWindowAll(3, 2)")
+
+transcript(
+    "non_keyed_sessions", spec(session(10), keys=()),
+    # sessions over every key: 0 and 5 merge into [0,15); wm 30 closes it; [30,40) waits for the flush.
+    step(r(0, 1, k="a"), r(5, 2, k="b"), r(30, 4, k="a"), panes=[P((), 0, 15, 0, ON_TIME, True, s=3, n=2)]),
+    flush([P((), 30, 40, 0, ON_TIME, True, s=4, n=1)]),
+    invariant=True, doc="session windows with window_all")
+
 import transcripts_triggers  # noqa: E402,F401  (registers the trigger-plan transcripts)

@@ -71,6 +71,43 @@ class WatermarkTracker:
             since = self._first_pt_ms
         return since is not None and now_ms - since >= self.idle_timeout_ms
 
+    def snapshot(self) -> dict:
+        """The tracker's progress as plain JSON-able data (see :meth:`restore`).
+
+        ``current_ms`` is left out: the operator keeps the watermark in a column of its own.
+        """
+        return {"first_pt_ms": self._first_pt_ms,
+                "sources": {name: [s.max_seen_ms, s.last_arrival_pt_ms] for name, s in self.sources.items()}}
+
+    @classmethod
+    def restore(cls, delay_ms: int, sources: tuple[str, ...], idle_timeout_ms: int | None, current_ms: int,
+                snapshot: dict | None, max_seen_ms: int | None = None) -> "WatermarkTracker":
+        """A tracker as :meth:`snapshot` saved it, at watermark ``current_ms``.
+
+        Without a snapshot (progress written before snapshots existed, by an
+        operator with one source and no idleness) the single source resumes
+        from ``max_seen_ms``, which is all such an operator's watermark needs.
+
+        Raises:
+            ValueError: the snapshot names sources other than ``sources`` (the
+                declared sources changed, which also changes the spec fingerprint).
+        """
+        tracker = cls(delay_ms, sources, idle_timeout_ms)
+        tracker.current_ms = current_ms
+        if snapshot is None:
+            only = next(iter(tracker.sources))
+            if len(tracker.sources) == 1:
+                tracker.sources[only].max_seen_ms = max_seen_ms
+            return tracker
+        saved = snapshot.get("sources", {})
+        if set(saved) != set(tracker.sources):
+            raise ValueError(f"the saved watermark state has sources {sorted(saved)}, the spec declares "
+                             f"{sorted(tracker.sources)}")
+        tracker._first_pt_ms = snapshot.get("first_pt_ms")
+        for name, (max_seen, last_arrival) in saved.items():
+            tracker.sources[name] = _Source(max_seen, last_arrival)
+        return tracker
+
     def advance(self, now_ms: int, explicit_ms: int | None = None) -> int:
         """Recompute the watermark at processing time ``now_ms``; returns it (never decreasing)."""
         active = [self.source_watermark(n) for n in self.sources if not self.is_idle(n, now_ms)]

@@ -2,10 +2,11 @@
 
 The built-in triggers the planner knows (:func:`windowing.spark.plans.plan_for`)
 run as DataFrame plans: column expressions, joins and aggregations, no Python
-per row. Everything else (user triggers, evictors other than the sliding
-count window's, process and reduce functions, the built-in triggers without
-a plan, sessions until they have a plan, processing time, idleness, several
-sources, window_all) runs on the per-key path
+per row; so do processing-time tumbling and sliding windows, idleness, several
+watermark sources and window_all. Everything else (user triggers, evictors
+other than the sliding count window's, process and reduce functions, the
+built-in triggers without a plan, processing-time sessions, session gaps from
+a function) runs on the per-key path
 (:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
 key in ``applyInArrow``, its state in Delta. Both operators have the same
 interface and the same commit protocol.
@@ -46,12 +47,28 @@ def uses_dataframe_plan(spec: WindowSpec) -> bool:
     return execution_path(spec).startswith(DATAFRAME_PLAN)
 
 
+def written_per_key(spark: SparkSession, store) -> bool:
+    """Whether ``store``'s committed state was written by the per-key path (its keyed state table exists).
+
+    A spec that ran per key before a DataFrame plan took it over (window_all,
+    processing time, idleness, several sources) keeps its state there: the
+    plan operator could not read it, so such an operator stays on the per-key
+    path until its state is reset.
+    """
+    windows_path = getattr(store, "windows_path", None)
+    if windows_path is None or store.last_progress() is None:
+        return False
+    from windowing.spark import delta_io
+    return delta_io.table_exists(spark, windows_path.rsplit("/", 1)[0] + "/keyed_state")
+
+
 def make_operator(spark: SparkSession, spec: WindowSpec, store, **kwargs):
     """A :class:`SparkWindowOperator` when a DataFrame plan takes the spec, else a :class:`KeyedModelOperator`.
 
+    State the per-key path wrote stays on that path (:func:`written_per_key`) unless ``reset_state`` is set.
     ``kwargs`` go to the operator (``reset_state``, ``fault_injection``; ``bucket_ms`` only matters to plans).
     """
-    if uses_dataframe_plan(spec):
+    if uses_dataframe_plan(spec) and (kwargs.get("reset_state") or not written_per_key(spark, store)):
         return SparkWindowOperator(spark, spec, store, **kwargs)
     kwargs.pop("bucket_ms", None)
     return KeyedModelOperator(spark, spec, store, **kwargs)

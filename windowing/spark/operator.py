@@ -7,7 +7,9 @@ Tables of an operator (``operator_id``) under ``state_root/operator_id``:
   batch can affect.
 * ``buffers``: elements of sliding count windows (evictor).
 * ``progress``: one row per committed batch: watermark, max seen event time,
-  processing time, the state tables' Delta versions, the spec fingerprint.
+  processing time, the state tables' Delta versions, the spec fingerprint, and
+  ``time_state`` (the clock and the watermark tracker's per-source progress
+  as JSON, see :mod:`windowing.spark.batch_time`; null in rows written before it).
 
 Outputs (paths given by the caller): ``results`` (panes), ``late`` (late
 elements with reason and watermark) and ``quarantine`` (malformed rows).
@@ -33,18 +35,21 @@ from pyspark.sql import types as T
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, BatchMetrics
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.spark.stores import (ConcurrentWriterError, DeltaStore, MemoryStore, SpecMismatchError,  # noqa: F401
                                     bind_output_mode, check_fingerprint, delta_store)
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.dedup import SeenIds
 from windowing.spark.plans import (
-    BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, TIME_PLAN, PlanContext, closing_time_plan, count_plan,
-    evicting_count_plan, plan_for, time_plan)
+    BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, PROCESSING_TIME_PLAN, TIME_PLAN, PlanContext,
+    closing_time_plan, count_plan, evicting_count_plan, plan_for, time_plan)
+from windowing.spark import batch_time
+from windowing.spark.processing_plan import processing_time_plan, state_end_ranges
 from windowing.spark.session_plan import (
     SESSION_PLAN, SessionOutput, closing_session_plan, session_plan, session_state_fields)
 from windowing.spark.prepare import (
-    ACCEPTED, LATE, QUARANTINED, REASON, SEQ, STATUS, TS, UNASSIGNED, WE, WS, classify, has_window_array,
-    live_windows, long_lit, simple_types)
+    ACCEPTED, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS, classify,
+    has_window_array, live_windows, long_lit, simple_types)
 from windowing.spark.slicing import SLICE
 from windowing.spark import trigger_plans
 
@@ -62,7 +67,8 @@ class BatchReport:
     seconds: float = 0.0
     plan: str | None = None
     """The DataFrame plan that ran: ``time``, ``closing`` (one pass, see
-    ``_process_closing_batch``), ``count``, ``evicting_count`` or ``session``; None if skipped."""
+    ``_process_closing_batch``), ``count``, ``evicting_count``, ``session`` or ``processing_time``;
+    None if skipped."""
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -164,7 +170,11 @@ class SparkWindowOperator:
             df: the batch's raw rows (a static DataFrame).
             batch_id: increasing id; a batch already committed is skipped.
             watermark_ms: explicit watermark advance (never moves it back).
-            processing_time_ms: processing time of the batch (recorded).
+            processing_time_ms: the batch's processing time (the injectable clock): it moves the
+                clock (never back), is the processing time of rows without an ingestion time, and
+                the reference of ``max_event_time_skew`` (default: the wall clock). Processing-time
+                windows without an ingestion-time column need it. ``watermark_ms`` +infinity ends
+                the input: the clock goes to +infinity too.
         """
         started = time.monotonic()
         self.spec.check_schema(simple_types(df))
@@ -174,33 +184,34 @@ class SparkWindowOperator:
             return BatchReport(batch_id, True, wm0, wm0, seconds=time.monotonic() - started)
         self._fault("start")
         if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind in (TIME_PLAN, SESSION_PLAN) \
-                and self.plan.fires_at_end and self.seen_ids is None:
+                and self.plan.fires_at_end and self.seen_ids is None and self.spec.source_column is None:
             # Leaves no state: creates no state table (a later batch does).
             return self._process_closing_batch(df, batch_id, processing_time_ms, started)
         self.store.ensure_tables(*self._schemas(df))
         cached: list[DataFrame] = []
         try:
             now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
+            flush = watermark_ms == MAX_TIMESTAMP_MS
+            tracker, clock_before = batch_time.resume(self.spec, last)
             seen = (self.seen_ids.visible(batch_id, wm0, df.schema[self.spec.dedup_column].dataType)
                     if self.seen_ids else None)
-            classified = classify(df, self.spec, wm0, now_ms, seen).persist()
+            classified = classify(df, self.spec, wm0, now_ms, seen,
+                                  arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush)).persist()
             cached.append(classified)
+            valid = F.col(STATUS) != QUARANTINED
             stats = classified.agg(
                 F.count(F.lit(1)).alias("input"),
                 *[F.sum((F.col(STATUS) == s).cast("long")).alias(s)
                   for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
-                F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(TS))).alias("max_ts"),
+                F.max(F.when(valid, F.col(EVENT_MS))).alias("max_ts"),
+                F.max(F.when(valid, F.col(PT))).alias("max_pt"),
                 F.min(F.when(F.col(STATUS) == ACCEPTED, F.col(TS))).alias("min_accepted_ts"),
                 F.max(F.when(F.col(STATUS) == ACCEPTED, F.col(TS))).alias("max_accepted_ts"),
             ).first().asDict()
-            max_seen = last["max_seen_ms"] if last else None
-            if stats["max_ts"] is not None:
-                max_seen = stats["max_ts"] if max_seen is None else max(max_seen, stats["max_ts"])
-            wm1 = wm0
-            if max_seen is not None:
-                wm1 = max(wm1, max_seen - self.spec.max_out_of_orderness_ms - 1)
-            if watermark_ms is not None:
-                wm1 = max(wm1, min(watermark_ms, MAX_TIMESTAMP_MS))
+            times = batch_time.advance(self.spec, tracker, clock_before, batch_id,
+                                       self._source_maxima(classified, stats), watermark_ms, processing_time_ms,
+                                       flush)
+            wm1, max_seen = times.watermark_end_ms, times.max_seen_ms
             metrics = BatchMetrics(
                 input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
                 late_rows=(stats[LATE] or 0) if self.spec.late_output else 0,
@@ -211,10 +222,12 @@ class SparkWindowOperator:
             clock = trigger_plans.BatchClock.of(last["processing_time_ms"] if last else None, processing_time_ms,
                                                 flush=watermark_ms == MAX_TIMESTAMP_MS)
             state = self.store.read_windows(last["windows_version"] if last else None)
-            state = self._relevant_state(state, ctx, stats, clock)
+            state = self._relevant_state(state, ctx, stats, clock, times)
             value_cols = self._value_columns()
             elements = self._elements(classified, wm0)
-            if self.plan.kind == SESSION_PLAN:
+            if self.plan.kind == PROCESSING_TIME_PLAN:
+                out = processing_time_plan(ctx, self.plan, elements, state, times)
+            elif self.plan.kind == SESSION_PLAN:
                 out = self._session_batch(df, classified, ctx, state, metrics)
             elif self.plan.kind == TIME_PLAN:
                 out = time_plan(ctx, self.plan, elements, state)
@@ -229,8 +242,12 @@ class SparkWindowOperator:
             panes = out.panes.persist()
             cached.append(panes)
             metrics.panes_emitted = panes.count()
-            metrics.windows_cleaned = (out.cleaned_count if isinstance(out, SessionOutput)
-                                       else out.deletes.count())
+            if isinstance(out, SessionOutput):
+                metrics.windows_cleaned = out.cleaned_count
+            elif self.plan.kind == PROCESSING_TIME_PLAN:
+                metrics.windows_cleaned = out.cleaned.count()
+            else:
+                metrics.windows_cleaned = out.deletes.count()
 
             self._fault("before_outputs")
             self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
@@ -250,7 +267,8 @@ class SparkWindowOperator:
             self._fault("before_progress")
             if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS:
                 processing_time_ms = clock.after_ms   # these plans resume the model's clock from progress
-            self._commit(df, batch_id, wm1, max_seen, processing_time_ms, windows_version, buffers_version, metrics)
+            self._commit(df, batch_id, wm1, max_seen, processing_time_ms, windows_version, buffers_version, metrics,
+                         times.time_state)
             self._fault("after_progress")
             return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started, self.plan.kind)
         finally:
@@ -270,13 +288,14 @@ class SparkWindowOperator:
         spec = self.spec
         wm0, wm1 = MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS
         now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
-        classified = classify(df, spec, wm0, now_ms)
+        classified = classify(df, spec, wm0, now_ms, arrival_ms=batch_time.arrival_ms(MIN_TIMESTAMP_MS, None, True))
         accounting = Observation(f"accounting_{self.writer_id}_{batch_id}")
         panes_seen = Observation(f"panes_{self.writer_id}_{batch_id}")
         stats_exprs = [
             F.count(F.lit(1)).alias("input"),
             *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
-            F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(TS))).alias("max_ts")]
+            F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(EVENT_MS))).alias("max_ts"),
+            F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(PT))).alias("max_pt")]
         ctx = PlanContext(spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
         closing = closing_session_plan if self.plan.kind == SESSION_PLAN else closing_time_plan
         panes = closing(ctx, self._elements(classified.observe(accounting, *stats_exprs), wm0))
@@ -298,8 +317,13 @@ class SparkWindowOperator:
                                 metrics.quarantined_rows, batch_id)
         self._fault("after_outputs")
         windows_version = self.store.windows_version()
+        valid_rows = metrics.input_rows - metrics.quarantined_rows
+        times = batch_time.advance(spec, batch_time.new_tracker(spec), MIN_TIMESTAMP_MS, batch_id,
+                                   {SINGLE_SOURCE: (stats["max_ts"], stats["max_pt"])} if valid_rows else {},
+                                   watermark_ms=None, processing_time_ms=processing_time_ms, flush=True)
         self._fault("before_progress")
-        self._commit(df, batch_id, wm1, stats["max_ts"], processing_time_ms, windows_version, None, metrics)
+        self._commit(df, batch_id, wm1, times.max_seen_ms, processing_time_ms, windows_version, None, metrics,
+                     times.time_state)
         self._fault("after_progress")
         return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started, CLOSING_PLAN)
 
@@ -326,7 +350,7 @@ class SparkWindowOperator:
         accepted = classified.where(F.col(STATUS) == ACCEPTED)
         if not has_window_array(self.spec):
             return accepted.select(*keys, TS, SEQ, *value_cols, WS, WE)
-        if self.plan.kind == TIME_PLAN:
+        if self.plan.kind in (TIME_PLAN, PROCESSING_TIME_PLAN):
             return accepted.select(*keys, TS, SEQ, *value_cols, SLICE)
         return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(live_windows(self.spec, F.col(TS), wm0))
                                 .alias("__w"))
@@ -344,10 +368,22 @@ class SparkWindowOperator:
         return (classified.where(F.col(STATUS) == QUARANTINED)
                 .select(*df.columns, F.col(REASON).alias("reason"), long_lit(batch_id).alias("batch_id")))
 
+    def _source_maxima(self, classified: DataFrame, stats: dict) -> dict:
+        """Source -> (largest event time, largest processing time) of the batch's non-quarantined rows."""
+        if self.spec.source_column is None:
+            valid_rows = stats["input"] - (stats[QUARANTINED] or 0)
+            return {SINGLE_SOURCE: (stats["max_ts"], stats["max_pt"])} if valid_rows else {}
+        valid = F.col(STATUS) != QUARANTINED
+        rows = (classified.where(valid).groupBy(SRC)
+                .agg(F.max(F.col(EVENT_MS)).alias("max_ts"), F.max(F.col(PT)).alias("max_pt")).collect())
+        return {r[SRC]: (r["max_ts"], r["max_pt"]) for r in rows}
+
     def _commit(self, df: DataFrame, batch_id: int, wm1: int, max_seen: int | None, processing_time_ms: int | None,
-                windows_version: int | None, buffers_version: int | None, metrics: BatchMetrics) -> None:
+                windows_version: int | None, buffers_version: int | None, metrics: BatchMetrics,
+                time_state: str | None = None) -> None:
         self.store.commit_progress(dict(
             batch_id=batch_id, watermark_ms=wm1, max_seen_ms=max_seen, processing_time_ms=processing_time_ms,
+            time_state=time_state,
             windows_version=windows_version, buffers_version=buffers_version,
             spec_fingerprint=self.fingerprint, spec_description=self.spec.describe(),
             input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
@@ -401,7 +437,8 @@ class SparkWindowOperator:
         return state.where(cond)
 
     def _relevant_state(self, state: DataFrame, ctx: PlanContext, stats: dict,
-                        clock: "trigger_plans.BatchClock | None" = None) -> DataFrame:
+                        clock: "trigger_plans.BatchClock | None" = None,
+                        times: "batch_time.BatchTime | None" = None) -> DataFrame:
         """Only the state rows this batch can touch: by window end (pruning partitions and files).
 
         A row is relevant if an accepted element may fall in it (end within
@@ -413,6 +450,12 @@ class SparkWindowOperator:
         size = getattr(self.spec.assigner, "size_ms", None)
         if size is None:
             return state
+        if self.plan.kind == PROCESSING_TIME_PLAN:
+            # Processing-time windows: those the batch's rows fall in, and those whose end the clock passes.
+            ranges = state_end_ranges(times)
+            if stats["min_accepted_ts"] is not None:
+                ranges.append((stats["min_accepted_ts"] + 1, stats["max_accepted_ts"] + size))
+            return self._state_by_end(state, ranges)
         wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, self.spec.allowed_lateness_ms
         ranges = []
         if stats["min_accepted_ts"] is not None:

@@ -1,7 +1,7 @@
 """The batch plans: from accepted elements and the relevant window state to
 panes and state changes, as DataFrame expressions.
 
-These plans cover the built-in triggers (the planner in :func:`plan_for`
+The plans cover the built-in triggers (the planner in :func:`plan_for`
 picks one; anything else is refused with a message that names it):
 
 * ``time``: EventTimeTrigger / NeverTrigger (optionally purging). Partial
@@ -23,6 +23,13 @@ picks one; anything else is refused with a message that names it):
   ``continuous_processing_time``: the triggers with timers and trigger state
   on tumbling/sliding event-time windows, optionally purging
   (:mod:`windowing.spark.trigger_plans`).
+* ``processing_time``: tumbling and sliding processing-time windows with the
+  ProcessingTimeTrigger, optionally purging: windows fire when the batch's
+  processing-time clock passes their end (:mod:`windowing.spark.processing_plan`).
+
+Every plan also runs without key columns (window_all: windows grouped by
+window only). The watermark (idleness, several sources) and the clock they
+use come from :mod:`windowing.spark.batch_time`.
 
 Thresholds that involve the watermark are Python ints clamped to int64 (see
 prepare.py) so no expression overflows.
@@ -37,12 +44,13 @@ from pyspark.sql import functions as F
 
 from windowing.core.aggregates import Reduce
 from windowing.core.assigners import (EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows,
-                                      TumblingEventTimeWindows)
+                                      SlidingProcessingTimeWindows, TumblingEventTimeWindows,
+                                      TumblingProcessingTimeWindows)
 from windowing.core.evictors import CountEvictor
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, PurgingTrigger
+from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
 from windowing.spark import slicing
 from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit
@@ -50,6 +58,8 @@ from windowing.spark.session_plan import SESSION_PLAN
 from windowing.spark import trigger_plans
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
+PROCESSING_TIME_PLAN = "processing_time"   # windowing.spark.processing_plan
+PROCESSING_TIME_ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
 END_BUCKET = "end_bucket"
 BOOKKEEPING = ("contents_count", "trigger_count", "pane_index", "elements_total")
 
@@ -84,6 +94,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
     is_global = isinstance(spec.assigner, GlobalWindows)
     if spec.is_merging:
         return _session_plan_for(spec, trigger, purge)
+    if isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
+        return TriggerPlan(PROCESSING_TIME_PLAN, purge=purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
                  "EarlyLateEventTimeTrigger, ContinuousEventTimeTrigger, ProcessingTimeTrigger or "
                  "ContinuousProcessingTimeTrigger on time windows, optionally in PurgingTrigger; "
@@ -109,8 +121,6 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
 def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
     """The features of ``spec`` that no DataFrame plan covers (they run on the per-key path)."""
     found = list(spec.model_only_features)
-    if not spec.key_columns:
-        found.append("non-keyed windows (window_all)")
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
     if isinstance(spec.assigner, EventTimeSessionWindows):
         # Sessions run as a DataFrame plan when the gap is a column expression and the
@@ -122,6 +132,12 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
             found.append(f"trigger {trigger!r} on session windows")
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
+    elif isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
+        # Processing-time windows run as the processing_time plan with their own trigger only.
+        if type(trigger) is not ProcessingTimeTrigger:
+            found.append(f"trigger {trigger!r} on processing-time windows")
+        if spec.evictor is not None:
+            found.append(f"evictor {spec.evictor!r}")
     else:
         if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
             found.append(f"assigner {type(spec.assigner).__name__}")
@@ -138,12 +154,6 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         found.append("reduce functions")
     if spec.process_function is not None:
         found.append("process window functions")
-    if spec.ingestion_time_column is not None:
-        found.append("processing time from an ingestion-time column")
-    if spec.idle_timeout_ms is not None:
-        found.append("watermark idleness")
-    if spec.source_column is not None:
-        found.append("per-source minimum watermark")
     return tuple(dict.fromkeys(found))
 
 
@@ -384,8 +394,11 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
                      F.coalesce(F.col("s.__p0"), F.lit(0)).cast("long").alias("__p0")))
     fresh = (fresh.withColumn("elem_index", F.col("__t0") + F.row_number().over(order))
              .withColumn("__total", F.col("__t0") + F.count(F.lit(1)).over(Window.partitionBy(*keys))))
-    per_key = fresh.groupBy(*keys).agg(F.first("__t0").alias("__t0"), F.first("__p0").alias("__p0"),
-                                       F.first("__total").alias("__total"))
+    # With no key columns (window_all) this is a global aggregation, which gives one row of nulls on an
+    # empty batch: keep only keys that have elements.
+    per_key = (fresh.groupBy(*keys).agg(F.first("__t0").alias("__t0"), F.first("__p0").alias("__p0"),
+                                        F.first("__total").alias("__total"))
+               .where(F.col("__total").isNotNull()))
     old = (buffer.alias("x").join(per_key.alias("pk"), key_cond("x", "pk"), "inner")
            .select(*[F.col(f"x.{c}") for c in keys + [TS, SEQ] + value_columns + ["elem_index"]],
                    F.col("pk.__t0"), F.col("pk.__p0"), F.col("pk.__total")))
@@ -407,7 +420,7 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
     buffer_inserts = fresh.where(F.col("elem_index") > keep_above).select(*keys, "elem_index", TS, SEQ, *value_columns)
     buffer_deletes = old.where(F.col("elem_index") <= keep_above).select(*keys, "elem_index")
     kept = every.where(F.col("elem_index") > keep_above).groupBy(*keys).agg(F.count(F.lit(1)).alias("__kept"))
-    upserts = (per_key.join(kept, keys, "left")
+    upserts = (per_key.join(kept, keys or F.lit(True), "left")   # window_all: one row each side
                .select(*keys, F.lit(None).cast("long").alias(WS), F.lit(None).cast("long").alias(WE),
                        *[F.lit(None).alias(c) for c in ctx.acc_columns],
                        F.coalesce(F.col("__kept"), F.lit(0)).alias("contents_count"),
@@ -420,6 +433,8 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
 
 
 def _and(terms: list[Column]) -> Column:
+    if not terms:
+        return F.lit(True)   # no key columns (window_all): every row of the one key matches
     out = terms[0]
     for t in terms[1:]:
         out = out & t

@@ -12,11 +12,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.assigners import (
-    EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows)
+    EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
+    TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 from windowing.core.records import (
-    QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_SESSION_GAP,
-    QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME,
-    QUARANTINE_VALUE_OUT_OF_BOUNDS)
+    QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_INGESTION_TIME,
+    QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNKNOWN_SOURCE,
+    QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS)
+from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 
@@ -26,6 +28,8 @@ STATUS = "__status"
 REASON = "__reason"
 WINDOWS = "__windows"   # no longer built (sliding uses slices); kept for code importing the name
 WS, WE = "window_start_ms", "window_end_ms"
+EVENT_MS, PT, SRC = "__event_ms", "__pt_ms", "__source"
+"""The row's event time (null without an event-time column), its processing time and its watermark source."""
 
 ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
 
@@ -57,9 +61,31 @@ def event_time_ms(df: DataFrame, column: str) -> Column:
     return F.col(column).cast("long")
 
 
+def ingestion_time_ms(df: DataFrame, column: str) -> Column:
+    """A recorded ingestion time in epoch ms: long/int as is, timestamps converted, anything else null."""
+    dtype = df.schema[column].dataType
+    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
+        return F.unix_millis(F.col(column).cast("timestamp"))
+    if isinstance(dtype, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
+        return F.col(column).cast("long")
+    return F.lit(None).cast("long")
+
+
+def by_processing_time(spec: WindowSpec) -> bool:
+    """Processing-time assigners assign (and order) elements by their processing time."""
+    return not spec.is_event_time and not isinstance(spec.assigner, GlobalWindows)
+
+
 def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_ms: int | None = None,
-             seen_ids: DataFrame | None = None) -> DataFrame:
+             seen_ids: DataFrame | None = None, arrival_ms: int | None = None) -> DataFrame:
     """Add ``__ts_ms``, ``__seq``, the live windows and a status per input row.
+
+    ``__ts_ms`` is the element's timestamp: its event time, or its processing
+    time for processing-time assigners. Also ``__event_ms`` (the event time,
+    null without an event-time column), ``__pt_ms`` (the row's processing
+    time: its ``ingestion_time_column``, else ``arrival_ms``, the clock when
+    the batch arrived) and ``__source`` (the watermark source: the
+    ``source_column``, or the single unnamed source).
 
     Windows: ``window_start_ms``/``window_end_ms`` columns for assigners with
     one window per element (tumbling, global); for sliding windows the
@@ -70,22 +96,40 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
     ``ts + L <= wm``), unassigned (in no window, not late) or accepted.
     A window is live when its cleanup time ``end - 1 + L`` is above ``wm``.
     Quarantine reasons, first match wins (the reference model's order): null
-    key, null event time, unparseable event time, event time more than
+    key, null event time, unparseable event time, a null or non-integer
+    ingestion time, a source that is not declared, event time more than
     ``max_event_time_skew`` ahead of ``processing_time_ms``, a value outside
     its declared bounds, a duplicate event id (repeated within the batch in
     (event time, sequence) order, or present in ``seen_ids``: the ids that
     :mod:`windowing.spark.dedup` still remembers, one column named like the
     spec's ``dedup_column``).
     """
-    ts = event_time_ms(df, spec.event_time_column)
     key_null = F.lit(False)
     for key in spec.key_columns:
         key_null = key_null | F.col(key).isNull()
-    raw_et = F.col(spec.event_time_column)
-    reason = (F.when(key_null, F.lit(QUARANTINE_NULL_KEY))
-              .when(raw_et.isNull(), F.lit(QUARANTINE_NULL_EVENT_TIME))
-              .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
-    if spec.max_event_time_skew_ms is not None:
+    reason = F.when(key_null, F.lit(QUARANTINE_NULL_KEY))
+    if spec.event_time_column is not None:
+        ts = event_time_ms(df, spec.event_time_column)
+        reason = (reason.when(F.col(spec.event_time_column).isNull(), F.lit(QUARANTINE_NULL_EVENT_TIME))
+                  .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
+    else:
+        ts = F.lit(None).cast("long")
+    if spec.ingestion_time_column is not None:
+        pt = ingestion_time_ms(df, spec.ingestion_time_column)
+        reason = reason.when(pt.isNull(), F.lit(QUARANTINE_INVALID_INGESTION_TIME))
+    elif by_processing_time(spec) and (arrival_ms is None or arrival_ms == MIN_TIMESTAMP_MS):
+        # The model would assign such rows to a window around Long.MIN_VALUE: refuse instead.
+        raise ValueError(f"{spec.assigner!r} assigns by processing time but the batch has none "
+                         f"(arrival_ms={arrival_ms!r}): give process_batch a processing_time_ms, or name an "
+                         f"ingestion_time_column that records each row's processing time")
+    else:
+        pt = long_lit(arrival_ms if arrival_ms is not None else MIN_TIMESTAMP_MS)
+    if spec.source_column is not None:
+        source = F.col(spec.source_column).cast("string")
+        reason = reason.when(source.isNull() | ~source.isin(*spec.sources), F.lit(QUARANTINE_UNKNOWN_SOURCE))
+    else:
+        source = F.lit(SINGLE_SOURCE)
+    if spec.max_event_time_skew_ms is not None and spec.event_time_column is not None:
         if processing_time_ms is None:
             raise ValueError("max_event_time_skew is set: classify needs the batch's processing_time_ms")
         newest_ok = _clamp(processing_time_ms + spec.max_event_time_skew_ms)
@@ -100,7 +144,9 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
         reason = reason.when(value.isNotNull() & outside, F.lit(QUARANTINE_VALUE_OUT_OF_BOUNDS))
     if spec.is_merging:
         reason = reason.when(~session_gap_valid(df, spec), F.lit(QUARANTINE_INVALID_SESSION_GAP))
-    out = df.withColumn(TS, ts).withColumn(SEQ, F.monotonically_increasing_id()).withColumn(REASON, reason)
+    out = (df.withColumn(EVENT_MS, ts).withColumn(PT, pt).withColumn(SRC, source)
+           .withColumn(TS, F.col(PT) if by_processing_time(spec) else F.col(EVENT_MS))
+           .withColumn(SEQ, F.monotonically_increasing_id()).withColumn(REASON, reason))
     if spec.dedup_column is not None:
         out = _mark_duplicates(out, spec.dedup_column, seen_ids)
     lateness = spec.allowed_lateness_ms
@@ -157,7 +203,7 @@ def live_windows(spec: WindowSpec, ts: Column, wm_start_ms: int) -> Column:
 
 def has_window_array(spec: WindowSpec) -> bool:
     """Whether an element may be in several windows (sliding: no window columns, its slice instead)."""
-    return isinstance(spec.assigner, SlidingEventTimeWindows)
+    return isinstance(spec.assigner, (SlidingEventTimeWindows, SlidingProcessingTimeWindows))
 
 
 def session_gap_ms(spec: WindowSpec) -> Column:
@@ -191,7 +237,7 @@ def single_window(spec: WindowSpec, ts: Column) -> tuple[Column, Column]:
     if isinstance(assigner, GlobalWindows):
         null_long = F.lit(None).cast("long")
         return null_long, null_long
-    if isinstance(assigner, TumblingEventTimeWindows):
+    if isinstance(assigner, (TumblingEventTimeWindows, TumblingProcessingTimeWindows)):
         start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(assigner.size_ms))
         return start, start + long_lit(assigner.size_ms)
     raise ValueError(f"{assigner!r} may assign several windows; use assigned_windows()")
@@ -219,10 +265,10 @@ def assigned_windows(spec: WindowSpec, ts: Column) -> Column:
     null_long = F.lit(None).cast("long")
     if isinstance(assigner, GlobalWindows):
         return F.array(F.struct(null_long.alias(WS), null_long.alias(WE)))
-    if isinstance(assigner, TumblingEventTimeWindows):
+    if isinstance(assigner, (TumblingEventTimeWindows, TumblingProcessingTimeWindows)):
         start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(assigner.size_ms))
         return F.array(F.struct(start.alias(WS), (start + long_lit(assigner.size_ms)).alias(WE)))
-    if isinstance(assigner, SlidingEventTimeWindows):
+    if isinstance(assigner, (SlidingEventTimeWindows, SlidingProcessingTimeWindows)):
         size, slide = assigner.size_ms, assigner.slide_ms
         last_start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(slide))
         count = -(-size // slide)  # ceil: the most windows an element can be in

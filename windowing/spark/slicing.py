@@ -37,7 +37,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
-from windowing.core.assigners import SlidingEventTimeWindows
+from windowing.core.assigners import SlidingEventTimeWindows, SlidingProcessingTimeWindows
 from windowing.core.time import MIN_TIMESTAMP_MS
 from windowing.spark.aggregates import CompiledAggregate, _user_udfs, partial_exprs
 from windowing.spark.prepare import WE, WS, long_lit
@@ -49,7 +49,8 @@ _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
 
 
 def is_sliding(spec) -> bool:
-    return isinstance(spec.assigner, SlidingEventTimeWindows)
+    """Sliding windows on event time or processing time (the same slices, on the element's timestamp)."""
+    return isinstance(spec.assigner, (SlidingEventTimeWindows, SlidingProcessingTimeWindows))
 
 
 def slice_ms(assigner: SlidingEventTimeWindows) -> int:

@@ -38,6 +38,8 @@ PROGRESS_SCHEMA = T.StructType([
     T.StructField("writer_id", T.StringType(), False),
     T.StructField("metrics", T.StringType(), False),
     T.StructField("committed_at", T.TimestampType(), False),
+    # Added later, nullable: rows written before it read as null (windowing.spark.batch_time).
+    T.StructField("time_state", T.StringType(), True),
 ])
 
 
@@ -150,8 +152,10 @@ class DeltaStore:
 
     def reset(self) -> None:
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
-        seen_ids_path = self.windows_path.rsplit("/", 1)[0] + "/seen_ids"   # windowing.spark.dedup
-        for path in (self.windows_path, self.buffers_path, self.progress_path, seen_ids_path):
+        base = self.windows_path.rsplit("/", 1)[0]
+        seen_ids_path = base + "/seen_ids"         # windowing.spark.dedup
+        keyed_state_path = base + "/keyed_state"   # windowing.spark.keyed_state: the per-key path's state
+        for path in (self.windows_path, self.buffers_path, self.progress_path, seen_ids_path, keyed_state_path):
             p = jvm.org.apache.hadoop.fs.Path(path)
             p.getFileSystem(conf).delete(p, True)
         self._last, self._loaded, self._tables_ready = None, False, False
@@ -251,8 +255,9 @@ class DeltaStore:
         """Append the progress row last (creating the table); refuse if another writer committed the batch."""
         exists = delta_io.table_exists(self.spark, self.progress_path)
         before = delta_io.latest_version(self.spark, self.progress_path) if exists else -1
-        frame = self.spark.createDataFrame([tuple(row[f.name] for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
-        delta_io.append(frame, self.progress_path, self.operator_id, row["batch_id"])
+        frame = self.spark.createDataFrame([tuple(row.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
+        # mergeSchema: a progress table created before a column was added gains it on the next commit.
+        delta_io.append(frame, self.progress_path, self.operator_id, row["batch_id"], merge_schema=True)
         if delta_io.latest_version(self.spark, self.progress_path) == before:
             # Delta skipped our append: this (operator, batch) is already in the log.
             self._loaded = False

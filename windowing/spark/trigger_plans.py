@@ -49,7 +49,7 @@ from windowing.spark.prepare import SEQ, TS, WE, long_lit
 
 EARLY_LATE_PLAN = "early_late"
 CONTINUOUS_EVENT_TIME_PLAN = "continuous_event_time"
-PROCESSING_TIME_PLAN = "processing_time"
+PROCESSING_TIME_PLAN = "processing_time_trigger"   # not plans.PROCESSING_TIME_PLAN (processing-time windows)
 CONTINUOUS_PROCESSING_TIME_PLAN = "continuous_processing_time"
 PLAN_KINDS = {EarlyLateEventTimeTrigger: EARLY_LATE_PLAN, ContinuousEventTimeTrigger: CONTINUOUS_EVENT_TIME_PLAN,
               ProcessingTimeTrigger: PROCESSING_TIME_PLAN,
