@@ -55,7 +55,7 @@ def describe(report: BatchReport) -> str:
 
 def run_stream(spark: SparkSession, job: Job, available_now: bool = True, processing_time: str | None = None,
                timeout_s: float | None = None, on_batch: Callable[[BatchReport], None] | None = None,
-               reset_state: bool = False, validate: bool = True) -> list[BatchReport]:
+               reset_state: bool = False, validate: bool | None = None) -> list[BatchReport]:
     """Run the job as a Structured Streaming query over the raw Delta table.
 
     Args:
@@ -67,8 +67,10 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
             rows and its raw rows (:func:`pipelines.quality.validate_job`, a
             static DataFrame, never the streaming one). A CRITICAL failure
             stops the query and is raised as ``DataQualityError`` (the batch
-            stays committed, for inspection).
+            stays committed, for inspection). None (default): the job's
+            ``[quality] validate_runs`` (true unless the job says otherwise).
     """
+    validate = job.validate_runs if validate is None else validate
     operator = operator_for(spark, job, reset_state)
     reports: list[BatchReport] = []
     quality_errors: list[Exception] = []
@@ -132,7 +134,8 @@ def event_time_ms_sql(column: str, type_name: str) -> str:
 
 
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
-                 chunk: str | None = None, reset_state: bool = False, validate: bool = True) -> list[BatchReport]:
+                 chunk: str | None = None, reset_state: bool = False, validate: bool | None = None
+                 ) -> list[BatchReport]:
     """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
 
     "Complete" mode: chunks are cut by event time, so with a watermark delay
@@ -150,10 +153,12 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     they too go with the first chunk, which quarantines them. Rerunning
     resumes: committed chunks are skipped.
 
-    With ``validate`` (default), the outputs and the rows fed are validated
+    With ``validate`` (default: the job's ``[quality] validate_runs``, true
+    unless the job says otherwise), the outputs and the rows fed are validated
     afterwards, including the reconciliation suite; a CRITICAL failure raises
     ``pipelines.quality.DataQualityError``.
     """
+    validate = job.validate_runs if validate is None else validate
     chunk_text = chunk or job.backfill_chunk
     chunk_ms = None if str(chunk_text).strip().lower() == WHOLE_RANGE else parse_duration_ms(chunk_text, "chunk")
     if chunk_ms is not None and chunk_ms <= 0:
