@@ -97,10 +97,14 @@ def test_real_scheduler_streams_twice_and_backfills_two_intervals(spark, tmp_pat
 
     # The demo job as shipped, but one backfill chunk per hourly interval instead of six: each chunk is a
     # Delta commit round, slow on a busy 2-core machine; chunking itself is tested with the drivers.
-    # And the quality DAG is what validates the runs (as a deployment with that DAG would set it):
-    # the streaming and backfill tasks do not validate the same outputs a second time.
+    # The quality DAG is what validates the runs (as a deployment with that DAG would set it): the
+    # streaming and backfill tasks do not validate the same outputs a second time. And the streaming
+    # DAG runs only when the test triggers it: its cron is February 29th (last 2024, before the job's
+    # start date; next 2028) instead of every 5 minutes, which would start a task process with its
+    # own JVM every 5 minutes of the test (and the first at once, taking the first arrival).
     from job_files import demo_job_file
-    job_file = demo_job_file(tmp_path, replace={'backfill_chunk = "10 minutes"': 'backfill_chunk = "1 hour"'})
+    job_file = demo_job_file(tmp_path, replace={'backfill_chunk = "10 minutes"': 'backfill_chunk = "1 hour"',
+                                                'stream_schedule = "*/5 * * * *"': 'stream_schedule = "0 0 29 2 *"'})
     assert load_job(job_file).validate_runs is False
     airflow = LocalAirflow(tmp_path / "airflow-home", port=free_port(),
                            env_overrides={"WINDOWING_DATA_ROOT": str(data), "WINDOWING_AIRFLOW_JOBS": str(job_file),
@@ -118,7 +122,8 @@ def test_real_scheduler_streams_twice_and_backfills_two_intervals(spark, tmp_pat
         started = airflow.started_pids()
 
         airflow.cli("dags", "trigger", "purchases_per_minute_streaming", "--run-id", "e2e_stream_1")
-        wait_for(airflow, "purchases_per_minute_streaming", run_state("e2e_stream_1"), "streaming run 1")
+        runs = wait_for(airflow, "purchases_per_minute_streaming", run_state("e2e_stream_1"), "streaming run 1")
+        assert [r["run_id"] for r in runs] == ["e2e_stream_1"]   # no scheduled run took the first arrival
         land(spark, second, job.source_path)
         airflow.cli("dags", "trigger", "purchases_per_minute_streaming", "--run-id", "e2e_stream_2")
         wait_for(airflow, "purchases_per_minute_streaming", run_state("e2e_stream_2"), "streaming run 2")
