@@ -73,6 +73,22 @@ def wait_for(airflow: LocalAirflow, dag_id: str, accept, what: str, timeout_s: f
     pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; runs: {runs}\n{airflow.log_tail()}")
 
 
+def cli_writing(airflow: LocalAirflow, *args: str, attempts: int = 3):
+    """An ``airflow`` CLI command that writes to the metadata database, again if SQLite was locked.
+
+    On a busy machine the scheduler's transactions can hold SQLite's write lock longer than a
+    CLI process waits for it; the CLI's transaction is then rolled back and can be repeated.
+    """
+    for attempt in range(attempts):
+        result = airflow.cli(*args, check=False)
+        if result.returncode == 0:
+            return result
+        if "database is locked" not in result.stdout + result.stderr or attempt == attempts - 1:
+            pytest.fail(f"airflow {' '.join(args)} failed ({result.returncode}):\n{result.stdout[-3000:]}\n"
+                        f"{result.stderr[-3000:]}")
+        time.sleep(POLL_S)
+
+
 def run_state(run_id: str):
     def accept(runs: list[dict]) -> bool:
         states = {r["run_id"]: r["state"] for r in runs}
@@ -120,14 +136,14 @@ def test_real_scheduler_streams_twice_and_backfills_two_intervals(spark, tmp_pat
             time.sleep(POLL_S)
         started = airflow.started_pids()
 
-        airflow.cli("dags", "trigger", "purchases_per_minute_streaming", "--run-id", "e2e_stream_1")
+        cli_writing(airflow, "dags", "trigger", "purchases_per_minute_streaming", "--run-id", "e2e_stream_1")
         runs = wait_for(airflow, "purchases_per_minute_streaming", run_state("e2e_stream_1"), "streaming run 1")
         assert [r["run_id"] for r in runs] == ["e2e_stream_1"]   # no scheduled run took the first arrival
         land(spark, second, job.source_path)
-        airflow.cli("dags", "trigger", "purchases_per_minute_streaming", "--run-id", "e2e_stream_2")
+        cli_writing(airflow, "dags", "trigger", "purchases_per_minute_streaming", "--run-id", "e2e_stream_2")
         wait_for(airflow, "purchases_per_minute_streaming", run_state("e2e_stream_2"), "streaming run 2")
 
-        airflow.cli("backfill", "create", "--dag-id", "purchases_per_minute_backfill",
+        cli_writing(airflow, "backfill", "create", "--dag-id", "purchases_per_minute_backfill",
                     "--from-date", "2026-11-01T09:00:00+00:00", "--to-date", "2026-11-01T10:00:00+00:00",
                     "--reprocess-behavior", "completed", "--max-active-runs", "1")
 
