@@ -56,7 +56,7 @@ def describe(report: BatchReport) -> str:
 
 def run_stream(spark: SparkSession, job: Job, available_now: bool = True, processing_time: str | None = None,
                timeout_s: float | None = None, on_batch: Callable[[BatchReport], None] | None = None,
-               reset_state: bool = False, validate: bool = True) -> list[BatchReport]:
+               reset_state: bool = False, validate: bool | None = None) -> list[BatchReport]:
     """Run the job as a Structured Streaming query over the raw Delta table.
 
     Args:
@@ -68,8 +68,10 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
             rows and its raw rows (:func:`pipelines.quality.validate_job`, a
             static DataFrame, never the streaming one). A CRITICAL failure
             stops the query and is raised as ``DataQualityError`` (the batch
-            stays committed, for inspection).
+            stays committed, for inspection). None (default): the job's
+            ``[quality] validate_runs`` (true unless the job says otherwise).
     """
+    validate = job.validate_runs if validate is None else validate
     operator = operator_for(spark, job, reset_state)
     reports: list[BatchReport] = []
     quality_errors: list[Exception] = []
@@ -133,7 +135,8 @@ def event_time_ms_sql(column: str, type_name: str) -> str:
 
 
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
-                 chunk: str | None = None, reset_state: bool = False, validate: bool = True) -> list[BatchReport]:
+                 chunk: str | None = None, reset_state: bool = False, validate: bool | None = None
+                 ) -> list[BatchReport]:
     """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
 
     "Complete" mode: chunks are cut by event time, so with a watermark delay
@@ -159,7 +162,8 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     are cut by ingestion time instead of event time, so the clock moves
     forward chunk by chunk as it did in the stream.
 
-    With ``validate`` (default), the outputs and the rows fed are validated
+    With ``validate`` (default: the job's ``[quality] validate_runs``, true
+    unless the job says otherwise), the outputs and the rows fed are validated
     afterwards, including the reconciliation suite; a CRITICAL failure raises
     ``pipelines.quality.DataQualityError``.
 
@@ -167,6 +171,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         ValueError: processing-time windows without an ``ingestion_time_column``,
             a bad chunk, an empty range.
     """
+    validate = job.validate_runs if validate is None else validate
     spec = job.spec
     by_ingestion = by_processing_time(spec)
     if by_ingestion and spec.ingestion_time_column is None:

@@ -112,6 +112,9 @@ class Job:
     event_id_column: str | None = None
     result_bounds: tuple[tuple[str, float | None, float | None], ...] = ()
     raw_max_age_ms: int = 3650 * 86_400_000
+    # False where something else validates every run's outputs (e.g. the Airflow quality DAG):
+    # the drivers then skip their own validation unless asked for it.
+    validate_runs: bool = True
 
     @property
     def output_root(self) -> str:
@@ -438,4 +441,12 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         event_id_column=source.get("event_id"),
         result_bounds=tuple((c, lo, hi) for c, (lo, hi) in
                             parse_bounds(quality.get("result_bounds", {}), "[quality.result_bounds]").items()),
-        raw_max_age_ms=parse_duration_ms(quality.get("raw_max_age", "3650 days"), "[quality] raw_max_age"))
+        raw_max_age_ms=parse_duration_ms(quality.get("raw_max_age", "3650 days"), "[quality] raw_max_age"),
+        validate_runs=_flag(quality.get("validate_runs", True), "[quality] validate_runs"))
+
+
+def _flag(value: Any, name: str) -> bool:
+    """A TOML boolean; anything else (``"yes"``, ``1``) is refused with the value."""
+    if not isinstance(value, bool):
+        raise ValueError(f"{name} must be true or false, got {value!r}")
+    return value

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
@@ -166,7 +167,11 @@ def _context(job: Job):
 
 
 def _batch_definition(context, suite_name: str):
-    source = context.data_sources.add_or_update_spark("delta_tables")
+    # add_or_update rewrites the project's config file on every call: only add what is missing.
+    try:
+        source = context.data_sources.get("delta_tables")
+    except (KeyError, LookupError, ValueError):
+        source = context.data_sources.add_spark("delta_tables")
     try:
         asset = source.get_asset(suite_name)
     except LookupError:
@@ -213,7 +218,13 @@ def _run_check(context, check: Check, operator_id: str) -> SuiteResult:
     suite = context.suites.add_or_update(check.suite)
     definition = context.validation_definitions.add_or_update(
         gx.ValidationDefinition(name=qualified, data=_batch_definition(context, qualified), suite=suite))
-    outcome = definition.run(batch_parameters={"dataframe": check.frame}, result_format="SUMMARY")
+    # GE computes each metric with its own Spark job; without the cache every one of them would
+    # read the Delta tables (and redo the joins that built the frame) again.
+    frame = check.frame.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        outcome = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY")
+    finally:
+        frame.unpersist()
     failed = [_failed(name, r) for r in outcome.results if not r.success]
     return SuiteResult(name, check.table, not failed, len(outcome.results), failed)
 
@@ -240,6 +251,21 @@ def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
     expectations = builders[suite_name]()
     from expectations.base import suite
     return _run_check(context, Check(suite(suite_name, expectations), "(frame)", frame), job.operator_id)
+
+
+def _build_data_docs(context, job: Job, stored_before: set, suite_names: list[str]) -> None:
+    """Render the pages of this run's validation results and suites (``suite_names``, qualified), then the index.
+
+    A full build re-renders every validation result ever stored, so each run
+    would cost more than the one before; the pages of earlier runs are already
+    on disk and do not change. (GE reads an empty identifier list as "build
+    everything": that is only done while the site has no index yet.)
+    """
+    from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
+    new = [key for key in context.validation_results_store.list_keys() if key not in stored_before]
+    changed = new + [ExpectationSuiteIdentifier(name) for name in suite_names]
+    if changed or not (Path(data_docs_dir(job)) / "index.html").exists():
+        context.build_data_docs(site_names=[DATA_DOCS_SITE], resource_identifiers=changed or None)
 
 
 def _record(spark: SparkSession, job: Job, report: ValidationReport) -> None:
@@ -301,8 +327,9 @@ def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, 
             checks.extend(c for c in module.checks(spark, job, scope) if c.suite.name in wanted)
     report = ValidationReport(uuid.uuid4().hex[:12], job.name, run_kind, batch_id,
                               runs_table_path=runs_table_path(job))
+    stored_before = set(context.validation_results_store.list_keys())
     report.suites = [_run_check(context, check, job.operator_id) for check in checks]
-    context.build_data_docs(site_names=[DATA_DOCS_SITE])
+    _build_data_docs(context, job, stored_before, [c.suite.name for c in checks if c.frame is not None])
     report.data_docs_path = str(Path(data_docs_dir(job)) / "index.html")
     report.seconds = time.monotonic() - started
     _record(spark, job, report)

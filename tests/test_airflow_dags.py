@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import logging
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -18,9 +19,11 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
+OWN_HOME = None
 if "airflow" not in sys.modules:
-    # Airflow reads its home when first imported: give this test run a database of its own.
-    os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="airflow-home-tests-")
+    # Airflow reads its home when first imported: give this test run a database of its own
+    # (removed when the module's tests are done, see ``airflow_home_removed``).
+    OWN_HOME = os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="airflow-home-tests-")
 os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
 os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(REPO / "dags")
 # Airflow's logging setup lets py4j's INFO messages through, even at interpreter exit.
@@ -29,6 +32,15 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 pytestmark = [pytest.mark.airflow]
 UTC = dt.timezone.utc
 DAG_FILES = sorted((REPO / "dags").glob("*.py"))
+DEMO = REPO / "jobs" / "demo.toml"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def airflow_home_removed():
+    """The temporary AIRFLOW_HOME this module made goes when its tests are done (it held only test runs)."""
+    yield
+    if OWN_HOME:
+        shutil.rmtree(OWN_HOME, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
@@ -45,10 +57,28 @@ def dagbag():
 
 @pytest.fixture
 def data_root(tmp_path, monkeypatch):
-    """Jobs' relative tables under a temporary folder; only the demo job gets DAGs."""
+    """Jobs' relative tables under a temporary folder; only the demo job gets DAGs (as shipped)."""
     monkeypatch.setenv("WINDOWING_DATA_ROOT", str(tmp_path))
-    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(REPO / "jobs" / "demo.toml"))
+    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(DEMO))
     return tmp_path
+
+
+@pytest.fixture
+def quiet_job(data_root, monkeypatch) -> Path:
+    """The demo job file with ``[quality] validate_runs = false`` and 1-hour backfill chunks; the only job with DAGs.
+
+    For the runs whose point is what they write: the tasks then skip the Great
+    Expectations validation that the drivers otherwise run after each batch (a
+    deployment with the quality DAG sets it so; the validation inside a task is
+    shown in ``test_quality_task_validates_what_a_streaming_run_wrote``), and a
+    backfill or reprocessing run of an hour is one batch instead of six chunks
+    and a flush, each a round of Delta commits (chunking is tested with the
+    drivers: test_pipelines.py, test_bad_input.py).
+    """
+    from job_files import demo_job_file
+    path = demo_job_file(data_root, replace={'backfill_chunk = "10 minutes"': 'backfill_chunk = "1 hour"'})
+    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(path))
+    return path
 
 
 # ---------------------------------------------------------------- integrity
@@ -78,10 +108,15 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
     assert uris == outlets and len(uris) == 3
 
 
+@pytest.fixture(scope="module")
+def warm_airflow():
+    """One parse of the DAGs folder, so that Airflow's own imports are not counted as a DAG file's cost."""
+    dagbag()
+
+
 @pytest.mark.parametrize("path", DAG_FILES, ids=[p.name for p in DAG_FILES])
-def test_each_dag_file_parses_in_under_two_seconds(path):
+def test_each_dag_file_parses_in_under_two_seconds(path, warm_airflow):
     from airflow.dag_processing.dagbag import DagBag
-    dagbag()  # warm: Airflow's own imports are not the DAG file's cost
     started = time.perf_counter()
     bag = DagBag(dag_folder=str(path))
     elapsed = time.perf_counter() - started
@@ -159,13 +194,13 @@ def _task_state(run, task_id="stream"):
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, data_root, tmp_path):
+def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, data_root, quiet_job, tmp_path):
     """Two dag.test() runs with rows landing in between write what the driver writes, nothing twice."""
     from pipelines.demo import generate_purchases
     from pipelines.drivers import run_stream
     from pipelines.job import load_job
-    job = load_job(REPO / "jobs" / "demo.toml", root=data_root)
-    twin = load_job(REPO / "jobs" / "demo.toml", root=tmp_path / "twin")
+    job = load_job(quiet_job, root=data_root)
+    twin = load_job(quiet_job, root=tmp_path / "twin")
     rows = generate_purchases(n_events=1200)
     dag = dagbag().dags["purchases_per_minute_streaming"]
 
@@ -190,18 +225,21 @@ def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, 
     before = len(results)
     assert dag.test().state == "success"
     assert len(_rows(spark, job.results_path, *cols)) == before
+    # The job says validate_runs = false: the task left validation to the quality DAG.
+    from pipelines.quality import runs_table_path
+    assert not Path(runs_table_path(job)).exists()
 
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_a_failed_streaming_run_retried_writes_no_duplicates(spark, airflow_db, data_root, tmp_path):
+def test_a_failed_streaming_run_retried_writes_no_duplicates(spark, airflow_db, data_root, quiet_job, tmp_path):
     """The run fails after the operator committed a batch (outputs written); the retry adds nothing twice."""
     from pipelines import orchestration
     from pipelines.demo import generate_purchases
     from pipelines.drivers import run_stream
     from pipelines.job import load_job
-    job = load_job(REPO / "jobs" / "demo.toml", root=data_root)
-    twin = load_job(REPO / "jobs" / "demo.toml", root=tmp_path / "twin")
+    job = load_job(quiet_job, root=data_root)
+    twin = load_job(quiet_job, root=tmp_path / "twin")
     rows = generate_purchases(n_events=800)
     _land(spark, job, rows)
     _land(spark, twin, rows)
@@ -211,7 +249,7 @@ def test_a_failed_streaming_run_retried_writes_no_duplicates(spark, airflow_db, 
 
     with pytest.raises(Exception, match="worker lost"):
         run_stream(spark, job, on_batch=crash)  # the checkpoint has not recorded the batch
-    summary = orchestration.stream_run(REPO / "jobs" / "demo.toml")  # the retry, as the DAG task runs it
+    summary = orchestration.stream_run(quiet_job)  # the retry, as the DAG task runs it
     assert summary["skipped_batch_ids"] == [0] and summary["committed_batch_ids"] == []
     run_stream(spark, twin, validate=False)
     cols = ("user_id", "window_start_ms", "items", "purchases", "pane_index", "timing", "batch_id")
@@ -226,11 +264,11 @@ def _valid_counts(rows, lo, hi):
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, data_root):
+def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, data_root, quiet_job):
     from pipelines.demo import START, generate_purchases
     from pipelines.job import load_job
     from pipelines.orchestration import backfill_job
-    job = load_job(REPO / "jobs" / "demo.toml", root=data_root)
+    job = load_job(quiet_job, root=data_root)
     target = backfill_job(job)
     rows = generate_purchases(n_events=1200)
     _land(spark, job, rows)
@@ -266,11 +304,11 @@ def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, dat
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, airflow_db, data_root):
+def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, airflow_db, data_root, quiet_job):
     from pipelines.demo import START, generate_purchases
     from pipelines.drivers import run_stream
     from pipelines.job import load_job
-    job = load_job(REPO / "jobs" / "demo.toml", root=data_root)
+    job = load_job(quiet_job, root=data_root)
     rows = generate_purchases(n_events=1200)
     _land(spark, job, rows)
     run_stream(spark, job, validate=False)  # setup: the reprocess run validates its own outputs

@@ -51,9 +51,14 @@ def run(spark, root, crash_stage=None, crash_batch=None):
     return op
 
 
+@pytest.fixture(scope="module")
+def clean(spark, tmp_path_factory):
+    """One run of BATCHES without a crash (read only by the tests that compare with it)."""
+    return run(spark, str(tmp_path_factory.mktemp("clean")))
+
+
 @pytest.mark.parametrize("stage", ["after_outputs", "before_progress"])
-def test_replay_after_crash_writes_every_row_exactly_once(spark, tmp_path, stage):
-    clean = run(spark, str(tmp_path / "clean"))
+def test_replay_after_crash_writes_every_row_exactly_once(spark, tmp_path, stage, clean):
     crashed = run(spark, str(tmp_path / "crashed"), crash_stage=stage, crash_batch=1)
     for table in ("results_path", "late_path", "quarantine_path"):
         expected = rows_of(spark, getattr(clean.store, table))
@@ -64,8 +69,8 @@ def test_replay_after_crash_writes_every_row_exactly_once(spark, tmp_path, stage
     assert panes.groupBy("k", "window_start_ms", "pane_index").count().where("count > 1").count() == 0
 
 
-def test_no_state_rows_remain_after_cleanup(spark, tmp_path):
-    op = run(spark, str(tmp_path / "s"))
+def test_no_state_rows_remain_after_cleanup(spark, clean):
+    op = clean
     assert spark.read.format("delta").load(op.store.windows_path).count() == 0
     progress = spark.read.format("delta").load(op.store.progress_path).orderBy("batch_id").collect()
     assert [r.batch_id for r in progress] == [0, 1, 2, 3]

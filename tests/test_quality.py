@@ -311,3 +311,13 @@ def test_cli_validate(spark, pipeline, tmp_path, capsys):
     captured = capsys.readouterr()
     assert "FAIL window_results" in captured.out
     assert "expect_column_values_to_be_between column 'max_items'" in captured.err
+
+
+def test_validate_runs_is_a_job_setting_and_must_be_a_boolean(tmp_path):
+    """``[quality] validate_runs``: the drivers' default (true); a deployment whose quality DAG validates says false."""
+    from job_files import demo_job_file
+    assert load_job(DEMO_JOB).validate_runs is True
+    assert load_job(demo_job_file(tmp_path)).validate_runs is False
+    path = demo_job_file(tmp_path, replace={"validate_runs = false": 'validate_runs = "no"'})
+    with pytest.raises(ValueError, match=r"\[quality\] validate_runs must be true or false, got 'no'"):
+        load_job(path)
