@@ -41,8 +41,11 @@ def spec(trigger=None):
     return builder.aggregate(items=Sum("item_count"), n=Count())
 
 
-def run(spark, operator, raw, batches):
-    """Feed the raw table in ``batches`` event-time slices, then flush; returns (panes, reports)."""
+def run(spark, operator, raw, batches, processing_time_step_ms=None):
+    """Feed the raw table in ``batches`` event-time slices, then flush; returns (panes, reports).
+
+    With ``processing_time_step_ms`` the batches carry processing times that far apart.
+    """
     df = spark.read.format("delta").load(raw)
     ms = F.unix_millis("event_time")
     step = DAY_MS // batches + 1
@@ -50,7 +53,8 @@ def run(spark, operator, raw, batches):
     for b in range(batches):
         lo, hi = START_MS + b * step, START_MS + (b + 1) * step
         part = df.where((ms >= lo) & (ms < hi)) if b < batches - 1 else df.where(ms >= lo)
-        reports.append(operator.process_batch(part, b))
+        pt = None if processing_time_step_ms is None else START_MS + b * processing_time_step_ms
+        reports.append(operator.process_batch(part, b, processing_time_ms=pt))
     reports.append(operator.flush(batches))
     return sum(r.metrics.panes_emitted for r in reports), reports
 

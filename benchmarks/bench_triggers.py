@@ -23,6 +23,7 @@ import shutil
 
 from pyspark.sql import functions as F
 
+import bench_keyed
 from bench_windows import DAY_MS, OUT, START_MS, generate, timed_cpu
 from windowing import Count, EventTimeTrigger, Sum, TumblingEventTimeWindows, WindowSpecBuilder
 from windowing.spark.keyed import KeyedModelOperator
@@ -43,16 +44,7 @@ def spec():
 
 def run(spark, operator, raw, batches):
     """Feed the raw table in ``batches`` event-time slices (processing time 15 s apart), then flush."""
-    df = spark.read.format("delta").load(raw)
-    ms = F.unix_millis("event_time")
-    step = DAY_MS // batches + 1
-    reports = []
-    for b in range(batches):
-        lo, hi = START_MS + b * step, START_MS + (b + 1) * step
-        part = df.where((ms >= lo) & (ms < hi)) if b < batches - 1 else df.where(ms >= lo)
-        reports.append(operator.process_batch(part, b, processing_time_ms=START_MS + b * PT_STEP_MS))
-    reports.append(operator.flush(batches))
-    return sum(r.metrics.panes_emitted for r in reports), reports
+    return bench_keyed.run(spark, operator, raw, batches, processing_time_step_ms=PT_STEP_MS)
 
 
 def main():

@@ -66,7 +66,8 @@ from windowing.spark.keyed_state import (
     state_schema)
 from windowing.spark.operator import BatchReport
 from windowing.spark.prepare import (
-    QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, event_time_ms, long_lit, simple_types)
+    QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, event_time_ms, ingestion_time_ms, long_lit,
+    simple_types)
 from windowing.spark.stores import bind_output_mode, check_fingerprint, delta_store
 
 KEYED_PLAN = "keyed"
@@ -81,16 +82,6 @@ SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True
 def group_keys(spec: WindowSpec) -> list[str]:
     """The columns a batch is grouped by: the key columns, or the constant ``__all`` of window_all."""
     return list(spec.key_columns) or [ALL_KEY]
-
-
-def _time_ms(df: DataFrame, column: str) -> Column:
-    """A processing-time column in epoch ms: long/int as is, timestamps converted, anything else null."""
-    dtype = df.schema[column].dataType
-    if isinstance(dtype, (T.TimestampType, T.TimestampNTZType)):
-        return F.unix_millis(F.col(column).cast("timestamp"))
-    if isinstance(dtype, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
-        return F.col(column).cast("long")
-    return F.lit(None).cast("long")
 
 
 def prepare_rows(df: DataFrame, spec: WindowSpec, arrival_clock_ms: int, skew_reference_ms: int,
@@ -125,7 +116,7 @@ def prepare_rows(df: DataFrame, spec: WindowSpec, arrival_clock_ms: int, skew_re
         ts = F.lit(None).cast("long")
     out = out.withColumn(TS, ts)
     if spec.ingestion_time_column is not None:
-        pt = _time_ms(df, spec.ingestion_time_column)
+        pt = ingestion_time_ms(df, spec.ingestion_time_column)
         when(pt.isNull(), QUARANTINE_INVALID_INGESTION_TIME)
     else:
         pt = long_lit(arrival_clock_ms)
