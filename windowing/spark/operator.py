@@ -219,8 +219,7 @@ class SparkWindowOperator:
                 unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0)
 
             ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
-            clock = trigger_plans.BatchClock.of(last["processing_time_ms"] if last else None, processing_time_ms,
-                                                flush=watermark_ms == MAX_TIMESTAMP_MS)
+            clock = trigger_plans.BatchClock.of(times)
             state = self.store.read_windows(last["windows_version"] if last else None)
             state = self._relevant_state(state, ctx, stats, clock, times)
             value_cols = self._value_columns()
@@ -265,8 +264,6 @@ class SparkWindowOperator:
             if self.plan.kind == EVICTING_COUNT_PLAN:
                 buffers_version = self.store.merge_buffers(out.buffer_inserts, out.buffer_deletes, list(self.spec.key_columns) + ["elem_index"], batch_id)
             self._fault("before_progress")
-            if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS:
-                processing_time_ms = clock.after_ms   # these plans resume the model's clock from progress
             self._commit(df, batch_id, wm1, max_seen, processing_time_ms, windows_version, buffers_version, metrics,
                          times.time_state)
             self._fault("after_progress")

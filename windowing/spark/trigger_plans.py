@@ -111,12 +111,10 @@ class BatchClock:
     after_ms: int
 
     @classmethod
-    def of(cls, before_ms: int | None, processing_time_ms: int | None, flush: bool) -> "BatchClock":
-        before = MIN_TIMESTAMP_MS if before_ms is None else before_ms
-        if processing_time_ms is not None and processing_time_ms > before and not flush:
-            arrival = processing_time_ms
-            return cls(before, processing_time_ms - 1, arrival, arrival)
-        return cls(before, None, before, MAX_TIMESTAMP_MS if flush else before)
+    def of(cls, times) -> "BatchClock":
+        """The clock of a batch's :class:`windowing.spark.batch_time.BatchTime` (the model's clock)."""
+        below = times.early_phase_below_ms
+        return cls(times.clock_before_ms, None if below is None else below - 1, times.arrival_ms, times.clock_end_ms)
 
     def __post_init__(self) -> None:
         if not (self.before_ms <= self.arrival_ms <= self.after_ms):
