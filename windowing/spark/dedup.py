@@ -10,7 +10,7 @@ Exactly once without a version in ``progress``: batch ``b`` sees only rows of
 batches ``< b`` that are still within the horizon, and pruning deletes only
 rows that ``b`` cannot see anyway. A replay of ``b`` after a crash therefore
 sees the same ids whatever the crashed attempt wrote; its append of the kept
-ids carries Delta's ``txnAppId``/``txnVersion`` and lands once.
+ids lands once (``delta_io.append``).
 """
 from __future__ import annotations
 

@@ -1,23 +1,37 @@
-"""Delta writes that are idempotent per (application id, batch id).
+"""Delta writes that land once per (application id, batch id).
 
-Every table write of a batch carries Delta's ``txnAppId`` / ``txnVersion``:
-Delta records the pair in the table's log and silently skips a later write
-with the same application id and a version that is not higher. A batch
-replayed after a crash therefore writes each row once, whichever writes of the
-crashed attempt already landed. MERGE takes the pair from the session
-configuration.
+A batch replayed after a crash must write each row once, whichever writes of
+the crashed attempt already landed. Two mechanisms give that:
+
+* Output and state writes (appends and MERGEs) carry a marker in the
+  commit's ``userMetadata`` (``{"windowing_app_id": ..., "batch_id": ...}``).
+  Before writing, :func:`committed_batch` reads the newest commits of the
+  table's log (a few small JSON files, no Spark job) for the newest marker of
+  the application; a batch at or below it has landed and is skipped. This is
+  Delta's own ``txnAppId``/``txnVersion`` rule, checked cheaply: Delta 4.4
+  answers ``txnVersion`` by reconstructing the whole snapshot state (a Spark
+  job, about 2 CPU s per write on a small table), which cost every batch 4-5
+  such jobs.
+* The progress row, the batch's commit point, is written with Delta's
+  ``txnAppId``/``txnVersion`` (``exclusive=True``): Delta checks it inside
+  the optimistic transaction, so of two writers racing on one batch exactly
+  one commits it (the other learns it from an unchanged table version).
+
+Delta's ``txn`` actions written by earlier releases of this package count as
+markers too, so existing tables resume without a gap.
 """
 from __future__ import annotations
 
+import json
 import os
 
-from contextlib import contextmanager
+from collections.abc import Callable
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
-TXN_APP_ID_CONF = "spark.databricks.delta.write.txnAppId"
-TXN_VERSION_CONF = "spark.databricks.delta.write.txnVersion"
+USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+MARKER_APP, MARKER_BATCH = "windowing_app_id", "batch_id"
 
 
 def absolute(path: str) -> str:
@@ -54,33 +68,107 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
 
 
 def append(df: DataFrame, path: str, app_id: str, batch_id: int, merge_schema: bool = False,
-           properties: dict[str, str] | None = None) -> None:
-    """Append idempotently; ``merge_schema`` adds new columns of ``df`` to the table (schema evolution).
+           properties: dict[str, str] | None = None, exclusive: bool = False) -> bool:
+    """Append ``df`` once for ``(app_id, batch_id)``; False when that batch already landed (nothing written).
 
-    A missing table is created by this write, in the same commit, with the
-    default table properties and ``properties`` (saves a separate creating
-    commit).
+    ``merge_schema`` adds new columns of ``df`` to the table (schema
+    evolution). A missing table is created by this write, in the same commit,
+    with the default table properties and ``properties``. ``exclusive`` uses
+    Delta's ``txnAppId``/``txnVersion``, checked inside the transaction (for
+    the commit point; costs a snapshot reconstruction); otherwise the marker
+    check of :func:`committed_batch` decides.
     """
-    writer = (df.write.format("delta").mode("append")
-              .option("txnAppId", app_id).option("txnVersion", str(batch_id)))
+    spark = df.sparkSession
+    exists = table_exists(spark, path)
+    writer = df.write.format("delta").mode("append")
+    if exclusive:
+        writer = writer.option("txnAppId", app_id).option("txnVersion", str(batch_id))
+    else:
+        if exists and _landed(spark, path, app_id, batch_id):
+            return False
+        writer = writer.option("userMetadata", marker(app_id, batch_id))
     if merge_schema:
         writer = writer.option("mergeSchema", "true")
-    if not table_exists(df.sparkSession, path):
+    if not exists:
         for key, value in {**DEFAULT_PROPERTIES, **(properties or {})}.items():
             writer = writer.option(key, value)
     writer.save(path)
+    return True
 
 
-@contextmanager
-def txn(spark: SparkSession, app_id: str, batch_id: int):
-    """Make the DML statements inside (MERGE) idempotent for ``(app_id, batch_id)``."""
-    spark.conf.set(TXN_APP_ID_CONF, app_id)
-    spark.conf.set(TXN_VERSION_CONF, str(batch_id))
+def run_once(spark: SparkSession, path: str, app_id: str, batch_id: int, write: Callable[[], None]) -> bool:
+    """Run ``write`` (one DML statement on the table at ``path``, e.g. a MERGE) once for ``(app_id, batch_id)``.
+
+    Returns False, without running it, when that batch already landed. The
+    statement's commit carries the marker (through the session's
+    ``userMetadata`` configuration, set only while it runs).
+    """
+    if _landed(spark, path, app_id, batch_id):
+        return False
+    spark.conf.set(USER_METADATA_CONF, marker(app_id, batch_id))
     try:
-        yield
+        write()
     finally:
-        spark.conf.unset(TXN_APP_ID_CONF)
-        spark.conf.unset(TXN_VERSION_CONF)
+        spark.conf.unset(USER_METADATA_CONF)
+    return True
+
+
+def marker(app_id: str, batch_id: int) -> str:
+    """The ``userMetadata`` of a commit written by ``app_id`` for ``batch_id``."""
+    return json.dumps({MARKER_APP: app_id, MARKER_BATCH: int(batch_id)}, sort_keys=True)
+
+
+def _landed(spark: SparkSession, path: str, app_id: str, batch_id: int) -> bool:
+    newest = committed_batch(spark, path, app_id)
+    return newest is not None and newest >= batch_id
+
+
+def committed_batch(spark: SparkSession, path: str, app_id: str) -> int | None:
+    """The highest batch id ``app_id`` committed to the table at ``path``; None if it never wrote it.
+
+    Reads the log's commit files from the newest backwards and stops at the
+    first commit of ``app_id`` (a marker, or a Delta ``txn`` action of an older
+    release): one small file for a table only this application writes. When
+    the log's older commits have been cleaned up before one is found, Delta's
+    own record (the snapshot's set transactions) answers, at the cost of a
+    Spark job.
+    """
+    jvm = spark._jvm
+    none = jvm.scala.Option.empty()
+    log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, absolute(path))
+    snapshot = log.update(False, none, none)
+    store, conf, log_path = log.store(), log.newDeltaHadoopConf(), log.logPath()
+    for version in range(int(snapshot.version()), -1, -1):
+        commit_file = jvm.org.apache.hadoop.fs.Path(log_path, f"{version:020d}.json")
+        if not commit_file.getFileSystem(conf).exists(commit_file):   # cleaned up after a checkpoint
+            return _from_delta_record(snapshot, app_id)
+        batch = _batch_in_commit(store.read(commit_file, conf).mkString("\n"), app_id)
+        if batch is not None:
+            return batch
+    return None
+
+
+def _batch_in_commit(commit_json: str, app_id: str) -> int | None:
+    """The batch id of ``app_id``'s marker (or Delta ``txn`` action) in one commit file's text, else None."""
+    for line in commit_json.splitlines():
+        if line.startswith('{"commitInfo"'):
+            metadata = json.loads(line)["commitInfo"].get("userMetadata")
+            try:
+                mark = json.loads(metadata) if metadata else None
+            except ValueError:
+                continue                      # someone else's free-text metadata
+            if isinstance(mark, dict) and mark.get(MARKER_APP) == app_id:
+                return int(mark[MARKER_BATCH])
+        elif line.startswith('{"txn"'):
+            txn = json.loads(line)["txn"]
+            if txn.get("appId") == app_id:
+                return int(txn["version"])
+    return None
+
+
+def _from_delta_record(snapshot, app_id: str) -> int | None:
+    version = snapshot.transactions().get(app_id)
+    return None if version.isEmpty() else int(version.get())
 
 
 def latest_version(spark: SparkSession, path: str) -> int:

@@ -17,7 +17,7 @@ memory beside a :class:`~windowing.spark.stores.MemoryStore`):
 * ``last_batch_id``: the batch that wrote the row.
 
 A key whose windows and timers are all gone has no row. Writes are one
-MERGE per batch with Delta's ``txnAppId``/``txnVersion`` (exactly once), and
+MERGE per batch that lands once per batch (``delta_io.run_once``), and
 reads are AS OF the version recorded in the progress row of the last
 committed batch.
 """
@@ -108,11 +108,11 @@ class KeyedStateTable:
         target = DeltaTable.forPath(self.spark, self.path)
         values = {f.name: f"s.`{f.name}`" for f in self.schema.fields}
         cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-        with delta_io.txn(self.spark, self.app_id, batch_id):
-            (target.alias("t").merge(source.alias("s"), cond)
-             .whenMatchedDelete(condition="s.__delete")
-             .whenMatchedUpdate(set=values)
-             .whenNotMatchedInsert(condition="NOT s.__delete", values=values).execute())
+        merge = (target.alias("t").merge(source.alias("s"), cond)
+                 .whenMatchedDelete(condition="s.__delete")
+                 .whenMatchedUpdate(set=values)
+                 .whenNotMatchedInsert(condition="NOT s.__delete", values=values))
+        delta_io.run_once(self.spark, self.path, self.app_id, batch_id, merge.execute)
         return delta_io.latest_version(self.spark, self.path)
 
     def rows(self) -> list[tuple]:

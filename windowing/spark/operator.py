@@ -16,8 +16,10 @@ elements with reason and watermark) and ``quarantine`` (malformed rows).
 
 Commit protocol for batch ``b``: skip if progress has ``b``; read state AS OF
 the versions recorded by the last committed batch; compute; write outputs and
-state with Delta ``txnAppId = operator_id``, ``txnVersion = b``; write
-progress last, then check that the progress row of ``b`` is this writer's.
+state once per ``(operator_id, b)`` (``delta_io``: a marker in each commit,
+checked before writing); write progress last with Delta ``txnAppId =
+operator_id``, ``txnVersion = b``, then check that the progress row of ``b``
+is this writer's.
 """
 from __future__ import annotations
 

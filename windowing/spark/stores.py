@@ -4,9 +4,9 @@ The results table follows the spec's output mode (:mod:`windowing.core.sinks`
 states the semantics): ``append`` appends every pane; ``final`` appends only
 final panes; ``upsert`` MERGEs each batch's panes on (key, window), keeping
 the latest pane per window, and deletes the rows of the sessions a pane
-``supersedes`` (merged away), so no stale fragment stays. Every write carries
-Delta's ``txnAppId``/``txnVersion`` (the MERGE through the session
-configuration), so a replayed batch is not applied twice.
+``supersedes`` (merged away), so no stale fragment stays. Every write lands once
+per (operator, batch) (``delta_io``: a marker in the commit, checked before
+writing), so a replayed batch is not applied twice.
 
 :class:`DeltaStore` is the product: Delta tables with the idempotent commit
 protocol (see operator.py). :class:`MemoryStore` keeps the same tables as
@@ -232,11 +232,11 @@ class DeltaStore:
         source = merge_source(upserts, deletes, schema)
         values = {f.name: f"s.`{f.name}`" for f in schema.fields}
         cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-        with delta_io.txn(self.spark, self.operator_id, batch_id):
-            merge = target.alias("t").merge(source.alias("s"), cond).whenMatchedDelete(condition="s.__delete")
-            if update:
-                merge = merge.whenMatchedUpdate(set=values)
-            merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values).execute()
+        merge = target.alias("t").merge(source.alias("s"), cond).whenMatchedDelete(condition="s.__delete")
+        if update:
+            merge = merge.whenMatchedUpdate(set=values)
+        merge = merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values)
+        delta_io.run_once(self.spark, path, self.operator_id, batch_id, merge.execute)
         return delta_io.latest_version(self.spark, path)
 
     def windows_version(self) -> int | None:
@@ -257,7 +257,8 @@ class DeltaStore:
         before = delta_io.latest_version(self.spark, self.progress_path) if exists else -1
         frame = self.spark.createDataFrame([tuple(row.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
         # mergeSchema: a progress table created before a column was added gains it on the next commit.
-        delta_io.append(frame, self.progress_path, self.operator_id, row["batch_id"], merge_schema=True)
+        delta_io.append(frame, self.progress_path, self.operator_id, row["batch_id"], merge_schema=True,
+                        exclusive=True)
         if delta_io.latest_version(self.spark, self.progress_path) == before:
             # Delta skipped our append: this (operator, batch) is already in the log.
             self._loaded = False
