@@ -143,7 +143,7 @@ def test_real_scheduler_streams_twice_and_backfills_two_intervals(spark, tmp_pat
         land(spark, second, job.source_path)
         cli_writing(airflow, "dags", "trigger", "purchases_per_minute_streaming", "--run-id", "e2e_stream_2")
         # The backfill reads the raw table, complete now, and writes tables of its own: its two runs
-        # need not wait for the second streaming run (parallelism 2 runs them side by side).
+        # need not wait for the second streaming run (they take the next free task slot).
         cli_writing(airflow, "backfill", "create", "--dag-id", "purchases_per_minute_backfill",
                     "--from-date", "2026-11-01T09:00:00+00:00", "--to-date", "2026-11-01T10:00:00+00:00",
                     "--reprocess-behavior", "completed", "--max-active-runs", "1")
