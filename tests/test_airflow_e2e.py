@@ -113,13 +113,14 @@ def test_real_scheduler_streams_twice_and_backfills_two_intervals(spark, tmp_pat
     # The demo job as shipped, but one backfill chunk per hourly interval instead of six: each chunk is a
     # Delta commit round, slow on a busy 2-core machine; chunking itself is tested with the drivers.
     # The quality DAG is what validates the runs (as a deployment with that DAG would set it): the
-    # streaming and backfill tasks do not validate the same outputs a second time. And the streaming
-    # DAG runs only when the test triggers it: its cron is February 29th (last 2024, before the job's
-    # start date; next 2028) instead of every 5 minutes, which would start a task process with its
-    # own JVM every 5 minutes of the test (and the first at once, taking the first arrival).
+    # streaming and backfill tasks do not validate the same outputs a second time. And the DAGs run
+    # only what the test asks for: with the job's start date in 2100 the scheduler creates no
+    # scheduled run (a streaming run every 5 minutes, the first at once taking the first arrival; a
+    # backfill run of the latest hour, then a data-quality run of it, each a task process with its
+    # own JVM), while triggered runs and `airflow backfill create` runs do not depend on it.
     from job_files import demo_job_file
     job_file = demo_job_file(tmp_path, replace={'backfill_chunk = "10 minutes"': 'backfill_chunk = "1 hour"',
-                                                'stream_schedule = "*/5 * * * *"': 'stream_schedule = "0 0 29 2 *"'})
+                                                'start_date = "2026-01-01"': 'start_date = "2100-01-01"'})
     assert load_job(job_file).validate_runs is False
     airflow = LocalAirflow(tmp_path / "airflow-home", port=free_port(),
                            env_overrides={"WINDOWING_DATA_ROOT": str(data), "WINDOWING_AIRFLOW_JOBS": str(job_file),
@@ -141,11 +142,13 @@ def test_real_scheduler_streams_twice_and_backfills_two_intervals(spark, tmp_pat
         assert [r["run_id"] for r in runs] == ["e2e_stream_1"]   # no scheduled run took the first arrival
         land(spark, second, job.source_path)
         cli_writing(airflow, "dags", "trigger", "purchases_per_minute_streaming", "--run-id", "e2e_stream_2")
-        wait_for(airflow, "purchases_per_minute_streaming", run_state("e2e_stream_2"), "streaming run 2")
-
+        # The backfill reads the raw table, complete now, and writes tables of its own: its two runs
+        # need not wait for the second streaming run (they take the next free task slot).
         cli_writing(airflow, "backfill", "create", "--dag-id", "purchases_per_minute_backfill",
                     "--from-date", "2026-11-01T09:00:00+00:00", "--to-date", "2026-11-01T10:00:00+00:00",
                     "--reprocess-behavior", "completed", "--max-active-runs", "1")
+        stream_runs = wait_for(airflow, "purchases_per_minute_streaming", run_state("e2e_stream_2"),
+                               "streaming run 2")
 
         def two_backfill_runs(runs: list[dict]) -> bool:
             mine = [r for r in runs if r["run_id"].startswith("backfill__")]
@@ -180,9 +183,10 @@ def test_real_scheduler_streams_twice_and_backfills_two_intervals(spark, tmp_pat
     assert checked and not [r for r in checked if r["failed_critical"]]
     assert {r["suite"] for r in checked} >= {"window_results", "raw_events", "late_rows"}
 
-    # (The DAG also has its own scheduled run of the latest hour, which found no rows.)
-    mine = [r for r in backfill_runs if r["run_id"].startswith("backfill__")]
-    assert sorted(r["logical_date"][:16] for r in mine) == ["2026-11-01T09:00", "2026-11-01T10:00"]
+    # Only the runs the test asked for: the two triggered ones and one backfill run per interval.
+    assert sorted(r["run_id"] for r in stream_runs) == ["e2e_stream_1", "e2e_stream_2"]
+    assert [r for r in backfill_runs if not r["run_id"].startswith("backfill__")] == []   # no scheduled run
+    assert sorted(r["logical_date"][:16] for r in backfill_runs) == ["2026-11-01T09:00", "2026-11-01T10:00"]
 
     # The stream's outputs are exactly what the driver writes for the same two arrivals.
     for arrival in (first, second):

@@ -16,15 +16,20 @@ DEMO = REPO / "jobs" / "demo.toml"
 pytestmark = [pytest.mark.spark, pytest.mark.slow]
 
 
-@pytest.fixture
-def streamed(spark, tmp_path):
-    """The demo job's raw table (600 purchases over 20 minutes) after one streaming run."""
+@pytest.fixture(scope="module")
+def streamed(spark, tmp_path_factory):
+    """The demo job's raw table (600 purchases over 20 minutes) after one streaming run, and its root folder.
+
+    Shared by the module's tests: none of them changes what the stream wrote (a failed
+    reprocessing leaves it untouched, the others are refused or write new tables).
+    """
     from pipelines.drivers import run_stream
-    job = load_job(DEMO, root=tmp_path)
+    root = tmp_path_factory.mktemp("reprocess")
+    job = load_job(DEMO, root=root)
     rows = generate_purchases(n_events=600)
     land(spark, rows, job.source_path)
     run_stream(spark, job, validate=False)
-    return job, rows
+    return job, rows, root
 
 
 def _table(spark, path):
@@ -36,9 +41,13 @@ def _version(spark, path):
     return DeltaTable.forPath(spark, path).history(1).first()["version"]
 
 
-def test_a_failure_before_the_replace_leaves_the_results_untouched(spark, streamed, monkeypatch):
+def test_a_failure_before_the_replace_leaves_the_results_untouched(spark, streamed, monkeypatch, tmp_path):
+    from job_files import demo_job_file
     from pipelines import reprocess
-    job, _ = streamed
+    _, _, root = streamed
+    # The demo job without the drivers' own validation of the staged outputs (the point here is
+    # what the failure leaves; the CLI test below reprocesses with validation as shipped).
+    job = load_job(demo_job_file(tmp_path), root=root)
     before, version = _table(spark, job.results_path), _version(spark, job.results_path)
     real = reprocess.run_backfill
 
@@ -55,7 +64,7 @@ def test_a_failure_before_the_replace_leaves_the_results_untouched(spark, stream
 
 def test_reprocess_refuses_ranges_and_windows_it_cannot_do(spark, streamed):
     from pipelines.reprocess import new_output_job, reprocess_range
-    job, _ = streamed
+    job, _, _ = streamed
     with pytest.raises(ValueError, match="range is empty"):
         reprocess_range(spark, job, START, START)
     with pytest.raises(ValueError, match="GlobalWindows windows have no time range"):
@@ -66,9 +75,9 @@ def test_reprocess_refuses_ranges_and_windows_it_cannot_do(spark, streamed):
         new_output_job(job, "five-min")
 
 
-def test_cli_reprocess_into_a_new_table_with_sliding_windows(spark, streamed, tmp_path, capsys):
-    job, rows = streamed
-    args = ["reprocess", "--job", str(DEMO), "--root", str(tmp_path), "--start", "2026-11-01T09:00",
+def test_cli_reprocess_into_a_new_table_with_sliding_windows(spark, streamed, capsys):
+    job, rows, root = streamed
+    args = ["reprocess", "--job", str(DEMO), "--root", str(root), "--start", "2026-11-01T09:00",
             "--end", "2026-11-01T09:10", "--window", '{"type": "sliding", "size": "2 minutes", "slide": "1 minute"}',
             "--into", "sliding"]
     assert winjob(args) == 0
@@ -82,6 +91,6 @@ def test_cli_reprocess_into_a_new_table_with_sliding_windows(spark, streamed, tm
     valid = [int(r[3].timestamp() * 1000) for r in rows if r[1] is not None and r[3] is not None]
     for end_ms, purchases in got.items():
         assert purchases == sum(1 for t in valid if end_ms - 120_000 <= t < end_ms)
-    assert winjob(["reprocess", "--job", str(DEMO), "--root", str(tmp_path), "--start", "2026-11-01T09:00",
+    assert winjob(["reprocess", "--job", str(DEMO), "--root", str(root), "--start", "2026-11-01T09:00",
                    "--end", "2026-11-01T09:10", "--window", '{"type": "count", "size": 5}']) == 2
     assert "have no time range" in capsys.readouterr().err
