@@ -30,7 +30,7 @@ KEYED_ON_SPARK = {
     "session_bridge_merges_accumulators",                       # user aggregates (array results) merged
     "session_dynamic_gap_from_column",                          # the gap column checked in Spark
     "continuous_processing_time_trigger_on_global_window",      # the processing-time clock, global windows
-    "session_early_firings_and_late_bridge",                    # early/late firings (on_merge of counters)
+    "session_user_trigger_merges_its_state",                    # a user trigger's on_merge of its state
     "user_trigger_state_survives_across_batches",               # user trigger state across batches
     "processing_time_from_ingestion_column",                    # per-row processing time, its quarantine
     "watermark_is_the_minimum_over_sources",                    # several sources, unknown source

@@ -49,13 +49,14 @@ def test_what_stays_on_the_per_key_path_says_why():
         "per-key model (no DataFrame plan for trigger DeltaTrigger")
     assert execution_path(BY_NAME["continuous_processing_time_trigger_on_global_window"].spec).endswith(
         "on global windows)")
-    assert execution_path(BY_NAME["session_early_firings_and_late_bridge"].spec).startswith(
-        "per-key model (no DataFrame plan for trigger EarlyLateEventTimeTrigger")
+    # sessions with early/late firings have a plan (test_session_trigger_plans.py)
+    assert execution_path(BY_NAME["session_early_firings_and_late_bridge"].spec) == "dataframe plan session_early_late"
 
 
 def test_fingerprints_change_only_for_specs_on_trigger_plans():
     from windowing.spark.plans import plan_for
-    from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS, state_fingerprint
+    from windowing.spark.session_trigger_plan import state_fingerprint   # what the operator records
+    from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS
     seen_kinds = set()
     for t in TRANSCRIPTS:
         if SPARK_BATCH not in t.executors:
@@ -66,7 +67,7 @@ def test_fingerprints_change_only_for_specs_on_trigger_plans():
             continue
         seen_kinds.add(kind)
         fingerprint = state_fingerprint(t.spec, kind)
-        if kind in TRIGGER_PLAN_KINDS:
+        if kind in TRIGGER_PLAN_KINDS or kind.startswith("session_"):   # session_*: session_trigger_plan
             assert fingerprint != t.spec.fingerprint(), t.name
             assert fingerprint == state_fingerprint(t.spec, kind)    # stable
         else:

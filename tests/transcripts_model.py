@@ -634,3 +634,4 @@ transcript(
     invariant=True, doc="session windows with window_all")
 
 import transcripts_triggers  # noqa: E402,F401  (registers the trigger-plan transcripts)
+import transcripts_session_triggers  # noqa: E402,F401  (registers the session trigger-plan transcripts)

@@ -54,6 +54,7 @@ from windowing.spark.prepare import (
     has_window_array, live_windows, long_lit, simple_types)
 from windowing.spark.slicing import SLICE
 from windowing.spark import trigger_plans
+from windowing.spark import session_trigger_plan as stp
 
 
 CLOSING_PLAN = "closing"
@@ -139,7 +140,7 @@ class SparkWindowOperator:
     @property
     def fingerprint(self) -> str:
         """What progress records for this spec (salted for plans with extra trigger-state columns)."""
-        return trigger_plans.state_fingerprint(self.spec, self.plan.kind)
+        return stp.state_fingerprint(self.spec, self.plan.kind)
 
     def _schemas(self, df: DataFrame):
         keys = [df.schema[k] for k in self.spec.key_columns]
@@ -149,8 +150,9 @@ class SparkWindowOperator:
             [T.StructField(k.name, k.dataType, True) for k in keys] + [long(WS), long(WE), long(END_BUCKET)]
             + [T.StructField(a.name, a.dataType, True) for a in accs]
             + [long(c) for c in BOOKKEEPING] + [long("last_batch_id")]
-            + (session_state_fields() if self.plan.kind == SESSION_PLAN else [])
-            + (trigger_plans.trigger_state_fields() if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS else []))
+            + (session_state_fields() if self._is_session else [])
+            + (trigger_plans.trigger_state_fields() if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS
+               or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS else []))
         buffers = None
         if self.plan.kind == EVICTING_COUNT_PLAN:
             values = [df.schema[c] for c in self._value_columns()]
@@ -228,8 +230,8 @@ class SparkWindowOperator:
             elements = self._elements(classified, wm0)
             if self.plan.kind == PROCESSING_TIME_PLAN:
                 out = processing_time_plan(ctx, self.plan, elements, state, times)
-            elif self.plan.kind == SESSION_PLAN:
-                out = self._session_batch(df, classified, ctx, state, metrics)
+            elif self._is_session:
+                out = self._session_batch(df, classified, ctx, state, metrics, clock)
             elif self.plan.kind == TIME_PLAN:
                 out = time_plan(ctx, self.plan, elements, state)
             elif self.plan.kind == COUNT_PLAN:
@@ -389,12 +391,20 @@ class SparkWindowOperator:
             committed_at=datetime.datetime.now(datetime.timezone.utc)))
 
     # ------------------------------------------------------------ sessions
+    @property
+    def _is_session(self) -> bool:
+        return self.plan.kind == SESSION_PLAN or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
+
     def _session_batch(self, df: DataFrame, classified: DataFrame, ctx: PlanContext, state: DataFrame,
-                       metrics: BatchMetrics) -> SessionOutput:
-        """Run the session plan; elements it finds late (after merging) move from accepted to late."""
+                       metrics: BatchMetrics, clock: "trigger_plans.BatchClock") -> SessionOutput:
+        """Run the session plan (or a session trigger plan); elements it finds late (after merging)
+        move from accepted to late."""
         elements = (classified.where(F.col(STATUS) == ACCEPTED)
                     .select(*df.columns, TS, SEQ, WS, WE))
-        out = session_plan(ctx, self.plan, elements, state)
+        if self.plan.kind == SESSION_PLAN:
+            out = session_plan(ctx, self.plan, elements, state)
+        else:
+            out = stp.session_trigger_plan(ctx, self.plan, elements, state, clock)
         metrics.accepted_rows -= out.late_count
         if self.spec.late_output:
             metrics.late_rows += out.late_count
@@ -408,10 +418,12 @@ class SparkWindowOperator:
                                     F.lit(LATE_BEYOND_ALLOWED_LATENESS).alias("reason"),
                                     long_lit(wm0).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
 
-    def _relevant_session_state(self, state: DataFrame, ctx: PlanContext, stats: dict) -> DataFrame:
+    def _relevant_session_state(self, state: DataFrame, ctx: PlanContext, stats: dict,
+                                clock: "trigger_plans.BatchClock | None" = None) -> DataFrame:
         """The open sessions a batch can touch: those an element window may touch or bridge
         (end at or after the batch's smallest accepted timestamp), those whose end the
-        watermark crosses, and those whose cleanup time falls in ``(wm0, wm1]``."""
+        watermark crosses, those whose cleanup time falls in ``(wm0, wm1]``, and (session
+        trigger plans) those with a timer that comes due."""
         wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, self.spec.allowed_lateness_ms
         ranges = []
         if stats["min_accepted_ts"] is not None:
@@ -419,7 +431,8 @@ class SparkWindowOperator:
         if wm1 > wm0:
             ranges.append((wm0 + 2, wm1 + 1))
             ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))
-        return self._state_by_end(state, ranges)
+        due = stp.due_timers(self.plan.kind, wm1, clock) if self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS else None
+        return self._state_by_end(state, ranges, due)
 
     def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]], also=None) -> DataFrame:
         """State rows whose window end lies in one of ``ranges`` (inclusive), pruned by end bucket,
@@ -444,8 +457,8 @@ class SparkWindowOperator:
         ``(min_ts, max_ts + size]``), if the watermark crosses its end, or if
         its cleanup time falls in ``(wm0, wm1]``. Global windows: all rows.
         """
-        if self.plan.kind == SESSION_PLAN:
-            return self._relevant_session_state(state, ctx, stats)
+        if self._is_session:
+            return self._relevant_session_state(state, ctx, stats, clock)
         size = getattr(self.spec.assigner, "size_ms", None)
         if size is None:
             return state

@@ -19,6 +19,12 @@ picks one; anything else is refused with a message that names it):
 * ``session``: event-time session windows (static gap or a gap column) with
   EventTimeTrigger, optionally purging: merging as gaps and islands over the
   batch's windows and the open sessions (:mod:`windowing.spark.session_plan`).
+* ``session_early_late``, ``session_continuous_event_time``,
+  ``session_processing_time_trigger``, ``session_continuous_processing_time``,
+  ``session_count``: event-time sessions with those triggers (optionally
+  purging): the session merge around the trigger plans' phases, trigger
+  state merged as the triggers' ``on_merge`` says
+  (:mod:`windowing.spark.session_trigger_plan`).
 * ``early_late``, ``continuous_event_time``, ``processing_time``,
   ``continuous_processing_time``: the triggers with timers and trigger state
   on tumbling/sliding event-time windows, optionally purging
@@ -55,6 +61,7 @@ from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, p
 from windowing.spark import slicing
 from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit
 from windowing.spark.session_plan import SESSION_PLAN
+from windowing.spark.session_trigger_plan import session_plan_kind
 from windowing.spark import trigger_plans
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
@@ -123,12 +130,12 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
     found = list(spec.model_only_features)
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
     if isinstance(spec.assigner, EventTimeSessionWindows):
-        # Sessions run as a DataFrame plan when the gap is a column expression and the
-        # trigger is the event-time one; the rest needs per-key execution.
+        # Sessions run as a DataFrame plan when the gap is static or a column and the trigger is
+        # a built-in one with a session plan; the rest needs per-key execution.
         gap = spec.assigner.dynamic_gap
         if gap is not None and not isinstance(gap, GapFromColumn):
             found.append("dynamic session gap from a function")
-        if type(trigger) is not EventTimeTrigger:
+        if type(trigger) is not EventTimeTrigger and session_plan_kind(trigger) is None:
             found.append(f"trigger {trigger!r} on session windows")
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
@@ -158,12 +165,18 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
 
 
 def _session_plan_for(spec: WindowSpec, trigger, purge: bool) -> TriggerPlan:
-    """Event-time sessions with the EventTimeTrigger (optionally purging): the session plan."""
-    if spec.evictor is not None or not isinstance(trigger, EventTimeTrigger):
+    """Event-time sessions: the session plan (EventTimeTrigger), or a session trigger plan
+    (early/late, continuous, processing-time and count triggers), each optionally purging."""
+    if spec.evictor is None and type(trigger) is EventTimeTrigger:
+        return TriggerPlan(SESSION_PLAN, fires_at_end=True, purge=purge)
+    kind = session_plan_kind(trigger)
+    if spec.evictor is not None or kind is None:
         raise NotImplementedError(f"session windows with trigger {spec.trigger!r} and evictor {spec.evictor!r} "
-                                  f"have no DataFrame plan; supported: EventTimeTrigger, optionally in "
+                                  f"have no DataFrame plan; supported: EventTimeTrigger, EarlyLateEventTimeTrigger, "
+                                  f"ContinuousEventTimeTrigger, ProcessingTimeTrigger, "
+                                  f"ContinuousProcessingTimeTrigger or CountTrigger, optionally in "
                                   f"PurgingTrigger, and no evictor (the per-key path runs the others)")
-    return TriggerPlan(SESSION_PLAN, fires_at_end=True, purge=purge)
+    return TriggerPlan(kind, purge=purge, trigger=trigger)
 
 
 @dataclass

@@ -55,6 +55,8 @@ PLAN_KINDS = {EarlyLateEventTimeTrigger: EARLY_LATE_PLAN, ContinuousEventTimeTri
               ProcessingTimeTrigger: PROCESSING_TIME_PLAN,
               ContinuousProcessingTimeTrigger: CONTINUOUS_PROCESSING_TIME_PLAN}
 TRIGGER_PLAN_KINDS = frozenset(PLAN_KINDS.values())
+COUNT_TRIGGER_PLAN = "count_trigger"
+"""CountTrigger as a rule of these phases (the session plans use it; time windows have the count plan)."""
 
 LATE_COUNT, TIMER = "late_count", "timer_ms"
 STATE_LAYOUT = "trigger-state-v1"
@@ -143,6 +145,14 @@ class _Rules:
         self.late_n = getattr(t, "late_every_n", None) if self.kind == EARLY_LATE_PLAN else None
         self.early_interval = getattr(t, "early_interval_ms", None) if self.kind == EARLY_LATE_PLAN else None
         self.interval = getattr(t, "interval_ms", None)
+        # CountTrigger (session plans only): one counter for every element, early or late
+        self.one_counter = self.kind == COUNT_TRIGGER_PLAN
+        if self.one_counter:
+            self.early_n = self.late_n = t.count
+
+    def pre_rows_timing(self) -> Column:
+        """Timing of a phase-A (processing-time, before the rows) firing: against the old watermark."""
+        return F.when(self.above(self.ctx.wm_start_ms), F.lit(EARLY)).otherwise(F.lit(LATE))
 
     # max_ts = end - 1 against a constant
     def above(self, value: int) -> Column:
@@ -164,12 +174,13 @@ class _Rules:
         return F.when(F.lit(at is not None), F.least(_opt_lit(at), F.col(WE) - 1)).otherwise(F.lit(None).cast("long"))
 
 
-def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame) -> DataFrame:
+def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
     """Phase A: processing-time timers below the batch's processing time fire before its rows.
 
     Adds ``__a_fire`` (a timer fired), ``__a_pane`` (with contents: a pane),
     the state after the phase (``__acc_A__*``, ``__cnt_A``, ``__ec_A``,
-    ``__timer_A``) and keeps the state before it as ``__s0__*``.
+    ``__timer_A``) and keeps the state before it as ``__s0__*``; ``carry`` names
+    state columns passed through unchanged (the session plans' ``emitted`` and ``supersedes``).
     """
     ctx, clock, kind = rules.ctx, rules.clock, rules.kind
     accs = ctx.acc_columns
@@ -215,7 +226,8 @@ def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame) -> DataFrame:
         timer_a.cast("long").alias("__timer_A"),
         fire.alias("__a_fire"),
         (pane_fire & has_contents).alias("__a_pane"),
-        F.lit(True).alias("__in_state"))
+        F.lit(True).alias("__in_state"),
+        *[F.col(c) for c in carry])
 
 
 def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> DataFrame:
@@ -234,13 +246,17 @@ def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> D
     if rules.has_count_rule:
         counters = after_a.select(*keys, "__ec_A", "__lc0")
         cond = ctx.join_condition("e", "s")
-        late = F.col("e.__late")
+        late = F.col("e.__late") & F.lit(not rules.one_counter)
         numbered = (elements.withColumn("__late", rules.late_window()).alias("e")
                     .join(counters.alias("s"), cond, "left")
                     .select(*[F.col(f"e.{c}") for c in elements.columns],
                             F.when(late, F.coalesce(F.col("s.__lc0"), F.lit(0)))
                             .otherwise(F.coalesce(F.col("s.__ec_A"), F.lit(0))).cast("long").alias("__c0"),
                             F.when(late, _opt_lit(rules.late_n)).otherwise(_opt_lit(rules.early_n)).alias("__n")))
+        # A merged session's counter is the sum of its parts' and may reach n without firing
+        # (on_merge never fires): its next element fires, as from n - 1.
+        numbered = numbered.withColumn("__c0", F.when(F.col("__n").isNull(), F.col("__c0"))
+                                       .otherwise(F.least(F.col("__c0"), F.col("__n") - 1)))
         order = Window.partitionBy(*keys).orderBy(TS, SEQ)
         numbered = numbered.withColumn(
             "__g", F.when(F.col("__n").isNull(), F.lit(0))
@@ -306,10 +322,103 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
 
     rules = _Rules(ctx, plan, clock)
     keys, accs = ctx.window_keys, ctx.acc_columns
-    wm0, wm1 = ctx.wm_start_ms, ctx.wm_end_ms
+    after_a = _state_after_pre_rows_phase(rules, state)
+    groups, j = rows_and_timers(rules, elements, after_a)
+
+    last_is_a = (F.col("__k") == 0) & ~F.col("__c_pane")
+    a_panes = pane_rows(ctx, j.where("__a_pane"), "__s0__", F.col("__p0"), rules.pre_rows_timing(),
+                        F.col("__cleaned") & last_is_a, ctx.wm_start_ms)
+    panes = a_panes.unionByName(time_driven_panes(rules, j))
+    if rules.has_count_rule:
+        panes = panes.unionByName(count_firing_panes(rules, groups, j))
+    upserts = (j.where(~F.col("__cleaned") & ((F.col("__m") > 0) | F.col("__a_fire") | F.col("__c_fire")))
+               .select(*keys, *state_after_batch(rules))
+               .select(*ctx.state_columns(), LATE_COUNT, TIMER))
+    deletes = j.where(F.col("__cleaned") & F.col("__in_state")).select(*keys, ctx.end_bucket().alias(END_BUCKET))
+    return PlanOutput(panes, upserts, deletes, cached=[j, groups] if rules.has_count_rule else [j])
+
+
+def pane_rows(ctx, frame: DataFrame, accs_prefix: str, pane_index: Column, timing: Column, final: Column,
+              wm: int, extra: dict[str, Column] | None = None) -> DataFrame:
+    """Pane rows (the results table's columns, then ``extra`` by name) from accumulators named
+    ``accs_prefix + column``."""
+    extra = extra or {}
+    return (frame.select(*ctx.window_keys, *[F.col(f"{accs_prefix}{c}").alias(c) for c in ctx.acc_columns],
+                         pane_index.alias("pane_index"), timing.alias("timing"), final.alias("is_final"),
+                         long_lit(wm).alias("watermark_ms"), *[e.alias(name) for name, e in extra.items()])
+            .select(*ctx.pane_columns(), *ctx.pane_tail(), *list(extra)))
+
+
+def time_driven_panes(rules: "_Rules", j: DataFrame, extra: dict[str, Column] | None = None) -> DataFrame:
+    """Phase C's pane (at most one per window): the contents after the rows, the last firing's timing."""
+    return pane_rows(rules.ctx, j.where("__c_pane"), "__acc_B__", F.col("__p_A") + F.col("__k"),
+                     F.col("__c_timing"), F.col("__cleaned"), rules.ctx.wm_end_ms, extra)
+
+
+def count_firing_panes(rules: "_Rules", groups: DataFrame, j: DataFrame, carry: tuple[str, ...] = (),
+                       extra: dict[str, Column] | None = None) -> DataFrame:
+    """Phase B's count firings: one pane per complete group of n elements (``__g < __k``).
+
+    ``carry`` names per-window columns of ``j`` the ``extra`` pane columns read.
+    """
+    ctx = rules.ctx
+    accs = ctx.acc_columns
+    info = j.select(*ctx.window_keys, *[F.col(f"__acc_A__{c}") for c in accs], "__p_A", "__c_pane", "__cleaned",
+                    *carry)
+    fired = (groups.where(F.col("__g") < F.col("__k")).alias("b")
+             .join(info.alias("s"), ctx.join_condition("b", "s"), "left")
+             .select(*[F.col(f"b.{c}") for c in groups.columns],
+                     *[F.col(f"s.__acc_A__{c}") for c in accs],
+                     F.coalesce(F.col("s.__p_A"), F.lit(0)).alias("__p_A"),
+                     F.coalesce(F.col("s.__c_pane"), F.lit(False)).alias("__c_pane"),
+                     F.col("s.__cleaned"), *[F.col(f"s.{c}") for c in carry]))
+    if rules.purge:
+        b_accs = [F.when(F.col("__g") == 0, merged).otherwise(F.col(c)).alias(f"__pane__{c}")
+                  for merged, c in zip(_merge(ctx, "__acc_A__", ""), accs)]
+    else:
+        b_accs = [a.alias(f"__pane__{c}") for a, c in zip(_merge(ctx, "__acc_A__", "__run__"), accs)]
+    fired = fired.select("*", *b_accs)
+    b_final = F.col("__cleaned") & (F.col("__g") == F.col("__k") - 1) & ~F.col("__c_pane")
+    return pane_rows(ctx, fired, "__pane__", F.col("__p_A") + F.col("__g"),
+                     F.when(rules.late_window(), F.lit(LATE)).otherwise(F.lit(EARLY)), b_final, ctx.wm_start_ms,
+                     extra)
+
+
+def state_after_batch(rules: "_Rules") -> list[Column]:
+    """A window's state columns after the batch (on a row of :func:`rows_and_timers`' frame)."""
+    accs = rules.ctx.acc_columns
+    purged = F.col("__c_fire") & F.lit(rules.purge)
+    return [*[F.when(purged, F.lit(None)).otherwise(F.col(f"__acc_B__{c}")).alias(c) for c in accs],
+            F.when(purged, F.lit(0)).otherwise(F.col("__cnt_B")).alias("contents_count"),
+            F.col("__ec_C").alias("trigger_count"),
+            (F.col("__p_A") + F.col("__k") + F.col("__c_pane").cast("long")).alias("pane_index"),
+            F.lit(0).alias("elements_total"),
+            F.col("__lc_B").cast("long").alias(LATE_COUNT), F.col("__timer_C").cast("long").alias(TIMER)]
+
+
+def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
+                    carry: tuple[str, ...] = ()) -> tuple[DataFrame, DataFrame]:
+    """Phases B (the rows: count firings, timer registrations) and C (due timers, cleanup) per window.
+
+    Args:
+        rules: the trigger's rules for this batch.
+        elements: accepted elements with their window (``window_keys``), ``__ts_ms``, ``__seq``.
+        after_a: one row per window in state after phase A (:func:`_state_after_pre_rows_phase`
+            columns; ``__s0__*`` optional), keyed by ``window_keys``.
+        carry: further columns of ``after_a`` to keep on the result.
+
+    Returns:
+        ``(groups, j)``: the element groups of :func:`_element_groups` (persisted when a count rule
+        fires) and one persisted row per window with the phases' outcome: ``__acc_B__*`` /
+        ``__cnt_B`` (contents after the rows), ``__ec_B``, ``__lc_B``, ``__timer_B``, ``__c_fire``,
+        ``__c_pane``, ``__c_timing``, ``__timer_C``, ``__ec_C``, ``__cleaned``, ``__p_A`` (pane
+        index after phase A) and the counters ``__m``, ``__k``.
+    """
+    ctx, clock, plan_purge, kind = rules.ctx, rules.clock, rules.purge, rules.kind
+    keys, accs = ctx.window_keys, ctx.acc_columns
+    wm1 = ctx.wm_end_ms
     none = F.lit(None).cast("long")
 
-    after_a = _state_after_pre_rows_phase(rules, state)
     groups = _element_groups(rules, elements, after_a)
     if rules.has_count_rule:
         groups = groups.persist()   # read twice: the window summary and the count firings' panes
@@ -322,7 +431,8 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
                  *[F.col(f"s.{c}") for c in after_a.columns if c not in keys],
                  *[F.col(f"b.{c}") for c in summary.columns if c not in keys])
     j = j.select(
-        *keys, *[F.col(f"__s0__{c}") for c in accs], *[F.col(f"__acc_A__{c}") for c in accs],
+        *keys, *[F.col(c) for c in after_a.columns if c.startswith("__s0__")],
+        *[F.col(f"__acc_A__{c}") for c in accs],
         *[F.col(f"__run__{c}") for c in accs], *[F.col(f"__last__{c}") for c in accs],
         F.coalesce(F.col("__cnt_A"), F.lit(0)).alias("__cnt_A"),
         F.coalesce(F.col("__p0"), F.lit(0)).alias("__p0"),
@@ -333,13 +443,13 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
         F.coalesce(F.col("__a_pane"), F.lit(False)).alias("__a_pane"),
         F.coalesce(F.col("__in_state"), F.lit(False)).alias("__in_state"),
         F.coalesce(F.col("__m"), F.lit(0)).alias("__m"), F.coalesce(F.col("__k"), F.lit(0)).alias("__k"),
-        F.coalesce(F.col("__c0"), F.lit(0)).alias("__c0"), F.col("__n"), F.col("__g_max"), F.col("__min_ts"))
+        F.coalesce(F.col("__c0"), F.lit(0)).alias("__c0"), F.col("__n"), F.col("__g_max"), F.col("__min_ts"),
+        *[F.col(c) for c in carry])
 
     m, k, n, c0 = F.col("__m"), F.col("__k"), F.col("__n"), F.col("__c0")
     late = rules.late_window()
-    purge = F.lit(plan.purge)
     # contents after the rows (phase B)
-    if plan.purge:
+    if plan_purge:
         remainder_group = F.col("__g_max") == k
         acc_b = [F.when(k == 0, merged).when(remainder_group, F.col(f"__last__{c}")).otherwise(F.lit(None)).alias(c)
                  for merged, c in zip(_merge(ctx, "__acc_A__", "__run__"), accs)]
@@ -350,8 +460,12 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
     j = j.select("*", *[a.alias(f"__acc_B__{c}") for a, c in zip(acc_b, accs)], cnt_b.alias("__cnt_B"))
     # counters after the rows
     count_rem = F.pmod(c0 + m, F.coalesce(n, F.lit(1)))
-    ec_b = F.when(~late & (m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__ec_A"))
-    lc_b = F.when(late & (m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__lc0"))
+    if rules.one_counter:
+        ec_b = F.when((m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__ec_A"))
+        lc_b = F.col("__lc0")
+    else:
+        ec_b = F.when(~late & (m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__ec_A"))
+        lc_b = F.when(late & (m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__lc0"))
     j = j.select("*", ec_b.alias("__ec_B"), lc_b.alias("__lc_B"), _timer_after_rows(rules).alias("__timer_B"))
 
     # phase C: event-time timers, then processing-time timers, then cleanup
@@ -360,7 +474,6 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
     cleaned = ctx.cleaned()
     no = F.lit(False)
     end_fire, nf_fire, proc_fire = no, no, no
-    kind = plan.kind
     if kind == EARLY_LATE_PLAN:
         end_fire = end_due & (~late | F.lit(rules.late_n is None) & (m > 0))
         proc_fire = ~end_due & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
@@ -371,7 +484,7 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
         pending_from = clock.pre_rows_ms if clock.pre_rows_ms is not None else clock.before_ms
         registered = (m > 0) | (F.col("__in_state") & rules.above(pending_from))
         proc_fire = ~cleaned & rules.at_or_below(clock.after_ms) & registered
-    else:
+    elif kind == CONTINUOUS_PROCESSING_TIME_PLAN:
         proc_fire = ~cleaned & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
     c_fire = end_fire | nf_fire | proc_fire
     if kind in (EARLY_LATE_PLAN, CONTINUOUS_EVENT_TIME_PLAN):
@@ -394,51 +507,7 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
                  c_timing.alias("__c_timing"), timer_c.alias("__timer_C"), ec_c.alias("__ec_C"),
                  cleaned.alias("__cleaned"),
                  (F.col("__p0") + F.col("__a_pane").cast("long")).alias("__p_A")).persist()
-
-    def pane(accs_prefix: str, pane_index: Column, timing: Column, final: Column, wm: int, frame: DataFrame):
-        return (frame.select(*keys, *[F.col(f"{accs_prefix}{c}").alias(c) for c in accs],
-                             pane_index.alias("pane_index"), timing.alias("timing"), final.alias("is_final"),
-                             long_lit(wm).alias("watermark_ms"))
-                .select(*ctx.pane_columns(), *ctx.pane_tail()))
-
-    last_is_a = (k == 0) & ~F.col("__c_pane")
-    a_panes = pane("__s0__", F.col("__p0"), F.when(rules.above(wm0), F.lit(EARLY)).otherwise(F.lit(LATE)),
-                   F.col("__cleaned") & last_is_a, wm0, j.where("__a_pane"))
-    c_panes = pane("__acc_B__", F.col("__p_A") + k, F.col("__c_timing"), F.col("__cleaned"), wm1,
-                   j.where("__c_pane"))
-    panes = a_panes.unionByName(c_panes)
-    if rules.has_count_rule:
-        info = j.select(*keys, *[F.col(f"__acc_A__{c}") for c in accs], "__p_A", "__c_pane", "__cleaned")
-        fired = (groups.where(F.col("__g") < F.col("__k")).alias("b")
-                 .join(info.alias("s"), ctx.join_condition("b", "s"), "left")
-                 .select(*[F.col(f"b.{c}") for c in groups.columns],
-                         *[F.col(f"s.__acc_A__{c}") for c in accs],
-                         F.coalesce(F.col("s.__p_A"), F.lit(0)).alias("__p_A"),
-                         F.coalesce(F.col("s.__c_pane"), F.lit(False)).alias("__c_pane"),
-                         F.col("s.__cleaned")))
-        if plan.purge:
-            b_accs = [F.when(F.col("__g") == 0, merged).otherwise(F.col(c)).alias(f"__pane__{c}")
-                      for merged, c in zip(_merge(ctx, "__acc_A__", ""), accs)]
-        else:
-            b_accs = [a.alias(f"__pane__{c}") for a, c in zip(_merge(ctx, "__acc_A__", "__run__"), accs)]
-        fired = fired.select("*", *b_accs)
-        b_final = F.col("__cleaned") & (F.col("__g") == F.col("__k") - 1) & ~F.col("__c_pane")
-        b_panes = pane("__pane__", F.col("__p_A") + F.col("__g"),
-                       F.when(late, F.lit(LATE)).otherwise(F.lit(EARLY)), b_final, wm0, fired)
-        panes = panes.unionByName(b_panes)
-
-    purged = F.col("__c_fire") & purge
-    upserts = (j.where(~F.col("__cleaned") & ((m > 0) | F.col("__a_fire") | F.col("__c_fire")))
-               .select(*keys,
-                       *[F.when(purged, F.lit(None)).otherwise(F.col(f"__acc_B__{c}")).alias(c) for c in accs],
-                       F.when(purged, F.lit(0)).otherwise(F.col("__cnt_B")).alias("contents_count"),
-                       F.col("__ec_C").alias("trigger_count"),
-                       (F.col("__p_A") + k + F.col("__c_pane").cast("long")).alias("pane_index"),
-                       F.lit(0).alias("elements_total"),
-                       F.col("__lc_B").cast("long").alias(LATE_COUNT), F.col("__timer_C").cast("long").alias(TIMER))
-               .select(*ctx.state_columns(), LATE_COUNT, TIMER))
-    deletes = j.where(F.col("__cleaned") & F.col("__in_state")).select(*keys, ctx.end_bucket().alias(END_BUCKET))
-    return PlanOutput(panes, upserts, deletes, cached=[j, groups] if rules.has_count_rule else [j])
+    return groups, j
 
 
 def due_timers(kind: str, wm_end_ms: int, clock: BatchClock) -> Column | None:

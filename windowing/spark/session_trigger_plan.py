@@ -1,0 +1,232 @@
+"""Event-time session windows with the built-in triggers that have timers or counters.
+
+Covers sessions (static gap or a gap column) with, optionally in
+``PurgingTrigger``: :class:`EarlyLateEventTimeTrigger`,
+:class:`ContinuousEventTimeTrigger`, :class:`ProcessingTimeTrigger`,
+:class:`ContinuousProcessingTimeTrigger` and :class:`CountTrigger`. It is the
+session plan's merging (:mod:`windowing.spark.session_plan`) wrapped around
+the trigger plans' phases (:mod:`windowing.spark.trigger_plans`), in the
+reference model's order:
+
+A. before the rows: processing-time timers below the batch's processing time
+   fire on the open sessions AS THEY ARE (nothing is merged yet);
+M. merging: the batch's element windows and those sessions form islands
+   (gaps and islands per key); an island is one merged session, its cover
+   ``[min start, max end)``. Its trigger state is the model's ``on_merge``:
+   the counters (early, late; CountTrigger's count) are the SUM of the
+   parts', the pending timer (early-firing timer, next continuous firing) the
+   EARLIEST of the parts'; accumulators merge in window order; the pane index
+   continues from the highest of the parts; ``supersedes`` lists the parts
+   that had emitted panes. An island of this batch's windows only whose
+   cleanup time is behind the watermark at the start of the batch is late:
+   its elements go to the late output;
+B, C. the rows and the timers after them run on the islands exactly as on
+   time windows (count firings numbered after the merged counter, timer
+   registrations, due timers, cleanup at ``max_ts + L``).
+
+The first pane a merged session emits names what it supersedes; its state
+keeps ``emitted`` and ``supersedes`` (the session plan's columns) and the
+trigger state (``trigger_count``, ``late_count``, ``timer_ms``). No Python
+runs per row.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import functions as F
+
+from windowing.core.triggers import CountTrigger
+from windowing.spark.aggregates import running_exprs
+from windowing.spark.prepare import SEQ, TS, WE, WS, long_lit
+from windowing.spark.session_plan import (EMITTED, SUPERSEDES, SUPERSEDES_TYPE, SessionOutput, _empty_supersedes,
+                                          _islands)
+from windowing.spark import trigger_plans as tp
+
+SESSION_KINDS = {tp.EARLY_LATE_PLAN: "session_early_late",
+                 tp.CONTINUOUS_EVENT_TIME_PLAN: "session_continuous_event_time",
+                 tp.PROCESSING_TIME_PLAN: "session_processing_time_trigger",
+                 tp.CONTINUOUS_PROCESSING_TIME_PLAN: "session_continuous_processing_time",
+                 tp.COUNT_TRIGGER_PLAN: "session_count"}
+SESSION_TRIGGER_PLAN_KINDS = frozenset(SESSION_KINDS.values())
+_BASE_KIND = {v: k for k, v in SESSION_KINDS.items()}
+STATE_LAYOUT = "session-trigger-state-v1"
+"""Salt of the state fingerprint of specs on these plans (session columns plus trigger-state columns)."""
+
+_OLD = "__old"
+_ISLAND = "__island"
+
+
+def session_plan_kind(trigger) -> str | None:
+    """The plan kind of a (non-purging) built-in trigger on event-time sessions, else None.
+
+    Exact types only: a user subclass is a user trigger and runs per key.
+    """
+    if type(trigger) is CountTrigger:
+        return SESSION_KINDS[tp.COUNT_TRIGGER_PLAN]
+    base = tp.plan_kind(trigger)
+    return None if base is None else SESSION_KINDS[base]
+
+
+def base_kind(kind: str) -> str:
+    """The trigger-plan rule set of a session kind (``session_early_late`` -> ``early_late``)."""
+    return _BASE_KIND[kind]
+
+
+def due_timers(kind: str, wm_end_ms: int, clock: "tp.BatchClock") -> Column | None:
+    """State sessions a batch must read because a timer of theirs comes due (see ``trigger_plans.due_timers``)."""
+    return tp.due_timers(base_kind(kind), wm_end_ms, clock)
+
+
+def _old_sessions_after_phase_a(rules, after_a: DataFrame) -> DataFrame:
+    """The open sessions after phase A, as rows of the merge: accumulators under their own names,
+    the pane index, emitted flag and supersedes after a phase-A pane."""
+    ctx = rules.ctx
+    a_pane = F.col("__a_pane")
+    return after_a.select(
+        *ctx.window_keys, *[F.col(f"__acc_A__{c}").alias(c) for c in ctx.acc_columns],
+        "__cnt_A", (F.col("__p0") + a_pane.cast("long")).alias("__pA"), "__ec_A", "__lc0", "__timer_A", "__a_fire",
+        (F.coalesce(F.col(EMITTED), F.lit(False)) | a_pane).alias(EMITTED),
+        F.when(a_pane, _empty_supersedes()).otherwise(F.coalesce(F.col(SUPERSEDES), _empty_supersedes()))
+        .alias(SUPERSEDES),
+        F.lit(True).alias(_OLD))
+
+
+def _merged(rules, elements: DataFrame, old: DataFrame, late_end_at_or_below: int) -> DataFrame:
+    """Every element and open session with its island's merged facts (window functions per island)."""
+    ctx = rules.ctx
+    keys = list(ctx.spec.key_columns)
+    united = _islands(elements.withColumn(_OLD, F.lit(False)).unionByName(old, allowMissingColumns=True), keys)
+    island = (Window.partitionBy(*keys, _ISLAND).orderBy(WS, WE, _OLD, SEQ)
+              .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+    is_old = F.col(_OLD)
+    united = united.select(
+        "*",
+        F.min(WS).over(island).alias("__isl_ws"), F.max(WE).over(island).alias("__isl_we"),
+        F.sum(is_old.cast("long")).over(island).alias("__n_old"),
+        F.sum((~is_old).cast("long")).over(island).alias("__b_n"),
+        F.coalesce(F.max("__pA").over(island), F.lit(0)).cast("long").alias("__i_p"),
+        F.coalesce(F.sum("__cnt_A").over(island), F.lit(0)).cast("long").alias("__i_cnt"),
+        F.coalesce(F.sum("__ec_A").over(island), F.lit(0)).cast("long").alias("__i_ec"),
+        F.coalesce(F.sum("__lc0").over(island), F.lit(0)).cast("long").alias("__i_lc"),
+        F.min("__timer_A").over(island).alias("__i_timer"),
+        F.coalesce(F.max(F.col("__a_fire").cast("int")).over(island), F.lit(0)).alias("__i_a_fire"),
+        F.max(F.when(is_old, F.col(WS))).over(island).alias("__old_ws"),
+        F.max(F.when(is_old, F.col(WE))).over(island).alias("__old_we"),
+        F.max(F.when(is_old, F.col(EMITTED).cast("int"))).over(island).alias("__old_emitted"),
+        F.collect_list(F.when(is_old & F.col(EMITTED), F.struct(F.col(WS), F.col(WE)))).over(island)
+        .alias("__emitted_parts"),
+        F.flatten(F.collect_list(F.when(is_old, F.col(SUPERSEDES))).over(island)).alias("__sup_old"),
+        *running_exprs(ctx.compiled, island, prefix="__i_acc__"))
+    late_island = (F.col("__n_old") == 0) & (F.col("__isl_we") <= long_lit(late_end_at_or_below))
+    return united.withColumn("__late", late_island)
+
+
+def _island_state(rules, united: DataFrame) -> DataFrame:
+    """One row per (non-late) island: its merged state in the columns of ``trigger_plans``' phase A."""
+    ctx = rules.ctx
+    keys = list(ctx.spec.key_columns)
+    facts = ["__isl_ws", "__isl_we", "__n_old", "__i_p", "__i_cnt", "__i_ec", "__i_lc", "__i_timer", "__i_a_fire",
+             "__old_ws", "__old_we", "__old_emitted", "__emitted_parts", "__sup_old",
+             *[f"__i_acc__{c}" for c in ctx.acc_columns]]
+    islands = united.where(~F.col("__late")).groupBy(*keys, _ISLAND).agg(*[F.first(c).alias(c) for c in facts])
+    ws, we = F.col("__isl_ws"), F.col("__isl_we")
+    cover = F.struct(ws.alias(WS), we.alias(WE)).cast(SUPERSEDES_TYPE.elementType)
+    unchanged = (F.col("__n_old") == 1) & (F.col("__old_ws") == ws) & (F.col("__old_we") == we)
+    superseded = F.array_sort(F.array_distinct(F.concat(
+        F.coalesce(F.col("__sup_old").cast(SUPERSEDES_TYPE), _empty_supersedes()),
+        F.filter(F.coalesce(F.col("__emitted_parts").cast(SUPERSEDES_TYPE), _empty_supersedes()),
+                 lambda w: w != cover))))
+    return islands.select(
+        *keys, ws.alias(WS), we.alias(WE),
+        *[F.col(f"__i_acc__{c}").alias(f"__acc_A__{c}") for c in ctx.acc_columns],
+        F.col("__i_cnt").alias("__cnt_A"), F.col("__i_p").alias("__p0"), F.col("__i_ec").alias("__ec_A"),
+        F.col("__i_lc").alias("__lc0"), F.col("__i_timer").cast("long").alias("__timer_A"),
+        (F.col("__i_a_fire") == 1).alias("__a_fire"), F.lit(False).alias("__a_pane"),
+        (F.col("__n_old") > 0).alias("__in_state"),
+        superseded.cast(SUPERSEDES_TYPE).alias(SUPERSEDES),
+        # An island that is one open session unchanged is that session: its emitted flag stays.
+        (F.coalesce(unchanged, F.lit(False)) & F.coalesce(F.col("__old_emitted") == 1, F.lit(False)))
+        .alias("__still_emitted"))
+
+
+def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: "tp.BatchClock") -> SessionOutput:
+    """Panes and state changes of one batch of event-time sessions with a timer or count trigger.
+
+    Args:
+        ctx: the batch's :class:`~windowing.spark.plans.PlanContext`.
+        plan: the spec's ``TriggerPlan`` (a kind of :data:`SESSION_TRIGGER_PLAN_KINDS`, trigger, purge).
+        elements: accepted rows with every input column, ``__ts_ms``, ``__seq`` and their own
+            window ``[window_start_ms, window_end_ms)``.
+        state: the state sessions the batch may touch (session and trigger-state columns).
+        clock: the batch's processing-time clock.
+    """
+    from windowing.spark.plans import END_BUCKET   # plans imports this module
+
+    rules = tp._Rules(ctx, replace(plan, kind=base_kind(plan.kind)), clock)
+    keys = list(ctx.spec.key_columns)
+    wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, ctx.spec.allowed_lateness_ms
+    late_end_at_or_below = tp._clamp(wm0 - lateness + 1)      # cleanup end - 1 + L <= wm0
+    cleaned_end_at_or_below = tp._clamp(wm1 - lateness + 1)   # cleanup end - 1 + L <= wm1
+
+    # A: timers due before the rows, on the sessions as they are
+    after_a = tp._state_after_pre_rows_phase(rules, state, carry=(EMITTED, SUPERSEDES)).persist()
+    # M: merging
+    input_columns = [c for c in elements.columns if c not in (TS, SEQ, WS, WE)]
+    united = _merged(rules, elements, _old_sessions_after_phase_a(rules, after_a), late_end_at_or_below).persist()
+    is_old = F.col(_OLD)
+    island_elements = (united.where(~is_old & ~F.col("__late"))
+                       .select(*keys, TS, SEQ, *[c for c in input_columns if c not in keys],
+                               F.col("__isl_ws").alias(WS), F.col("__isl_we").alias(WE)))
+    # B, C on the merged sessions
+    groups, j = tp.rows_and_timers(rules, island_elements, _island_state(rules, united),
+                                   carry=(SUPERSEDES, "__still_emitted"))
+
+    # Panes. Phase A's belong to the sessions before merging; a merged session's first pane after
+    # the merge (a count firing's group 0, else the time-driven one) names what it supersedes.
+    k, c_pane = F.col("__k"), F.col("__c_pane")
+    island_end = j.select(*ctx.window_keys, (F.col("__cleaned") & (k == 0) & ~c_pane).alias("__last_is_a"))
+    a_rows = (after_a.where("__a_pane").alias("a")
+              .join(island_end.alias("i"), ctx.join_condition("a", "i"), "left")
+              .select("a.*", F.coalesce(F.col("i.__last_is_a"), F.lit(False)).alias("__last_is_a")))
+    a_panes = tp.pane_rows(ctx, a_rows, "__s0__", F.col("__p0"), rules.pre_rows_timing(), F.col("__last_is_a"), wm0,
+                           {SUPERSEDES: F.coalesce(F.col(SUPERSEDES), _empty_supersedes())})
+    sup = F.col(SUPERSEDES)
+    panes = a_panes.unionByName(tp.time_driven_panes(
+        rules, j, {SUPERSEDES: F.when(k == 0, sup).otherwise(_empty_supersedes())}))
+    if rules.has_count_rule:
+        panes = panes.unionByName(tp.count_firing_panes(
+            rules, groups, j, carry=(SUPERSEDES,),
+            extra={SUPERSEDES: F.when(F.col("__g") == 0, sup).otherwise(_empty_supersedes())}))
+
+    emitted_now = (k > 0) | c_pane
+    changed = (F.col("__m") > 0) | F.col("__a_fire") | F.col("__c_fire")
+    upserts = (j.where(~F.col("__cleaned") & changed)
+               .select(*ctx.window_keys, *tp.state_after_batch(rules),
+                       (emitted_now | F.col("__still_emitted")).alias(EMITTED),
+                       F.when(emitted_now, _empty_supersedes()).otherwise(sup).alias(SUPERSEDES))
+               .select(*ctx.state_columns(), tp.LATE_COUNT, tp.TIMER, EMITTED, SUPERSEDES))
+    # An open session goes when its island's cover differs from it (merged away or extended: the
+    # cover is written as a new row) or when the cover is cleaned up.
+    gone = is_old & ((F.col(WS) != F.col("__isl_ws")) | (F.col(WE) != F.col("__isl_we"))
+                     | (F.col("__isl_we") <= long_lit(cleaned_end_at_or_below)))
+    deletes = united.where(gone).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
+    # A phase-A firing changes a session's state even when nothing else touches it this batch.
+    late = united.where(~is_old & F.col("__late")).select(*input_columns, TS)
+    late_count = united.where(~is_old & F.col("__late")).count()
+    cleaned_count = j.where(F.col("__cleaned")).count()
+    cached = [after_a, united, j] + ([groups] if rules.has_count_rule else [])
+    return SessionOutput(panes, upserts, deletes, late, late_count, cleaned_count, cached=cached)
+
+
+def state_fingerprint(spec, kind: str) -> str:
+    """The fingerprint an operator records for ``spec`` on plan ``kind``.
+
+    Specs on these plans ran per key before (their state has another layout): their
+    fingerprint is salted so that such state is refused instead of misread. Every other
+    kind keeps :func:`windowing.spark.trigger_plans.state_fingerprint`'s.
+    """
+    if kind not in SESSION_TRIGGER_PLAN_KINDS:
+        return tp.state_fingerprint(spec, kind)
+    return hashlib.sha256(f"{spec.fingerprint()}/{STATE_LAYOUT}".encode()).hexdigest()[:16]
