@@ -113,6 +113,26 @@ def run_once(spark: SparkSession, path: str, app_id: str, batch_id: int, write: 
     return True
 
 
+def merge_once(spark: SparkSession, path: str, source: DataFrame, keys: list[str], app_id: str, batch_id: int,
+               update: bool = True) -> int:
+    """MERGE a change set into the table at ``path`` once for ``(app_id, batch_id)``; returns the table's version.
+
+    ``source`` has the table's columns plus a boolean ``__delete``: rows
+    flagged with it delete the matching row, the others insert it, or replace
+    it when ``update`` (else a matching row is left as it is). Rows match on
+    ``keys`` with null-safe equality.
+    """
+    target = DeltaTable.forPath(spark, path)
+    values = {name: f"s.`{name}`" for name in source.columns if name != "__delete"}
+    cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
+    merge = target.alias("t").merge(source.alias("s"), cond).whenMatchedDelete(condition="s.__delete")
+    if update:
+        merge = merge.whenMatchedUpdate(set=values)
+    merge = merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values)
+    run_once(spark, path, app_id, batch_id, merge.execute)
+    return latest_version(spark, path)
+
+
 def marker(app_id: str, batch_id: int) -> str:
     """The ``userMetadata`` of a commit written by ``app_id`` for ``batch_id``."""
     return json.dumps({MARKER_APP: app_id, MARKER_BATCH: int(batch_id)}, sort_keys=True)

@@ -104,16 +104,7 @@ class KeyedStateTable:
             self._rows = kept + [tuple(r[f.name] for f in self.schema.fields) for r in changed if not r["__delete"]]
             self._version += 1
             return self._version
-        from delta.tables import DeltaTable
-        target = DeltaTable.forPath(self.spark, self.path)
-        values = {f.name: f"s.`{f.name}`" for f in self.schema.fields}
-        cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-        merge = (target.alias("t").merge(source.alias("s"), cond)
-                 .whenMatchedDelete(condition="s.__delete")
-                 .whenMatchedUpdate(set=values)
-                 .whenNotMatchedInsert(condition="NOT s.__delete", values=values))
-        delta_io.run_once(self.spark, self.path, self.app_id, batch_id, merge.execute)
-        return delta_io.latest_version(self.spark, self.path)
+        return delta_io.merge_once(self.spark, self.path, source, keys, self.app_id, batch_id)
 
     def rows(self) -> list[tuple]:
         """Every row of the latest version (tests and ``winjob inspect``)."""

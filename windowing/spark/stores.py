@@ -227,17 +227,9 @@ class DeltaStore:
     def _merge(self, path: str, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int,
                update: bool) -> int:
         from delta.tables import DeltaTable
-        target = DeltaTable.forPath(self.spark, path)
-        schema = target.toDF().schema
-        source = merge_source(upserts, deletes, schema)
-        values = {f.name: f"s.`{f.name}`" for f in schema.fields}
-        cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-        merge = target.alias("t").merge(source.alias("s"), cond).whenMatchedDelete(condition="s.__delete")
-        if update:
-            merge = merge.whenMatchedUpdate(set=values)
-        merge = merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values)
-        delta_io.run_once(self.spark, path, self.operator_id, batch_id, merge.execute)
-        return delta_io.latest_version(self.spark, path)
+        schema = DeltaTable.forPath(self.spark, path).toDF().schema
+        return delta_io.merge_once(self.spark, path, merge_source(upserts, deletes, schema), keys,
+                                   self.operator_id, batch_id, update=update)
 
     def windows_version(self) -> int | None:
         """The current version of the windows table (for a batch that did not change it); None if none."""
