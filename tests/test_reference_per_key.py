@@ -42,7 +42,7 @@ class SplitByKey:
         skew_reference = processing_time_ms if processing_time_ms is not None else MAX_TIMESTAMP_MS // 2
         elements = []
         for row in rows:
-            element = self.gate._parse(dict(row), batch_id, result, skew_reference)
+            element = self.gate._parse(dict(row), batch_id, result, skew_reference, arrival)
             if element is not None:
                 elements.append(element)
         if spec.dedup_column is not None:
@@ -55,7 +55,7 @@ class SplitByKey:
             maxima[source] = (event_ts if old_ts is None or (event_ts is not None and event_ts > old_ts) else old_ts,
                               max(old_pt, pt))
         clock = batch_clock(self.tracker, self.clock_ms, batch_id, maxima, watermark_ms,
-                            processing_time_ms, flush)
+                            processing_time_ms, flush, min((e[2] for e in elements), default=None))
         self.clock_ms = clock.processing_time_end_ms
         by_key: dict = {}
         for element in elements:

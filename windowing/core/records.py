@@ -11,6 +11,10 @@ TIMINGS = (EARLY, ON_TIME, LATE)
 
 # Reasons written to the late-data and quarantine tables.
 LATE_BEYOND_ALLOWED_LATENESS = "late_beyond_allowed_lateness"
+# A row replayed with a processing (ingestion) time at or below the clock of an earlier
+# batch: every window it belongs to already fired and was cleaned. Its late row records the
+# processing-time clock it was judged against (in ``watermark_ms``).
+LATE_PROCESSING_TIME_WINDOW_FIRED = "processing_time_window_already_fired"
 QUARANTINE_NULL_KEY = "null_key"
 QUARANTINE_NULL_EVENT_TIME = "null_event_time"
 QUARANTINE_UNPARSEABLE_EVENT_TIME = "unparseable_event_time"
@@ -27,7 +31,7 @@ QUARANTINE_WRONG_TYPE = "wrong_type"
 QUARANTINE_VALUE_OUT_OF_BOUNDS = "value_out_of_bounds"
 # A second row with an event id already seen within the de-duplication horizon.
 QUARANTINE_DUPLICATE_EVENT = "duplicate_event"
-LATE_REASONS = (LATE_BEYOND_ALLOWED_LATENESS,)
+LATE_REASONS = (LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING_TIME_WINDOW_FIRED)
 QUARANTINE_REASONS = (QUARANTINE_NULL_KEY, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_UNPARSEABLE_EVENT_TIME,
                       QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_UNKNOWN_SOURCE, QUARANTINE_INVALID_INGESTION_TIME,
                       QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_WRONG_TYPE, QUARANTINE_VALUE_OUT_OF_BOUNDS,

@@ -64,7 +64,7 @@ import time as _time
 from windowing.core.assigners import GlobalWindows, InvalidGapError, merge_windows
 from windowing.core.functions import ProcessContext
 from windowing.core.records import (
-    EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME, QUARANTINE_INVALID_INGESTION_TIME,
+    EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING_TIME_WINDOW_FIRED, ON_TIME, QUARANTINE_INVALID_INGESTION_TIME,
     QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNKNOWN_SOURCE,
     QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME,
     QUARANTINE_VALUE_OUT_OF_BOUNDS, QUARANTINE_WRONG_TYPE, BatchResult, LateElement, Pane, QuarantinedRow)
@@ -160,6 +160,7 @@ class ReferenceOperator:
         self._next_seq = 0
         self._seen_ids: dict[Any, int] = {}   # event id -> event time, for de-duplication
         self.current_processing_time_ms = MIN_TIMESTAMP_MS
+        self._pt_late_at_or_below_ms = MIN_TIMESTAMP_MS
         self._tracker = WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
                                          spec.idle_timeout_ms)
         self.max_seen_timestamp_ms: int | None = None
@@ -172,7 +173,7 @@ class ReferenceOperator:
     # ------------------------------------------------------------------ API
     def process_batch(self, rows: Iterable[Mapping[str, Any]], batch_id: int, watermark_ms: int | None = None,
                       processing_time_ms: int | None = None, *, _flush: bool = False,
-                      _clock_after_rows_ms: int | None = None) -> BatchResult:
+                      _clock_after_rows_ms: int | None = None, _first_row_pt_ms: int | None = None) -> BatchResult:
         """Process one batch of rows and return what it emitted.
 
         Args:
@@ -193,23 +194,35 @@ class ReferenceOperator:
         result = BatchResult(batch_id, wm_start, wm_start)
         metrics = result.metrics
         self._cleaned_this_batch: set = set()
-        if processing_time_ms is not None and processing_time_ms > self.current_processing_time_ms \
-                and not _flush:
-            # Timers due BEFORE the rows arrived fire first; those at the batch's own
-            # processing time fire after its rows (they belong to the window ending then).
-            self.current_processing_time_ms = max(self.current_processing_time_ms, processing_time_ms - 1)
-            self._run_timer_phase(wm_start, result, domains=(PROCESSING,))
-            self._set_clock(processing_time_ms)
+        clock_before = self.current_processing_time_ms
+        moves_clock = processing_time_ms is not None and processing_time_ms > clock_before and not _flush
+        arrival_ms = processing_time_ms if moves_clock else clock_before
 
         elements = []
         for row in rows:
             metrics.input_rows += 1
-            element = self._parse(dict(row), batch_id, result, skew_reference_ms)
+            element = self._parse(dict(row), batch_id, result, skew_reference_ms, arrival_ms)
             if element is not None:
                 elements.append(element)
         if spec.dedup_column is not None:
             elements = self._drop_duplicates(elements, wm_start, result)
         metrics.quarantined_rows = len(result.quarantined)
+
+        if moves_clock:
+            # Timers due BEFORE the rows arrived fire first: those strictly below the batch's
+            # earliest processing time (its own, or an older ingestion time a row replays; a
+            # run of one key gets the whole batch's). Those at or after it fire after the rows.
+            first_ms = pre_rows_below_ms(processing_time_ms,
+                                         _first_row_pt_ms if _first_row_pt_ms is not None
+                                         else min((e[2] for e in elements), default=None))
+            self.current_processing_time_ms = max(clock_before, first_ms - 1)
+            self._run_timer_phase(wm_start, result, domains=(PROCESSING,))
+        # Processing-time windows whose end the clock has reached fired and were cleaned: a row
+        # that belongs only to such windows is late (judged against the clock, as event-time
+        # rows are against the watermark at the start of the batch).
+        self._pt_late_at_or_below_ms = self.current_processing_time_ms
+        if moves_clock:
+            self._set_clock(processing_time_ms)
 
         ordered = sorted(elements, key=lambda e: (e[0], e[1]))
         if spec.is_merging:
@@ -306,7 +319,7 @@ class ReferenceOperator:
         self.current_processing_time_ms = max(self.current_processing_time_ms, time_ms)
         self._tracker.note_processing_time(self.current_processing_time_ms)
 
-    def _parse(self, row: dict, batch_id: int, result: BatchResult, skew_reference_ms: int):
+    def _parse(self, row: dict, batch_id: int, result: BatchResult, skew_reference_ms: int, arrival_ms: int):
         """An element tuple, or None after quarantining the row with its reason."""
         spec = self.spec
 
@@ -323,7 +336,7 @@ class ReferenceOperator:
                 return quarantine(QUARANTINE_NULL_EVENT_TIME)
             if not _is_int(event_ts):
                 return quarantine(QUARANTINE_UNPARSEABLE_EVENT_TIME)
-        pt = self.current_processing_time_ms
+        pt = arrival_ms
         if spec.ingestion_time_column is not None:
             pt = row.get(spec.ingestion_time_column)
             if not _is_int(pt):
@@ -358,6 +371,8 @@ class ReferenceOperator:
         return window.max_timestamp_ms
 
     def _is_window_late(self, window: Window, wm_start: int) -> bool:
+        if self._by_pt:
+            return self._cleanup_time(window) <= self._pt_late_at_or_below_ms
         return self.spec.is_event_time and self._cleanup_time(window) <= wm_start
 
     def _process_element(self, ts, seq, key, row, windows, wm_start, result) -> None:
@@ -383,14 +398,20 @@ class ReferenceOperator:
         if added:
             metrics.accepted_rows += 1
         elif spec.is_event_time and saturating_add(ts, spec.allowed_lateness_ms) <= wm_start:
-            if spec.late_output:
-                result.late.append(LateElement(key, ts, row, LATE_BEYOND_ALLOWED_LATENESS, wm_start,
-                                               result.batch_id))
-                metrics.late_rows += 1
-            else:
-                metrics.dropped_late_rows += 1
+            self._late(key, ts, row, LATE_BEYOND_ALLOWED_LATENESS, wm_start, result)
+        elif self._by_pt and ts <= self._pt_late_at_or_below_ms:
+            self._late(key, ts, row, LATE_PROCESSING_TIME_WINDOW_FIRED, self._pt_late_at_or_below_ms, result)
         else:
             metrics.unassigned_rows += 1
+
+    def _late(self, key, ts: int, row: dict, reason: str, judged_against_ms: int, result: BatchResult) -> None:
+        """A row late for every window it belongs to: to the late output (with the watermark, or for
+        processing-time windows the clock, it was judged against), or counted as dropped."""
+        if self.spec.late_output:
+            result.late.append(LateElement(key, ts, row, reason, judged_against_ms, result.batch_id))
+            result.metrics.late_rows += 1
+        else:
+            result.metrics.dropped_late_rows += 1
 
     def _merge_batch(self, ordered_elements, wm_start: int) -> None:
         """Merge the batch's session windows with the open ones, before any element is added.
@@ -639,6 +660,8 @@ class KeyBatchClock:
         processing_time_end_ms: the clock after the batch's rows (the latest row's processing time
             over the WHOLE batch, not only this key's rows).
         flush: end of input: the clock goes to +infinity after the rows.
+        first_row_processing_time_ms: the smallest processing time of the WHOLE batch's
+            non-quarantined rows, or None (see :func:`pre_rows_below_ms`).
     """
 
     batch_id: int
@@ -648,6 +671,7 @@ class KeyBatchClock:
     processing_time_ms: int | None
     processing_time_end_ms: int
     flush: bool = False
+    first_row_processing_time_ms: int | None = None
 
     def __post_init__(self) -> None:
         if self.watermark_end_ms < self.watermark_start_ms:
@@ -678,6 +702,22 @@ class KeyState:
         return min((t for t, _ in timers), default=None)
 
 
+def pre_rows_below_ms(processing_time_ms: int, first_row_pt_ms: int | None) -> int:
+    """Processing-time timers strictly below this fire before a batch's rows (when the batch moves the clock).
+
+    The rows of a batch are processed as of their own processing times: the clock stops just
+    before the earliest of the batch's processing time and its valid rows' processing times
+    (a replayed row's ingestion time may be older than the batch). In Flink processing time
+    never goes back; this is the extension that keeps a replayed row out of a window the
+    clock has not yet closed for it.
+
+    Args:
+        processing_time_ms: the batch's processing time (above the clock before the batch).
+        first_row_pt_ms: the smallest processing time of the batch's non-quarantined rows, or None.
+    """
+    return processing_time_ms if first_row_pt_ms is None else min(processing_time_ms, first_row_pt_ms)
+
+
 class _DrivenWatermark:
     """A watermark decided for the whole batch by the caller: the start value, then the end value."""
 
@@ -697,7 +737,8 @@ class _DrivenWatermark:
 
 def batch_clock(tracker: WatermarkTracker, processing_time_before_ms: int, batch_id: int,
                 source_maxima: Mapping[str, tuple[int | None, int]], watermark_ms: int | None = None,
-                processing_time_ms: int | None = None, flush: bool = False) -> KeyBatchClock:
+                processing_time_ms: int | None = None, flush: bool = False,
+                first_row_processing_time_ms: int | None = None) -> KeyBatchClock:
     """The batch-wide part of :meth:`ReferenceOperator.process_batch`, from per-source maxima.
 
     Advances ``tracker`` (the operator's, kept between batches) exactly as
@@ -714,6 +755,7 @@ def batch_clock(tracker: WatermarkTracker, processing_time_before_ms: int, batch
             of the batch's non-quarantined rows; sources without rows are left out.
         watermark_ms, processing_time_ms: as given to ``process_batch``.
         flush: end of input (watermark and clock to +infinity).
+        first_row_processing_time_ms: the smallest processing time of the batch's non-quarantined rows.
     """
     wm_start = tracker.current_ms
     clock = processing_time_before_ms
@@ -731,7 +773,7 @@ def batch_clock(tracker: WatermarkTracker, processing_time_before_ms: int, batch
         watermark_ms = MAX_TIMESTAMP_MS
     tracker.advance(clock, watermark_ms)
     return KeyBatchClock(batch_id, wm_start, tracker.current_ms, processing_time_before_ms, processing_time_ms,
-                         clock, flush)
+                         clock, flush, first_row_processing_time_ms)
 
 
 def run_key_batch(spec: WindowSpec, key: tuple, state: KeyState | None, rows: Iterable[Mapping[str, Any]],
@@ -751,5 +793,6 @@ def run_key_batch(spec: WindowSpec, key: tuple, state: KeyState | None, rows: It
         operator._import_key(key, state)
     result = operator.process_batch(
         rows, clock.batch_id, processing_time_ms=None if clock.flush else clock.processing_time_ms,
-        _flush=clock.flush, _clock_after_rows_ms=clock.processing_time_end_ms)
+        _flush=clock.flush, _clock_after_rows_ms=clock.processing_time_end_ms,
+        _first_row_pt_ms=clock.first_row_processing_time_ms)
     return result, operator._export_key(key)

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Mapping
 
-from windowing.core.reference import batch_clock
+from windowing.core.reference import batch_clock, pre_rows_below_ms
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker
@@ -43,7 +43,8 @@ class BatchTime:
         clock_end_ms: the clock after the batch's rows (+infinity on a flush); every processing-time
             timer at or below it fires after the rows.
         early_phase_below_ms: processing-time timers strictly below this fire BEFORE the batch's rows
-            (the batch brought a later processing time); None when no such phase runs.
+            (the batch brought a later processing time; the earliest of it and the rows' processing
+            times, :func:`windowing.core.reference.pre_rows_below_ms`); None when no such phase runs.
         max_seen_ms: the largest event time seen by any source so far, or None.
         time_state: the JSON the progress row keeps for the next batch.
     """
@@ -56,6 +57,14 @@ class BatchTime:
     early_phase_below_ms: int | None
     max_seen_ms: int | None
     time_state: str
+
+    @property
+    def clock_at_rows_ms(self) -> int:
+        """The clock after the timers before the rows: processing-time windows whose end is at or
+        below it fired and were cleaned, so a row that belongs only to such windows is late."""
+        if self.early_phase_below_ms is None:
+            return self.clock_before_ms
+        return max(self.clock_before_ms, self.early_phase_below_ms - 1)
 
     def __post_init__(self) -> None:
         if self.watermark_end_ms < self.watermark_start_ms:
@@ -94,7 +103,7 @@ def arrival_ms(clock_before_ms: int, processing_time_ms: int | None, flush: bool
 
 def advance(spec: WindowSpec, tracker: WatermarkTracker, clock_before_ms: int, batch_id: int,
             source_maxima: Mapping[str, tuple[int | None, int]], watermark_ms: int | None,
-            processing_time_ms: int | None, flush: bool) -> BatchTime:
+            processing_time_ms: int | None, flush: bool, first_row_processing_time_ms: int | None = None) -> BatchTime:
     """Advance ``tracker`` (mutated) over one batch; returns the batch's times.
 
     Args:
@@ -103,12 +112,13 @@ def advance(spec: WindowSpec, tracker: WatermarkTracker, clock_before_ms: int, b
         watermark_ms: an explicit watermark (never moves it back); ignored on a flush.
         processing_time_ms: the batch's processing time as given to ``process_batch``.
         flush: end of input: watermark and clock go to +infinity.
+        first_row_processing_time_ms: the smallest processing time of the batch's non-quarantined rows.
     """
     clock = batch_clock(tracker, clock_before_ms, batch_id, source_maxima,
                         None if flush else (None if watermark_ms is None else min(watermark_ms, MAX_TIMESTAMP_MS)),
                         processing_time_ms, flush)
-    early = processing_time_ms if (processing_time_ms is not None and processing_time_ms > clock_before_ms
-                                   and not flush) else None
+    early = (pre_rows_below_ms(processing_time_ms, first_row_processing_time_ms)
+             if (processing_time_ms is not None and processing_time_ms > clock_before_ms and not flush) else None)
     max_seen = max((s.max_seen_ms for s in tracker.sources.values() if s.max_seen_ms is not None), default=None)
     state = json.dumps({"clock_ms": clock.processing_time_end_ms, "tracker": tracker.snapshot()})
     return BatchTime(clock.watermark_start_ms, clock.watermark_end_ms, clock_before_ms,

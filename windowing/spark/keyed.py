@@ -373,11 +373,13 @@ class KeyedModelOperator:
             per_source = prepared.groupBy(SRC).agg(
                 F.count(F.lit(1)).alias("n"), F.sum(valid.cast("long")).alias("valid"),
                 F.max(F.when(valid, F.col(TS))).alias("max_ts"),
-                F.max(F.when(valid, F.col(PT))).alias("max_pt")).collect()
+                F.max(F.when(valid, F.col(PT))).alias("max_pt"),
+                F.min(F.when(valid, F.col(PT))).alias("min_pt")).collect()
             input_rows = sum(r["n"] for r in per_source)
             maxima = {r[SRC]: (r["max_ts"], r["max_pt"]) for r in per_source if r["valid"]}
+            first_pt = min((r["min_pt"] for r in per_source if r["valid"]), default=None)
             clock = batch_clock(tracker, clock_before, batch_id, maxima, None if flush else watermark_ms,
-                                processing_time_ms, flush)
+                                processing_time_ms, flush, first_pt)
 
             result_fields = aggregate_fields(spec, df.schema)
             out_schema = self._out_schema(df, result_fields)

@@ -209,12 +209,13 @@ class SparkWindowOperator:
                   for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
                 F.max(F.when(valid, F.col(EVENT_MS))).alias("max_ts"),
                 F.max(F.when(valid, F.col(PT))).alias("max_pt"),
+                F.min(F.when(valid, F.col(PT))).alias("min_pt"),
                 F.min(F.when(F.col(STATUS) == ACCEPTED, F.col(TS))).alias("min_accepted_ts"),
                 F.max(F.when(F.col(STATUS) == ACCEPTED, F.col(TS))).alias("max_accepted_ts"),
             ).first().asDict()
             times = batch_time.advance(self.spec, tracker, clock_before, batch_id,
                                        self._source_maxima(classified, stats), watermark_ms, processing_time_ms,
-                                       flush)
+                                       flush, stats["min_pt"])
             wm1, max_seen = times.watermark_end_ms, times.max_seen_ms
             metrics = BatchMetrics(
                 input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
