@@ -34,7 +34,7 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, BatchMetrics
+from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING_TIME_WINDOW_FIRED, BatchMetrics
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE
@@ -47,6 +47,7 @@ from windowing.spark.plans import (
     closing_time_plan, count_plan, evicting_count_plan, plan_for, time_plan)
 from windowing.spark import batch_time
 from windowing.spark.processing_plan import processing_time_plan, state_end_ranges
+from windowing.spark import processing_session_plan as ptsp
 from windowing.spark.session_plan import (
     SESSION_PLAN, SessionOutput, closing_session_plan, session_plan, session_state_fields)
 from windowing.spark.prepare import (
@@ -140,6 +141,8 @@ class SparkWindowOperator:
     @property
     def fingerprint(self) -> str:
         """What progress records for this spec (salted for plans with extra trigger-state columns)."""
+        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
+            return ptsp.state_fingerprint(self.spec)
         return stp.state_fingerprint(self.spec, self.plan.kind)
 
     def _schemas(self, df: DataFrame):
@@ -232,7 +235,7 @@ class SparkWindowOperator:
             if self.plan.kind == PROCESSING_TIME_PLAN:
                 out = processing_time_plan(ctx, self.plan, elements, state, times)
             elif self._is_session:
-                out = self._session_batch(df, classified, ctx, state, metrics, clock)
+                out = self._session_batch(df, classified, ctx, state, metrics, clock, times)
             elif self.plan.kind == TIME_PLAN:
                 out = time_plan(ctx, self.plan, elements, state)
             elif self.plan.kind == COUNT_PLAN:
@@ -256,7 +259,7 @@ class SparkWindowOperator:
             self._fault("before_outputs")
             self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
             if self.spec.late_output:
-                late_rows = (self._late_session_rows(df, out.late_elements, wm0, batch_id)
+                late_rows = (self._late_session_rows(df, out.late_elements, wm0, batch_id, self._late_session_reason(times))
                              if isinstance(out, SessionOutput) else self._late_rows(df, classified, wm0, batch_id))
                 self.store.write_output("late", late_rows, metrics.late_rows, batch_id)
             self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
@@ -394,16 +397,20 @@ class SparkWindowOperator:
     # ------------------------------------------------------------ sessions
     @property
     def _is_session(self) -> bool:
-        return self.plan.kind == SESSION_PLAN or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
+        return self.plan.kind in (SESSION_PLAN, ptsp.PROCESSING_TIME_SESSION_PLAN) \
+            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
 
     def _session_batch(self, df: DataFrame, classified: DataFrame, ctx: PlanContext, state: DataFrame,
-                       metrics: BatchMetrics, clock: "trigger_plans.BatchClock") -> SessionOutput:
+                       metrics: BatchMetrics, clock: "trigger_plans.BatchClock",
+                       times: "batch_time.BatchTime") -> SessionOutput:
         """Run the session plan (or a session trigger plan); elements it finds late (after merging)
         move from accepted to late."""
         elements = (classified.where(F.col(STATUS) == ACCEPTED)
                     .select(*df.columns, TS, SEQ, WS, WE))
         if self.plan.kind == SESSION_PLAN:
             out = session_plan(ctx, self.plan, elements, state)
+        elif self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
+            out = ptsp.processing_time_session_plan(ctx, self.plan, elements, state, times)
         else:
             out = stp.session_trigger_plan(ctx, self.plan, elements, state, clock)
         metrics.accepted_rows -= out.late_count
@@ -413,11 +420,21 @@ class SparkWindowOperator:
             metrics.dropped_late_rows += out.late_count
         return out
 
+    def _late_session_reason(self, times: "batch_time.BatchTime") -> tuple[str, int] | None:
+        """(reason, processing-time clock) for late rows of processing-time sessions, else None."""
+        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
+            return LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms
+        return None
+
     @staticmethod
-    def _late_session_rows(df: DataFrame, late_elements: DataFrame, wm0: int, batch_id: int) -> DataFrame:
+    def _late_session_rows(df: DataFrame, late_elements: DataFrame, wm0: int, batch_id: int,
+                           reason: tuple[str, int] | None = None) -> DataFrame:
+        """Late rows with their reason and what they were judged against: the watermark at the start
+        of the batch, or (processing-time sessions, ``reason``) the processing-time clock."""
+        text, judged_ms = reason if reason is not None else (LATE_BEYOND_ALLOWED_LATENESS, wm0)
         return late_elements.select(*df.columns, F.col(TS).alias("event_time_ms"),
-                                    F.lit(LATE_BEYOND_ALLOWED_LATENESS).alias("reason"),
-                                    long_lit(wm0).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
+                                    F.lit(text).alias("reason"),
+                                    long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
 
     def _relevant_session_state(self, state: DataFrame, ctx: PlanContext, stats: dict,
                                 clock: "trigger_plans.BatchClock | None" = None) -> DataFrame:
@@ -458,6 +475,8 @@ class SparkWindowOperator:
         ``(min_ts, max_ts + size]``), if the watermark crosses its end, or if
         its cleanup time falls in ``(wm0, wm1]``. Global windows: all rows.
         """
+        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
+            return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]))
         if self._is_session:
             return self._relevant_session_state(state, ctx, stats, clock)
         size = getattr(self.spec.assigner, "size_ms", None)

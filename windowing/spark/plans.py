@@ -32,6 +32,11 @@ picks one; anything else is refused with a message that names it):
 * ``processing_time``: tumbling and sliding processing-time windows with the
   ProcessingTimeTrigger, optionally purging: windows fire when the batch's
   processing-time clock passes their end (:mod:`windowing.spark.processing_plan`).
+* ``processing_time_session``: processing-time session windows (static gap or
+  a gap column) with the ProcessingTimeTrigger, optionally purging: the
+  session plan's merging with the processing time in place of the event
+  time and the clock in place of the watermark
+  (:mod:`windowing.spark.processing_session_plan`).
 
 Every plan also runs without key columns (window_all: windows grouped by
 window only). The watermark (idleness, several sources) and the clock they
@@ -49,7 +54,8 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from windowing.core.aggregates import Reduce
-from windowing.core.assigners import (EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows,
+from windowing.core.assigners import (EventTimeSessionWindows, GapFromColumn, GlobalWindows,
+                                      ProcessingTimeSessionWindows, SlidingEventTimeWindows,
                                       SlidingProcessingTimeWindows, TumblingEventTimeWindows,
                                       TumblingProcessingTimeWindows)
 from windowing.core.evictors import CountEvictor
@@ -60,6 +66,7 @@ from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
 from windowing.spark import slicing
 from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit
+from windowing.spark.processing_session_plan import PROCESSING_TIME_SESSION_PLAN
 from windowing.spark.session_plan import SESSION_PLAN
 from windowing.spark.session_trigger_plan import session_plan_kind
 from windowing.spark import trigger_plans
@@ -99,6 +106,9 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
     if isinstance(trigger, PurgingTrigger):
         trigger, purge = trigger.nested, True
     is_global = isinstance(spec.assigner, GlobalWindows)
+    if isinstance(spec.assigner, ProcessingTimeSessionWindows):
+        # unplanned_features let only the ProcessingTimeTrigger (optionally purging) through
+        return TriggerPlan(PROCESSING_TIME_SESSION_PLAN, fires_at_end=True, purge=purge)
     if spec.is_merging:
         return _session_plan_for(spec, trigger, purge)
     if isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
@@ -129,7 +139,17 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
     """The features of ``spec`` that no DataFrame plan covers (they run on the per-key path)."""
     found = list(spec.model_only_features)
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
-    if isinstance(spec.assigner, EventTimeSessionWindows):
+    if isinstance(spec.assigner, ProcessingTimeSessionWindows):
+        # Processing-time sessions run as the processing_time_session plan with their own
+        # trigger, a static gap or a gap column; the rest needs per-key execution.
+        gap = spec.assigner.dynamic_gap
+        if gap is not None and not isinstance(gap, GapFromColumn):
+            found.append("dynamic session gap from a function")
+        if type(trigger) is not ProcessingTimeTrigger:
+            found.append(f"trigger {trigger!r} on processing-time session windows")
+        if spec.evictor is not None:
+            found.append(f"evictor on session windows {spec.evictor!r}")
+    elif isinstance(spec.assigner, EventTimeSessionWindows):
         # Sessions run as a DataFrame plan when the gap is static or a column and the trigger is
         # a built-in one with a session plan; the rest needs per-key execution.
         gap = spec.assigner.dynamic_gap

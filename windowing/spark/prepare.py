@@ -12,7 +12,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.assigners import (
-    EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
+    MERGING_ASSIGNERS, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
     TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 from windowing.core.records import (
     QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_INGESTION_TIME,
@@ -207,10 +207,11 @@ def has_window_array(spec: WindowSpec) -> bool:
 
 
 def session_gap_ms(spec: WindowSpec) -> Column:
-    """The session gap of each row: the static gap, or the gap column (event-time sessions only)."""
+    """The session gap of each row: the static gap, or the gap column (event- and processing-time sessions)."""
     assigner = spec.assigner
-    if not isinstance(assigner, EventTimeSessionWindows):
-        raise ValueError(f"no Spark session windows for {assigner!r}: only EventTimeSessionWindows")
+    if not isinstance(assigner, MERGING_ASSIGNERS):
+        raise ValueError(f"no Spark session windows for {assigner!r}: only EventTimeSessionWindows or "
+                         f"ProcessingTimeSessionWindows")
     if assigner.dynamic_gap is None:
         return long_lit(assigner.gap_ms)
     if not isinstance(assigner.dynamic_gap, GapFromColumn):

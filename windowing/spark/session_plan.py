@@ -72,6 +72,31 @@ def _empty_supersedes() -> Column:
     return F.array().cast(SUPERSEDES_TYPE)
 
 
+@dataclass(frozen=True)
+class SessionClock:
+    """The time a session batch decides by: the watermark (event time) or the processing-time clock.
+
+    Attributes:
+        start_ms: lateness is judged against it: an island of this batch's windows only whose
+            cleanup time ``end - 1 + lateness_ms`` is at or below it is late; a merged window
+            whose ``max_ts`` is at or below it and that receives elements fires LATE.
+        end_ms: a window fires when its ``max_ts`` is at or below it and is cleaned when its
+            cleanup time is.
+        lateness_ms: the allowed lateness (0 for processing time: cleanup at ``max_ts``).
+    """
+
+    start_ms: int
+    end_ms: int
+    lateness_ms: int
+
+    def __post_init__(self) -> None:
+        if self.end_ms < self.start_ms:
+            raise ValueError(f"end_ms {self.end_ms} is below start_ms {self.start_ms}: the session clock "
+                             f"never moves back")
+        if self.lateness_ms < 0:
+            raise ValueError(f"lateness_ms must be >= 0, got {self.lateness_ms}")
+
+
 @dataclass
 class SessionOutput:
     panes: DataFrame
@@ -114,7 +139,8 @@ def closing_session_plan(ctx, elements: DataFrame) -> DataFrame:
             .select(*ctx.pane_columns(), *ctx.pane_tail(), F.col(SUPERSEDES)))
 
 
-def session_plan(ctx, plan, elements: DataFrame, state: DataFrame) -> SessionOutput:
+def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
+                 clock: SessionClock | None = None) -> SessionOutput:
     """Merge a batch's session windows with the relevant open sessions; fire, clean, write back.
 
     Args:
@@ -125,11 +151,17 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame) -> SessionOut
         state: the state sessions the batch may touch (see the operator's
             ``_relevant_session_state``): key, window, accumulators,
             bookkeeping, ``emitted``, ``supersedes``.
+        clock: the time lateness, firing and cleanup go by; default: the watermark at the
+            start and end of the batch with the spec's allowed lateness. Processing-time
+            sessions pass the processing-time clock (:mod:`windowing.spark.processing_session_plan`).
+            Panes record the batch's watermark (``ctx.wm_end_ms``) either way.
     """
     spec = ctx.spec
     keys = list(spec.key_columns)
     accs = ctx.acc_columns
-    wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, spec.allowed_lateness_ms
+    if clock is None:
+        clock = SessionClock(ctx.wm_start_ms, ctx.wm_end_ms, spec.allowed_lateness_ms)
+    wm0, wm1, lateness = clock.start_ms, clock.end_ms, clock.lateness_ms
     late_end_at_or_below = _clamp(wm0 - lateness + 1)      # cleanup end - 1 + L <= wm0
     cleaned_end_at_or_below = _clamp(wm1 - lateness + 1)   # cleanup end - 1 + L <= wm1
 
@@ -198,7 +230,7 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame) -> SessionOut
              .withColumn("pane_index", F.col("__pi0"))
              .withColumn("timing", F.when(ctx.max_ts_above(wm0), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
              .withColumn("is_final", F.col("__cleaned"))
-             .withColumn("watermark_ms", long_lit(wm1))
+             .withColumn("watermark_ms", long_lit(ctx.wm_end_ms))
              .select(*ctx.pane_columns(), *ctx.pane_tail(), F.col(SUPERSEDES)))
     purged = F.col("__fire") & F.lit(plan.purge)
     upserts = (j.where(~F.col("__late") & ~F.col("__cleaned") & ((F.col("__b_n") > 0) | F.col("__fire")))
