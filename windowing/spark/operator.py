@@ -46,7 +46,7 @@ from windowing.spark.plans import (
     BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, PROCESSING_TIME_PLAN, TIME_PLAN, PlanContext,
     closing_time_plan, count_plan, evicting_count_plan, plan_for, time_plan)
 from windowing.spark import batch_time
-from windowing.spark.processing_plan import processing_time_plan, state_end_ranges
+from windowing.spark.processing_plan import processing_time_plan, replayed_late, state_end_ranges
 from windowing.spark import processing_session_plan as ptsp
 from windowing.spark.session_plan import (
     SESSION_PLAN, SessionOutput, closing_session_plan, session_plan, session_state_fields)
@@ -225,6 +225,8 @@ class SparkWindowOperator:
                 late_rows=(stats[LATE] or 0) if self.spec.late_output else 0,
                 dropped_late_rows=0 if self.spec.late_output else (stats[LATE] or 0),
                 unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0)
+            if self.plan.kind == PROCESSING_TIME_PLAN:
+                classified = self._mark_replayed_late(classified, times, metrics, cached)
 
             ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
             clock = trigger_plans.BatchClock.of(times)
@@ -260,7 +262,10 @@ class SparkWindowOperator:
             self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
             if self.spec.late_output:
                 late_rows = (self._late_session_rows(df, out.late_elements, wm0, batch_id, self._late_session_reason(times))
-                             if isinstance(out, SessionOutput) else self._late_rows(df, classified, wm0, batch_id))
+                             if isinstance(out, SessionOutput) else
+                             self._late_rows(df, classified, wm0, batch_id,
+                                             (LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms)
+                                             if self.plan.kind == PROCESSING_TIME_PLAN else None))
                 self.store.write_output("late", late_rows, metrics.late_rows, batch_id)
             self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
                                     metrics.quarantined_rows, batch_id)
@@ -362,11 +367,37 @@ class SparkWindowOperator:
                 .select(*keys, TS, SEQ, *value_cols, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)))
 
     @staticmethod
-    def _late_rows(df: DataFrame, classified: DataFrame, wm0: int, batch_id: int) -> DataFrame:
+    def _late_rows(df: DataFrame, classified: DataFrame, wm0: int, batch_id: int,
+                   reason: tuple[str, int] | None = None) -> DataFrame:
+        """Late rows with their reason and what they were judged against (default: late beyond the
+        allowed lateness, the watermark at the start of the batch)."""
+        text, judged_ms = reason if reason is not None else (LATE_BEYOND_ALLOWED_LATENESS, wm0)
         return (classified.where(F.col(STATUS) == LATE)
                 .select(*df.columns, F.col(TS).alias("event_time_ms"),
-                        F.lit(LATE_BEYOND_ALLOWED_LATENESS).alias("reason"),
-                        long_lit(wm0).alias("watermark_ms"), long_lit(batch_id).alias("batch_id")))
+                        F.lit(text).alias("reason"),
+                        long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id")))
+
+    def _mark_replayed_late(self, classified: DataFrame, times: "batch_time.BatchTime", metrics: BatchMetrics,
+                            cached: list) -> DataFrame:
+        """Processing-time windows: rows whose windows the clock already closed become late
+        (:func:`windowing.spark.processing_plan.replayed_late`); the metrics follow."""
+        condition = replayed_late(self.spec, times)
+        if condition is None:
+            return classified
+        counts = classified.agg(F.sum(condition.cast("long")).alias("n"),
+                                F.sum(((F.col(STATUS) == UNASSIGNED) & condition).cast("long")).alias("gap")).first()
+        moved, from_gap = counts["n"] or 0, counts["gap"] or 0
+        if not moved:
+            return classified
+        marked = classified.withColumn(STATUS, F.when(condition, F.lit(LATE)).otherwise(F.col(STATUS))).persist()
+        cached.append(marked)
+        metrics.accepted_rows -= moved - from_gap
+        metrics.unassigned_rows -= from_gap
+        if self.spec.late_output:
+            metrics.late_rows += moved
+        else:
+            metrics.dropped_late_rows += moved
+        return marked
 
     @staticmethod
     def _quarantined_rows(df: DataFrame, classified: DataFrame, batch_id: int) -> DataFrame:

@@ -271,17 +271,20 @@ def _merge_pair(ctx: PlanContext, left: str, right: str, right_prefix: str = "")
             for agg in ctx.compiled for p in agg.parts]
 
 
-def window_partials(ctx: PlanContext, elements: DataFrame) -> DataFrame:
+def window_partials(ctx: PlanContext, elements: DataFrame, live_end_above: int | None = None) -> DataFrame:
     """The batch's partial accumulators per (key, window), with the element count ``__b__n``.
 
     Sliding windows aggregate per (key, slice) first, then copy each slice
-    partial (not each element) into its live windows (see :mod:`windowing.spark.slicing`).
+    partial (not each element) into its live windows (see :mod:`windowing.spark.slicing`):
+    those whose end is above ``live_end_above`` (default: the event-time rule,
+    :func:`windowing.spark.prepare.live_window_end_above`).
     """
     if slicing.is_sliding(ctx.spec):
         keys = list(ctx.spec.key_columns)
         slices = slicing.slice_partials(ctx.compiled, keys, elements)
-        return slicing.exploded_window_partials(ctx.spec.assigner, ctx.compiled, keys, slices,
-                                                live_window_end_above(ctx.spec, ctx.wm_start_ms))
+        if live_end_above is None:
+            live_end_above = live_window_end_above(ctx.spec, ctx.wm_start_ms)
+        return slicing.exploded_window_partials(ctx.spec.assigner, ctx.compiled, keys, slices, live_end_above)
     return elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled), F.count(F.lit(1)).alias("__b__n"))
 
 
