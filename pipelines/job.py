@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any
 
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum
-from windowing.core.assigners import (EventTimeSessionWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
+from windowing.core.assigners import (EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
+                                      SlidingProcessingTimeWindows,
                                       TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 from windowing.core.spec import WindowSpec, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
@@ -152,7 +153,7 @@ class Job:
             window.pop("slide", None)
         if "type" in overrides:
             # A gap belongs to sessions only, a size and offset to every other type.
-            dropped = ("size", "offset") if overrides["type"] == "session" else ("gap", "gap_column")
+            dropped = (("size", "offset") if overrides["type"] in _SESSION_TYPES else ("gap", "gap_column"))
             for key in dropped:
                 if key not in overrides:
                     window.pop(key, None)
@@ -249,17 +250,22 @@ def _trigger_table(table: dict):
     return cls.of(table["interval"])
 
 
-def _session_windows(window: dict) -> EventTimeSessionWindows:
-    """``type = "session"`` with ``gap = "30 seconds"`` or ``gap_column = "<column of ms>"`` (exactly one)."""
+_SESSION_TYPES = {"session": EventTimeSessionWindows, "session_processing_time": ProcessingTimeSessionWindows}
+
+
+def _session_windows(window: dict) -> EventTimeSessionWindows | ProcessingTimeSessionWindows:
+    """``type = "session"`` (event time) or ``"session_processing_time"`` with ``gap = "30 seconds"`` or
+    ``gap_column = "<column of ms>"`` (exactly one)."""
     if ("gap" in window) == ("gap_column" in window):
         raise ValueError(f"a session window needs exactly one of gap (a duration) or gap_column (a column of "
                          f"milliseconds), got gap={window.get('gap')!r}, gap_column={window.get('gap_column')!r}")
     for key in ("size", "slide", "offset"):
         if key in window:
             raise ValueError(f"a session window has no {key}; it has a gap (got {key}={window[key]!r})")
+    assigner = _SESSION_TYPES[window.get("type", "session")]
     if "gap" in window:
-        return EventTimeSessionWindows.with_gap(window["gap"])
-    return EventTimeSessionWindows.with_dynamic_gap(str(window["gap_column"]))
+        return assigner.with_gap(window["gap"])
+    return assigner.with_dynamic_gap(str(window["gap_column"]))
 
 
 def parse_aggregate(name: str, text: str):
@@ -292,7 +298,7 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
     advances without it), ``source_column`` with ``sources`` (several sources
     feed the job: the watermark is the minimum of theirs).
     ``[window] type``: ``tumbling``, ``sliding``, ``count``, ``session``,
-    ``tumbling_processing_time`` or ``sliding_processing_time``.
+    ``tumbling_processing_time``, ``sliding_processing_time`` or ``session_processing_time``.
     """
     builder = (WindowSpecBuilder().key_by(*_as_list(source.get("key")))
                .event_time(source["event_time"], source.get("max_out_of_orderness", 0)))
@@ -308,11 +314,11 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
                                                                  window.get("offset", 0)))
     elif kind == "count":
         builder = builder.count_window(int(window["size"]), window.get("slide"))
-    elif kind == "session":
+    elif kind in _SESSION_TYPES:
         builder = builder.window(_session_windows(window))
     else:
         raise ValueError(f"window type {kind!r} is not one of 'tumbling', 'sliding', 'count', 'session', "
-                         f"'tumbling_processing_time', 'sliding_processing_time'")
+                         f"'tumbling_processing_time', 'sliding_processing_time', 'session_processing_time'")
     builder = _watermark_and_processing_time(builder, source)
     trigger = window.get("trigger")
     if isinstance(trigger, dict):
