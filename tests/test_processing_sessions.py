@@ -135,3 +135,57 @@ def test_replayed_rows_on_the_per_key_path_agree_with_the_model(spark, name):
     model = run_steps(t, ReferenceOperator(t.spec))
     assert [[(x.key, x.timestamp_ms, x.reason, x.watermark_ms) for x in res.late] for res in results] == \
         [[(x.key, x.timestamp_ms, x.reason, x.watermark_ms) for x in res.late] for res in model]
+
+
+MINUTE = 60_000
+T0 = 1_767_225_600_000   # 2026-01-01T00:00:00Z
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_processing_time_session_job_as_stream_and_backfill(spark, tmp_path):
+    """A job file with ``type = "session_processing_time"`` by recorded ingestion time: the stream and
+    the backfill (chunks by ingestion time, a session merged across chunks through Delta) give the
+    model's sessions."""
+    from pyspark.sql import functions as F
+    from pipelines.drivers import run_backfill, run_stream
+    from pipelines.job import load_job
+
+    path = tmp_path / "pt_sessions.toml"
+    path.write_text('[job]\nname = "pt_sessions"\noperator_id = "pt_sessions"\nbackfill_chunk = "10 minutes"\n'
+                    '[source]\npath = "raw/pt_sessions"\nevent_time = "ts"\nkey = "k"\n'
+                    'ingestion_time_column = "ingested_at"\n'
+                    '[window]\ntype = "session_processing_time"\ngap = "2 minutes"\n'
+                    '[aggregates]\ns = "sum(v)"\nn = "count()"\n')
+    job = load_job(path, root=tmp_path)
+    assert isinstance(job.spec.assigner, ProcessingTimeSessionWindows)
+    # ingestion minutes: a 0, 1, 2.5 -> one session; 10, 11 -> one; 30 alone. b 0.5 alone; 9 and 10.5
+    # merge across the backfill's 10-minute chunk boundary; 20 alone. Event times are scattered.
+    minutes = [("a", 0), ("a", 1), ("a", 2.5), ("a", 10), ("a", 11), ("a", 30),
+               ("b", 0.5), ("b", 9), ("b", 10.5), ("b", 20)]
+    rows = [(k, T0 - i * 7919, 2 ** i, T0 + int(m * MINUTE)) for i, (k, m) in enumerate(minutes)]
+    spark.createDataFrame(rows + [("a", T0, 1 << 20, None)], "k string, ts long, v long, ingested_at long") \
+        .write.format("delta").save(job.source_path)
+
+    model = ReferenceOperator(job.spec)
+    panes = model.process_batch([dict(k=k, ts=ts, v=v, ingested_at=at) for k, ts, v, at in rows], 0).panes
+    panes += model.flush(1).panes
+    want = sorted((p.key[0], p.window_start_ms, p.window_end_ms, p.values["s"], p.values["n"]) for p in panes)
+    assert len(want) == 6
+
+    def final_windows(results_path):
+        df = spark.read.format("delta").load(results_path)
+        assert df.groupBy("k", "window_start_ms").count().where(F.col("count") > 1).count() == 0  # one pane each
+        return sorted(tuple(r) for r in df.select("k", "window_start_ms", "window_end_ms", "s", "n").collect())
+
+    stream = run_stream(spark, job, validate=False)
+    assert [r.plan for r in stream if not r.skipped] == ["processing_time_session"]
+    assert final_windows(job.results_path) == want
+
+    backfill_job = job.with_operator("pt_sessions_backfill", "pt_sessions_backfill")
+    backfill = run_backfill(spark, backfill_job, validate=False)
+    assert {r.plan for r in backfill} == {"processing_time_session"} and len(backfill) == 5   # 4 chunks + flush
+    assert sum(r.metrics.late_rows for r in backfill) == 0
+    assert sum(r.metrics.quarantined_rows for r in backfill) == 1
+    assert backfill[0].metrics.panes_emitted == 2          # a [0, 4.5 min) and b [0.5, 2.5 min) close in chunk 1
+    assert final_windows(backfill_job.results_path) == want

@@ -4,11 +4,13 @@ The built-in triggers the planner knows (:func:`windowing.spark.plans.plan_for`)
 run as DataFrame plans: column expressions, joins and aggregations, no Python
 per row; so do event-time sessions with the built-in triggers (event time,
 early/late, continuous, processing time, count), processing-time tumbling and
-sliding windows, idleness, several watermark sources and window_all.
+sliding windows, processing-time sessions with their ProcessingTimeTrigger
+(static gap or a gap column, optionally purging: ``processing_time_session``),
+idleness, several watermark sources and window_all.
 Everything else (user triggers, evictors other than the sliding count
 window's, process and reduce functions, DeltaTrigger, the timer triggers on
-global windows, processing-time sessions, session gaps from a function) runs
-on the per-key path
+global windows, processing-time sessions with another trigger, session gaps
+from a function) runs on the per-key path
 (:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
 key in ``applyInArrow``, its state in Delta. Both operators have the same
 interface and the same commit protocol.
@@ -54,7 +56,7 @@ def written_per_key(spark: SparkSession, store) -> bool:
 
     A spec that ran per key before a DataFrame plan took it over (window_all,
     processing time, idleness, several sources, sessions with early/late,
-    continuous, processing-time or count triggers) keeps its state there: the
+    continuous, processing-time or count triggers, processing-time sessions) keeps its state there: the
     plan operator could not read it, so such an operator stays on the per-key
     path until its state is reset.
     """
