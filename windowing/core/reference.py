@@ -6,8 +6,14 @@ micro-batch rule of the design made explicit. One batch
 (``process_batch(rows, batch_id, watermark_ms=None, processing_time_ms=None)``):
 
 0. Processing time first: when the batch brings a later processing time
-   ``pt``, every processing-time timer strictly below ``pt`` fires (those
-   came due before the batch's rows arrived), then the clock is ``pt``.
+   ``pt``, every processing-time timer strictly below the batch's EARLIEST
+   processing time (``pt``, or an older ingestion time one of its valid rows
+   replays: :func:`pre_rows_below_ms`) fires (those came due before the
+   batch's rows arrived), then the clock is ``pt``. A processing-time window
+   whose ``max_ts`` is at or below the clock after this phase fired and was
+   cleaned: a row that belongs only to such windows is late (reason
+   ``processing_time_window_already_fired``), as an event-time row is late
+   against the watermark at the start of the batch.
 1. Malformed rows are quarantined, with the first reason that applies, in
    this order: null key, null or non-int event time, a non-int ingestion
    time, an undeclared source, event time further ahead of the processing
