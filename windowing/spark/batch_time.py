@@ -117,7 +117,8 @@ def advance(spec: WindowSpec, tracker: WatermarkTracker, clock_before_ms: int, b
     clock = batch_clock(tracker, clock_before_ms, batch_id, source_maxima,
                         None if flush else (None if watermark_ms is None else min(watermark_ms, MAX_TIMESTAMP_MS)),
                         processing_time_ms, flush)
-    early = (pre_rows_below_ms(processing_time_ms, first_row_processing_time_ms)
+    # Never below the clock: timers at or below it fired in earlier batches.
+    early = (max(clock_before_ms + 1, pre_rows_below_ms(processing_time_ms, first_row_processing_time_ms))
              if (processing_time_ms is not None and processing_time_ms > clock_before_ms and not flush) else None)
     max_seen = max((s.max_seen_ms for s in tracker.sources.values() if s.max_seen_ms is not None), default=None)
     state = json.dumps({"clock_ms": clock.processing_time_end_ms, "tracker": tracker.snapshot()})
