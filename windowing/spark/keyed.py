@@ -226,7 +226,10 @@ def _key_runner(spec: WindowSpec, clock: KeyBatchClock, keys: list[str], out_sch
                 out.append(dict(base, row_index=i, **{f.name: _python_value(emitted_row.get(f.name), f.dataType)
                                                       for f in result_fields[1:]}))
         for late in result.late:
-            out.append(dict(group_value, **{KIND: LATE_ROW, SEQ: late.row[SEQ]}))
+            # the model's reason and what it judged the row against (the watermark, or the
+            # processing-time clock for a replayed row of a closed processing-time window)
+            out.append(dict(group_value, **{KIND: LATE_ROW, SEQ: late.row[SEQ], REASON: late.reason,
+                                            "watermark_ms": late.watermark_ms}))
         for bad in result.quarantined:
             out.append(dict(group_value, **{KIND: QUARANTINE_ROW, SEQ: bad.row[SEQ], REASON: bad.reason}))
         key_row = dict(group_value, **{KIND: KEY_ROW, "panes": len(result.panes)},
@@ -411,11 +414,12 @@ class KeyedModelOperator:
             panes = out.where(F.col(KIND) == PANE).select(*self._pane_columns(result_fields, batch_id))
             self.store.write_output("results", panes, totals["pane_rows"] or 0, batch_id)
             if spec.late_output:
-                late_seqs = out.where(F.col(KIND) == LATE_ROW).select(SEQ)
-                late = (prepared.join(late_seqs, SEQ, "left_semi")
+                late_seqs = out.where(F.col(KIND) == LATE_ROW).select(
+                    SEQ, F.col(REASON).alias("__late_reason"), F.col("watermark_ms").alias("__late_wm"))
+                late = (prepared.join(late_seqs, SEQ, "inner")
                         .select(*df.columns, F.col(TS).alias("event_time_ms"),
-                                F.lit(LATE_BEYOND_ALLOWED_LATENESS).alias("reason"),
-                                long_lit(clock.watermark_start_ms).alias("watermark_ms"),
+                                F.coalesce(F.col("__late_reason"), F.lit(LATE_BEYOND_ALLOWED_LATENESS)).alias("reason"),
+                                F.coalesce(F.col("__late_wm"), long_lit(clock.watermark_start_ms)).alias("watermark_ms"),
                                 long_lit(batch_id).alias("batch_id")))
                 self.store.write_output("late", late, metrics.late_rows, batch_id)
             model_bad = out.where(F.col(KIND) == QUARANTINE_ROW).select(SEQ, F.col(REASON).alias("__model_reason"))
