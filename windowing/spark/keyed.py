@@ -66,7 +66,8 @@ from windowing.spark.keyed_state import (
     state_schema)
 from windowing.spark.operator import BatchReport
 from windowing.spark.prepare import (
-    QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, event_time_ms, ingestion_time_ms, long_lit,
+    QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, by_processing_time, event_time_ms,
+    ingestion_time_ms, long_lit,
     simple_types)
 from windowing.spark.stores import bind_output_mode, check_fingerprint, delta_store
 
@@ -417,7 +418,9 @@ class KeyedModelOperator:
                 late_seqs = out.where(F.col(KIND) == LATE_ROW).select(
                     SEQ, F.col(REASON).alias("__late_reason"), F.col("watermark_ms").alias("__late_wm"))
                 late = (prepared.join(late_seqs, SEQ, "inner")
-                        .select(*df.columns, F.col(TS).alias("event_time_ms"),
+                        .select(*df.columns,
+                                # the model's element timestamp: the processing time for processing-time windows
+                                F.col(PT if by_processing_time(spec) else TS).alias("event_time_ms"),
                                 F.coalesce(F.col("__late_reason"), F.lit(LATE_BEYOND_ALLOWED_LATENESS)).alias("reason"),
                                 F.coalesce(F.col("__late_wm"), long_lit(clock.watermark_start_ms)).alias("watermark_ms"),
                                 long_lit(batch_id).alias("batch_id")))
