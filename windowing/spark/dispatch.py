@@ -3,12 +3,14 @@
 The built-in triggers the planner knows (:func:`windowing.spark.plans.plan_for`)
 run as DataFrame plans: column expressions, joins and aggregations, no Python
 per row; so do event-time sessions with the built-in triggers (event time,
-early/late, continuous, processing time, count), processing-time tumbling and
-sliding windows, idleness, several watermark sources and window_all.
+early/late, continuous, processing time, count), the timer triggers (early/late,
+continuous, processing time) on global windows as on time windows,
+processing-time tumbling and sliding windows, idleness, several watermark
+sources and window_all.
 Everything else (user triggers, evictors other than the sliding count
-window's, process and reduce functions, DeltaTrigger, the timer triggers on
-global windows, processing-time sessions, session gaps from a function) runs
-on the per-key path
+window's, process and reduce functions, DeltaTrigger, the plain
+EventTimeTrigger on global windows, processing-time sessions, session gaps
+from a function) runs on the per-key path
 (:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
 key in ``applyInArrow``, its state in Delta. Both operators have the same
 interface and the same commit protocol.
