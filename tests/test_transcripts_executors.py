@@ -29,7 +29,6 @@ KEYED_ON_SPARK = {
     "session_late_bridge_fires_merged_window_late",             # sessions, supersedes, LATE bridge
     "session_bridge_merges_accumulators",                       # user aggregates (array results) merged
     "session_dynamic_gap_from_column",                          # the gap column checked in Spark
-    "continuous_processing_time_trigger_on_global_window",      # the processing-time clock, global windows
     "session_user_trigger_merges_its_state",                    # a user trigger's on_merge of its state
     "user_trigger_state_survives_across_batches",               # user trigger state across batches
     "processing_time_from_ingestion_column",                    # per-row processing time, its quarantine

@@ -15,6 +15,7 @@ import transcripts_model  # noqa: F401  (registers every transcript, the trigger
 from spark_adapter import SparkExecutor, infer_schema
 from test_transcripts_reference import check_batching_invariance
 from transcripts import SPARK_BATCH, TRANSCRIPTS, sliding, spec, tumbling
+from windowing.core.assigners import GlobalWindows
 from windowing.core.reference import ReferenceOperator
 from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
                                      EventTimeTrigger, ProcessingTimeTrigger)
@@ -25,7 +26,17 @@ TRIGGER_TRANSCRIPTS = [
     "early_late_counters_on_sliding_windows_discarding", "continuous_event_time_boundaries_in_different_batches",
     "processing_time_trigger_on_event_time_windows", "continuous_processing_time_trigger_on_event_time_windows",
     "early_count_and_interval_firings_restart_each_other", "early_count_firings_on_sliding_windows",
-    "continuous_event_time_on_sliding_windows"]
+    "continuous_event_time_on_sliding_windows",
+    # on global windows (transcripts_global_triggers.py, plus the model's processing-time one)
+    "continuous_event_time_on_global_window", "continuous_event_time_on_global_window_purging",
+    "early_firings_on_global_window", "processing_time_trigger_on_global_window_all",
+    "continuous_processing_time_trigger_on_global_window"]
+GLOBAL_TRIGGER_TRANSCRIPTS = {
+    "continuous_event_time_on_global_window": "continuous_event_time",
+    "continuous_event_time_on_global_window_purging": "continuous_event_time",
+    "early_firings_on_global_window": "early_late",
+    "processing_time_trigger_on_global_window_all": "processing_time_trigger",
+    "continuous_processing_time_trigger_on_global_window": "continuous_processing_time"}
 BY_NAME = {t.name: t for t in TRANSCRIPTS}
 
 
@@ -43,12 +54,23 @@ def test_trigger_transcripts_take_the_dataframe_plan():
         "dataframe plan continuous_processing_time"
 
 
+def test_timer_triggers_on_global_windows_take_the_dataframe_plan():
+    """Keyed and window_all, accumulating and discarding: the trigger plans, not the per-key path."""
+    from windowing.core.assigners import GlobalWindows
+    from windowing.spark.dispatch import execution_path
+    for name, kind in GLOBAL_TRIGGER_TRANSCRIPTS.items():
+        assert isinstance(BY_NAME[name].spec.assigner, GlobalWindows), name
+        assert execution_path(BY_NAME[name].spec) == f"dataframe plan {kind}", name
+    assert not BY_NAME["processing_time_trigger_on_global_window_all"].spec.key_columns
+
+
 def test_what_stays_on_the_per_key_path_says_why():
     from windowing.spark.dispatch import execution_path
+    # the delta_trigger transcript is on a global window: the trigger, not the window, keeps it per key
     assert execution_path(BY_NAME["delta_trigger"].spec).startswith(
         "per-key model (no DataFrame plan for trigger DeltaTrigger")
-    assert execution_path(BY_NAME["continuous_processing_time_trigger_on_global_window"].spec).endswith(
-        "on global windows)")
+    assert execution_path(BY_NAME["user_trigger_state_survives_across_batches"].spec).startswith(
+        "per-key model (no DataFrame plan for trigger EveryTwoNegatives")
     # sessions with early/late firings have a plan (test_session_trigger_plans.py)
     assert execution_path(BY_NAME["session_early_firings_and_late_bridge"].spec) == "dataframe plan session_early_late"
 
@@ -137,12 +159,12 @@ _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 15))
 
 @pytest.mark.spark
 @settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(trigger=st.sampled_from(sorted(TRIGGERS)), window=st.sampled_from(["tumbling", "sliding"]),
+@given(trigger=st.sampled_from(sorted(TRIGGERS)), window=st.sampled_from(["tumbling", "sliding", "global"]),
        mode=st.sampled_from(["accumulating", "discarding"]), lateness=st.sampled_from([0, 15]),
        delay=st.sampled_from([0, 3]), batches=st.lists(_batch, min_size=1, max_size=3))
 def test_random_streams_plan_matches_model(spark, trigger, window, mode, lateness, delay, batches):
     """Random rows and processing-time steps: every batch's panes (all pane info) and late rows agree."""
-    assigner = tumbling(20) if window == "tumbling" else sliding(20, 10)
+    assigner = {"tumbling": tumbling(20), "sliding": sliding(20, 10), "global": GlobalWindows()}[window]
     s = spec(assigner, delay=delay, lateness=lateness, trigger=TRIGGERS[trigger], mode=mode)
     model = ReferenceOperator(s)
     spark_run = SparkExecutor(spark, s, "`k` string, `ts` bigint, `v` bigint")

@@ -165,3 +165,4 @@ transcript(
     # flush: each remaining window's pending timer and its end fire in one phase: one ON_TIME pane.
     flush([P("a", 10, 30, 1, ON_TIME, True, s=12, n=2), P("a", 20, 40, 0, ON_TIME, True, s=8, n=1)]),
     invariant=True, doc="continuous event-time firings on sliding windows; final panes do not depend on cuts")
+import transcripts_global_triggers  # noqa: E402,F401  (registers the trigger-plan transcripts on global windows)

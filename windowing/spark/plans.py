@@ -27,7 +27,8 @@ picks one; anything else is refused with a message that names it):
   (:mod:`windowing.spark.session_trigger_plan`).
 * ``early_late``, ``continuous_event_time``, ``processing_time``,
   ``continuous_processing_time``: the triggers with timers and trigger state
-  on tumbling/sliding event-time windows, optionally purging
+  on tumbling/sliding event-time windows and on global windows (one
+  constant window per key, max_ts Long.MAX), optionally purging
   (:mod:`windowing.spark.trigger_plans`).
 * ``processing_time``: tumbling and sliding processing-time windows with the
   ProcessingTimeTrigger, optionally purging: windows fire when the batch's
@@ -115,7 +116,7 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         return TriggerPlan(PROCESSING_TIME_PLAN, purge=purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
                  "EarlyLateEventTimeTrigger, ContinuousEventTimeTrigger, ProcessingTimeTrigger or "
-                 "ContinuousProcessingTimeTrigger on time windows, optionally in PurgingTrigger; "
+                 "ContinuousProcessingTimeTrigger on time or global windows, optionally in PurgingTrigger; "
                  "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
     if spec.evictor is not None:
         if isinstance(spec.evictor, CountEvictor) and is_global and isinstance(trigger, CountTrigger) \
@@ -125,7 +126,7 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
                                   f"supported: {supported}")
     if isinstance(trigger, EventTimeTrigger) and not is_global:
         return TriggerPlan(TIME_PLAN, fires_at_end=True, purge=purge)
-    if trigger_plans.plan_kind(trigger) is not None and not is_global:
+    if trigger_plans.plan_kind(trigger) is not None:
         return TriggerPlan(trigger_plans.plan_kind(trigger), purge=purge, trigger=trigger)
     if isinstance(trigger, NeverTrigger):
         return TriggerPlan(TIME_PLAN, purge=purge)
@@ -171,9 +172,6 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         if type(trigger) not in (EventTimeTrigger, CountTrigger, NeverTrigger):   # a user subclass is a user trigger
             if trigger_plans.plan_kind(trigger) is None:
                 found.append(f"trigger {trigger!r}")
-            elif isinstance(spec.assigner, GlobalWindows):
-                # trigger_plans works on window ends (max_ts): time windows only
-                found.append(f"trigger {trigger!r} on global windows")
         if spec.evictor is not None and not (isinstance(spec.evictor, CountEvictor)
                                              and not spec.evictor.do_evict_after):
             found.append(f"evictor {spec.evictor!r}")

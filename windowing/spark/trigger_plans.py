@@ -1,7 +1,8 @@
 """DataFrame plans for the built-in triggers with timers and per-window trigger state.
 
-Covers, on tumbling and sliding event-time windows (optionally in
-``PurgingTrigger``, i.e. both accumulation modes):
+Covers, on tumbling and sliding event-time windows and on ``GlobalWindows``
+(keyed or window_all; optionally in ``PurgingTrigger``, i.e. both
+accumulation modes):
 
 * ``early_late``: :class:`EarlyLateEventTimeTrigger` (early firings every N
   elements and/or every T of processing time, late firings every N late
@@ -25,6 +26,15 @@ C. after the rows (clock ``c1``, watermark ``wm1``): due event-time timers,
    (several firings in one phase see the same contents, the last one names
    the timing), then cleanup at ``max_ts + L``.
 
+A global window is one constant window per key (null start and end in the
+state and the panes) whose max_ts is Long.MAX, as in Flink: its max_ts
+conditions are Python booleans (true only at +infinity, i.e. on a flush), it
+is never late nor cleaned up (no pane is final) and, as the reference model
+says, every firing of it is ON_TIME. So an early/late trigger fires its
+end-of-window part, and a ``ProcessingTimeTrigger`` its timer at max_ts, only
+on a flush; a ``ContinuousEventTimeTrigger`` fires at each interval boundary
+the watermark passes, for as long as the stream runs.
+
 Trigger state lives in the ``windows`` state table: the early count in
 ``trigger_count``, plus :data:`LATE_COUNT` (late firings' counter) and
 :data:`TIMER` (the pending early-firing or next continuous timer). The
@@ -40,6 +50,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from windowing.core.assigners import GlobalWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, floor_mod
 from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
@@ -140,6 +151,9 @@ class _Rules:
 
     def __init__(self, ctx, plan, clock: BatchClock):
         self.ctx, self.kind, self.trigger, self.clock, self.purge = ctx, plan.kind, plan.trigger, clock, plan.purge
+        # The global window (null start/end) has max_ts = Long.MAX: a constant, so its
+        # conditions are decided on the driver; its firings are all ON_TIME (the model's rule).
+        self.is_global = isinstance(ctx.spec.assigner, GlobalWindows)
         t = self.trigger
         self.early_n = getattr(t, "early_every_n", None) if self.kind == EARLY_LATE_PLAN else None
         self.late_n = getattr(t, "late_every_n", None) if self.kind == EARLY_LATE_PLAN else None
@@ -152,14 +166,28 @@ class _Rules:
 
     def pre_rows_timing(self) -> Column:
         """Timing of a phase-A (processing-time, before the rows) firing: against the old watermark."""
-        return F.when(self.above(self.ctx.wm_start_ms), F.lit(EARLY)).otherwise(F.lit(LATE))
+        return self.early_or_late(self.ctx.wm_start_ms)
+
+    def early_or_late(self, wm: int) -> Column:
+        """EARLY while max_ts is ahead of ``wm``, else LATE; ON_TIME on a global window."""
+        if self.is_global:
+            return F.lit(ON_TIME)
+        return F.when(self.above(wm), F.lit(EARLY)).otherwise(F.lit(LATE))
 
     # max_ts = end - 1 against a constant
     def above(self, value: int) -> Column:
+        if self.is_global:
+            return F.lit(MAX_TIMESTAMP_MS > value)
         return F.col(WE) > long_lit(_clamp(value + 1))
 
     def at_or_below(self, value: int) -> Column:
+        if self.is_global:
+            return F.lit(MAX_TIMESTAMP_MS <= value)
         return F.col(WE) <= long_lit(_clamp(value + 1))
+
+    def max_ts(self) -> Column:
+        """The window's max timestamp: ``end - 1``, or Long.MAX for the global window (null end)."""
+        return long_lit(MAX_TIMESTAMP_MS) if self.is_global else F.col(WE) - 1
 
     @property
     def has_count_rule(self) -> bool:
@@ -171,7 +199,7 @@ class _Rules:
 
     def capped(self, at: int | None) -> Column:
         """A timer at ``at`` capped at the window's max timestamp (null when ``at`` is never reached)."""
-        return F.when(F.lit(at is not None), F.least(_opt_lit(at), F.col(WE) - 1)).otherwise(F.lit(None).cast("long"))
+        return F.when(F.lit(at is not None), F.least(_opt_lit(at), self.max_ts())).otherwise(F.lit(None).cast("long"))
 
 
 def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
@@ -299,7 +327,7 @@ def _timer_after_rows(rules: _Rules) -> Column:
         interval = rules.interval
         start = F.col("__min_ts") - F.pmod(F.col("__min_ts"), long_lit(interval))
         boundary = F.when(start < long_lit(MAX_TIMESTAMP_MS - interval), start + long_lit(interval))
-        first = F.least(boundary, F.col(WE) - 1)   # null boundary: no timer (least skips nulls: guard)
+        first = F.least(boundary, rules.max_ts())   # null boundary: no timer (least skips nulls: guard)
         first = F.when(boundary.isNull(), none).otherwise(first)
         return F.when(~late & (m > 0), F.coalesce(timer_a, first)).otherwise(timer_a)
     if kind == CONTINUOUS_PROCESSING_TIME_PLAN:
@@ -380,7 +408,7 @@ def count_firing_panes(rules: "_Rules", groups: DataFrame, j: DataFrame, carry: 
     fired = fired.select("*", *b_accs)
     b_final = F.col("__cleaned") & (F.col("__g") == F.col("__k") - 1) & ~F.col("__c_pane")
     return pane_rows(ctx, fired, "__pane__", F.col("__p_A") + F.col("__g"),
-                     F.when(rules.late_window(), F.lit(LATE)).otherwise(F.lit(EARLY)), b_final, ctx.wm_start_ms,
+                     rules.early_or_late(ctx.wm_start_ms), b_final, ctx.wm_start_ms,
                      extra)
 
 
@@ -487,10 +515,12 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
     elif kind == CONTINUOUS_PROCESSING_TIME_PLAN:
         proc_fire = ~cleaned & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
     c_fire = end_fire | nf_fire | proc_fire
-    if kind in (EARLY_LATE_PLAN, CONTINUOUS_EVENT_TIME_PLAN):
+    if rules.is_global:
+        c_timing = F.lit(ON_TIME)
+    elif kind in (EARLY_LATE_PLAN, CONTINUOUS_EVENT_TIME_PLAN):
         c_timing = (F.when(end_fire, F.when(late, F.lit(LATE)).otherwise(F.lit(ON_TIME))).otherwise(F.lit(EARLY)))
     else:
-        c_timing = F.when(rules.above(wm1), F.lit(EARLY)).otherwise(F.lit(LATE))
+        c_timing = rules.early_or_late(wm1)
     if kind == EARLY_LATE_PLAN:
         timer_c = F.when(end_fire | proc_fire, none).otherwise(timer_b)
     elif kind == CONTINUOUS_EVENT_TIME_PLAN:
