@@ -36,6 +36,7 @@ KEYED_ON_SPARK = {
     "watermark_idleness_advances_by_processing_time",           # idleness, late output
     "process_function_on_pandas_with_count_evictor",            # process function rows, evictor
     "reduce_function",                                          # reduce (struct result)
+    "delta_trigger",                                            # DeltaTrigger's user delta function
     "non_keyed_windows",                                        # window_all
 }
 
@@ -101,9 +102,8 @@ def test_dispatch_picks_a_path_for_every_transcript_and_refuses_model_only_specs
                        ("non_keyed_sliding_count_window", "evicting_count"),
                        ("non_keyed_sessions", "session")]:
         assert paths[name] == f"dataframe plan {kind}", (name, paths[name])
-    # processing-time sessions stay per key (see README: which path each feature takes)
-    assert paths["processing_time_session"].startswith("per-key model (no DataFrame plan for assigner "
-                                                       "ProcessingTimeSessionWindows")
+    # processing-time sessions run on the session plan with the processing-time clock
+    assert paths["processing_time_session"] == "dataframe plan processing_time_session"
     for t in TRANSCRIPTS:
         if SPARK_BATCH in t.executors and paths[t.name].startswith("per-key"):
             with pytest.raises(NotImplementedError, match="no DataFrame plan for"):
