@@ -153,6 +153,38 @@ def committed_batch(spark: SparkSession, path: str, app_id: str) -> int | None:
     own record (the snapshot's set transactions) answers, at the cost of a
     Spark job.
     """
+    for snapshot, commit_json in _commits_newest_first(spark, path):
+        if commit_json is None:                  # cleaned up after a checkpoint
+            return _from_delta_record(snapshot, app_id)
+        batch = _batch_in_commit(commit_json, app_id)
+        if batch is not None:
+            return batch
+    return None
+
+
+def appended_rows(spark: SparkSession, path: str, app_id: str, batch_id: int) -> int | None:
+    """How many rows the append that ``app_id`` marked with ``batch_id`` wrote (its commit's
+    ``numOutputRows``); None when no such commit is found or it carries no metrics.
+
+    Free where counting the appended DataFrame would compute it again: the
+    commit file is read, newest first, and the search stops at the first commit of ``app_id``.
+    """
+    for _, commit_json in _commits_newest_first(spark, path):
+        if commit_json is None:
+            return None
+        batch = _batch_in_commit(commit_json, app_id)
+        if batch is None:
+            continue
+        if batch != batch_id:
+            return None
+        rows = (_commit_info(commit_json).get("operationMetrics") or {}).get("numOutputRows")
+        return int(rows) if rows is not None else None
+    return None
+
+
+def _commits_newest_first(spark: SparkSession, path: str):
+    """Yield ``(snapshot, text of each commit file)`` from the newest version down; the text is None
+    (and the walk ends) at a version whose file was cleaned up after a checkpoint."""
     jvm = spark._jvm
     none = jvm.scala.Option.empty()
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, absolute(path))
@@ -160,12 +192,17 @@ def committed_batch(spark: SparkSession, path: str, app_id: str) -> int | None:
     store, conf, log_path = log.store(), log.newDeltaHadoopConf(), log.logPath()
     for version in range(int(snapshot.version()), -1, -1):
         commit_file = jvm.org.apache.hadoop.fs.Path(log_path, f"{version:020d}.json")
-        if not commit_file.getFileSystem(conf).exists(commit_file):   # cleaned up after a checkpoint
-            return _from_delta_record(snapshot, app_id)
-        batch = _batch_in_commit(store.read(commit_file, conf).mkString("\n"), app_id)
-        if batch is not None:
-            return batch
-    return None
+        if not commit_file.getFileSystem(conf).exists(commit_file):
+            yield snapshot, None
+            return
+        yield snapshot, store.read(commit_file, conf).mkString("\n")
+
+
+def _commit_info(commit_json: str) -> dict:
+    for line in commit_json.splitlines():
+        if line.startswith('{"commitInfo"'):
+            return json.loads(line)["commitInfo"]
+    return {}
 
 
 def _batch_in_commit(commit_json: str, app_id: str) -> int | None:

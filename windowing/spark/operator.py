@@ -30,7 +30,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from pyspark.sql import DataFrame, Observation, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -78,17 +78,22 @@ class BatchReport:
         return asdict(self)
 
 
-def _observed(observation: Observation, recompute: Callable[[], DataFrame]) -> dict:
-    """The metrics an Observation collected during the write, else recomputed by an action.
+def _accounting_exprs() -> list:
+    """One aggregate row over a classified batch: rows per status and the batch's times.
 
-    Spark skips a plan it can prove empty (an empty local input), and then
-    the observation has nothing to report.
+    ``input`` and one count per status; ``max_ts``/``max_pt``/``min_pt``: event and
+    processing times of the valid (not quarantined) rows; ``min_accepted_ts``/
+    ``max_accepted_ts``: the accepted elements' timestamps.
     """
-    try:
-        values = observation.get
-    except Exception:  # noqa: BLE001 - Spark raises when the observed plan never ran
-        values = None
-    return values if values else recompute().first().asDict()
+    valid = F.col(STATUS) != QUARANTINED
+    accepted = F.col(STATUS) == ACCEPTED
+    return [F.count(F.lit(1)).alias("input"),
+            *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
+            F.max(F.when(valid, F.col(EVENT_MS))).alias("max_ts"),
+            F.max(F.when(valid, F.col(PT))).alias("max_pt"),
+            F.min(F.when(valid, F.col(PT))).alias("min_pt"),
+            F.min(F.when(accepted, F.col(TS))).alias("min_accepted_ts"),
+            F.max(F.when(accepted, F.col(TS))).alias("max_accepted_ts")]
 
 
 def default_bucket_ms(spec: WindowSpec) -> int:
@@ -205,17 +210,7 @@ class SparkWindowOperator:
             classified = classify(df, self.spec, wm0, now_ms, seen,
                                   arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush)).persist()
             cached.append(classified)
-            valid = F.col(STATUS) != QUARANTINED
-            stats = classified.agg(
-                F.count(F.lit(1)).alias("input"),
-                *[F.sum((F.col(STATUS) == s).cast("long")).alias(s)
-                  for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
-                F.max(F.when(valid, F.col(EVENT_MS))).alias("max_ts"),
-                F.max(F.when(valid, F.col(PT))).alias("max_pt"),
-                F.min(F.when(valid, F.col(PT))).alias("min_pt"),
-                F.min(F.when(F.col(STATUS) == ACCEPTED, F.col(TS))).alias("min_accepted_ts"),
-                F.max(F.when(F.col(STATUS) == ACCEPTED, F.col(TS))).alias("max_accepted_ts"),
-            ).first().asDict()
+            stats = classified.agg(*_accounting_exprs()).first().asDict()
             times = batch_time.advance(self.spec, tracker, clock_before, batch_id,
                                        self._source_maxima(classified, stats), watermark_ms, processing_time_ms,
                                        flush, stats["min_pt"])
@@ -291,29 +286,28 @@ class SparkWindowOperator:
 
         Same results as the general path (it is the special case "empty state,
         every window closes"), computed in one pass over the input: no state
-        join, no caching, no state MERGE. The row accounting is observed
-        during the results write instead of by separate actions; only a batch
-        that has quarantined rows reads its input a second time to write them.
+        join, no caching, no state MERGE. The panes emitted are the rows the
+        results write committed; the row accounting is one aggregate over the
+        input afterwards (see below); a batch that has late or quarantined rows
+        reads its input once more to write them.
         """
         spec = self.spec
         wm0, wm1 = MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS
         now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
         classified = classify(df, spec, wm0, now_ms, arrival_ms=batch_time.arrival_ms(MIN_TIMESTAMP_MS, None, True))
-        accounting = Observation(f"accounting_{self.writer_id}_{batch_id}")
-        panes_seen = Observation(f"panes_{self.writer_id}_{batch_id}")
-        stats_exprs = [
-            F.count(F.lit(1)).alias("input"),
-            *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
-            F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(EVENT_MS))).alias("max_ts"),
-            F.max(F.when(F.col(STATUS) != QUARANTINED, F.col(PT))).alias("max_pt")]
         ctx = PlanContext(spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
         closing = closing_session_plan if self.plan.kind == SESSION_PLAN else closing_time_plan
-        panes = closing(ctx, self._elements(classified.observe(accounting, *stats_exprs), wm0))
-        panes = panes.observe(panes_seen, F.count(F.lit(1)).alias("n"))
+        panes = closing(ctx, self._elements(classified, wm0))
         self._fault("before_outputs")
-        self.store.write_output("results", panes, None, batch_id)   # rows unknown before the write: always write
-        stats = _observed(accounting, lambda: classified.agg(*stats_exprs))
-        panes_emitted = _observed(panes_seen, lambda: panes.agg(F.count(F.lit(1)).alias("n")))["n"]
+        # Every window closes in this batch, so every pane is final and an output mode's
+        # filter keeps them all: the rows written are the panes emitted.
+        panes_emitted = self.store.write_output("results", panes, None, batch_id)
+        if panes_emitted is None:       # a commit without metrics: count them again
+            panes_emitted = panes.count()
+        # The row accounting is a second, code-generated pass over the input. Observing it
+        # during the write (an Observation) costs more: CollectMetrics breaks whole-stage
+        # code generation and makes every row compute its status and reason as strings.
+        stats = classified.agg(*_accounting_exprs()).first().asDict()
         metrics = BatchMetrics(
             input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
             late_rows=(stats[LATE] or 0) if spec.late_output else 0,

@@ -186,12 +186,15 @@ class DeltaStore:
     def read_buffers(self, version):
         return delta_io.read_as_of(self.spark, self.buffers_path, version)
 
-    def write_output(self, kind: str, df: DataFrame, rows: int | None, batch_id: int) -> None:
+    def write_output(self, kind: str, df: DataFrame, rows: int | None, batch_id: int) -> int | None:
         """Write a batch's output rows; an empty output only makes sure the table exists.
 
         ``results`` follow the output mode (see the module docstring); late and
         quarantine rows are appended. ``rows=None`` means the count is not
-        known before the write: always write.
+        known before the write: always write, and return how many rows of
+        ``df`` the mode wrote (``final`` writes only the final panes), read from
+        the append's commit or counted on the cached MERGE source; None when
+        ``rows`` was given or the commit has no count.
         """
         path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
         properties = None
@@ -204,11 +207,13 @@ class DeltaStore:
             delta_io.create_empty(self.spark, df.schema, path, properties=properties)   # MERGE needs a table
         if mode == FINAL:
             df = df.where(F.col("is_final"))
+        written = None
         if (rows or rows is None) and mode == UPSERT:
             # The panes feed both sides of the MERGE source (rows and superseded windows):
             # computed once.
             df = df.persist()
             try:
+                written = df.count() if rows is None else None
                 upserts, deletes = upsert_changes(df)
                 self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
             finally:
@@ -217,12 +222,15 @@ class DeltaStore:
         elif rows or rows is None:
             # Late and quarantine rows carry the whole input row: when the source gains a
             # column (schema drift), the table gains it too instead of refusing the batch.
-            delta_io.append(df, path, self.operator_id, batch_id, merge_schema=kind != "results",
-                            properties=properties)
+            appended = delta_io.append(df, path, self.operator_id, batch_id, merge_schema=kind != "results",
+                                       properties=properties)
+            if rows is None and appended:
+                written = delta_io.appended_rows(self.spark, path, self.operator_id, batch_id)
             self._outputs_ready.add(kind)
         elif kind not in self._outputs_ready:
             delta_io.create_empty(self.spark, df.schema, path, properties=properties)  # readers always find it
             self._outputs_ready.add(kind)
+        return written
 
     def _merge(self, path: str, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int,
                update: bool) -> int:
@@ -295,18 +303,20 @@ class MemoryStore:
     def read_buffers(self, version):
         return self._frame(self._buffers, "buffers")
 
-    def write_output(self, kind, df, rows, batch_id) -> None:
+    def write_output(self, kind, df, rows, batch_id) -> int | None:
         if not (rows or rows is None):
-            return
+            return None
         written = [r.asDict() for r in df.collect()]
         self.outputs[kind].extend(written)
+        count = len(written) if rows is None else None
         if kind != "results":
-            return
+            return count
         mode = self.output_mode or APPEND
         if mode == APPEND:
             self.results_table.extend(written)
         elif mode == FINAL:
             self.results_table.extend(r for r in written if r["is_final"])
+            count = sum(1 for r in written if r["is_final"]) if rows is None else None
         else:
             keys = result_keys(df)
             ident = lambda r, ws, we: (tuple(r[k] for k in keys), ws, we)  # noqa: E731
@@ -316,6 +326,7 @@ class MemoryStore:
                     table.pop(ident(r, w[WS], w[WE]), None)
                 table[ident(r, r[WS], r[WE])] = r
             self.results_table = list(table.values())
+        return count
 
     def _apply(self, rows, upserts, deletes, keys, kind):
         schema = self._schemas[kind]
