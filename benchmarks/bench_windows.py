@@ -13,6 +13,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import time
 from pathlib import Path
 
@@ -144,16 +145,34 @@ def main():
     result = {"events": args.events, "keys": args.keys, "chunk": args.chunk, "rounds": rounds,
               "spark_window_s": round(spark_s, 2), "ours_backfill_s": round(ours_s, 2),
               "ratio": round(ours_s / spark_s, 2), "spark_window_cpu_s": spark_cpu, "ours_backfill_cpu_s": ours_cpu,
-              "cpu_ratio": round(ours_cpu / spark_cpu, 2), "results_equal": equal}
+              "cpu_ratio": round(ours_cpu / spark_cpu, 2), "results_equal": equal,
+              **paired_ratios(rounds)}
     print(f"tumbling 1 min sum+count (best of {args.rounds}): Spark window() {spark_s:.1f}s / {spark_cpu:.1f} CPU s, "
           f"ours {ours_s:.1f}s / {ours_cpu:.1f} CPU s, ratio {ours_s / spark_s:.2f}x wall, "
           f"{ours_cpu / spark_cpu:.2f}x CPU, results equal: {equal}")
+    if "median_round_cpu_ratio" in result:
+        print(f"median over rounds 2-{args.rounds} of each round's ratio: {result['median_round_ratio']:.2f}x wall, "
+              f"{result['median_round_cpu_ratio']:.2f}x CPU")
 
     if not args.skip_scaling:
         result["state_scaling"] = state_scaling(spark, data, args)
     OUT.mkdir(exist_ok=True)
     (OUT / "bench_windows.json").write_text(json.dumps(result, indent=2))
     print(json.dumps(result, indent=2))
+
+
+def paired_ratios(rounds: list[dict]) -> dict:
+    """The median of each round's ours/Spark ratio, leaving out the first round (JIT warm-up).
+
+    Both sides of a round run minutes apart at most, so a round's ratio shares
+    that moment's machine load; the median of those is steadier than the ratio of
+    two bests taken from different rounds. Empty with fewer than 3 rounds.
+    """
+    warm = rounds[1:]
+    if len(warm) < 2:
+        return {}
+    return {"median_round_ratio": round(statistics.median(r["ours"] / r["spark"] for r in warm), 2),
+            "median_round_cpu_ratio": round(statistics.median(r["ours_cpu"] / r["spark_cpu"] for r in warm), 2)}
 
 
 def state_scaling(spark, data, args):
