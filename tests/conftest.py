@@ -1,10 +1,22 @@
-"""Shared fixtures: ONE SparkSession (with Delta) for the whole test run."""
+"""Shared fixtures: ONE SparkSession (with Delta) for the whole test run; Hypothesis profiles.
+
+Hypothesis profiles: the properties that run on Spark (every example is several Spark jobs, seconds
+each) leave ``max_examples`` to the profile loaded here: ``ci`` (the default, 3 examples) or
+``thorough`` (20), chosen with ``HYPOTHESIS_PROFILE=thorough``. The pure-model properties set their
+own ``max_examples`` (hundreds, they take milliseconds) and no profile changes them.
+"""
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+_SPARK_PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+settings.register_profile("ci", max_examples=3, **_SPARK_PROPERTY)
+settings.register_profile("thorough", max_examples=20, **_SPARK_PROPERTY)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 # Spark's Python workers unpickle functions defined in test modules (user
 # aggregates): they must be able to import them, like the driver does.

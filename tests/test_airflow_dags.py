@@ -222,6 +222,9 @@ def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, 
     assert _rows(spark, job.quarantine_path, "event_id", "reason") == _rows(spark, twin.quarantine_path,
                                                                            "event_id", "reason")
     assert len(_rows(spark, job.quarantine_path, "event_id")) == 3
+    # rows of the second arrival behind the first run's watermark: late, as the driver has them
+    late = _rows(spark, job.late_path, "event_id")
+    assert late and late == _rows(spark, twin.late_path, "event_id")
     # A third run with nothing new writes nothing.
     before = len(results)
     assert dag.test().state == "success"

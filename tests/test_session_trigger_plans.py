@@ -123,7 +123,8 @@ _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 12))
 
 
 @pytest.mark.spark
-@settings(max_examples=5, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# max_examples: the Hypothesis profile of tests/conftest.py (few on CI: each example is Spark jobs)
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(trigger=st.sampled_from(sorted(TRIGGERS)), gap=st.sampled_from([4, 9]),
        mode=st.sampled_from(["accumulating", "discarding"]), lateness=st.sampled_from([0, 20]),
        delay=st.sampled_from([0, 5]), batches=st.lists(_batch, min_size=1, max_size=3))

@@ -111,7 +111,9 @@ def test_one_pass_closing_batch_agrees_with_reference(spark, name):
 
 
 def test_batching_does_not_change_final_results_on_spark(spark):
-    """Nothing late: one batch, batches of 1, of 2 and of 5 give the same final panes."""
+    """Nothing late: one batch, batches of 1 and of 2 give the same final panes.
+
+    (Cuts of 1, 2 and all: a cut between 2 and all, such as 5, would run the same plans again.)"""
     spec = B().event_time("ts", 100).window(SlidingEventTimeWindows.of(10, 5)).aggregate(s=Sum("v"), n=Count())
     rng = random.Random(5)
     rows = [dict(k=rng.choice("ab"), ts=t, v=rng.randint(0, 9)) for t in sorted(rng.sample(range(-30, 60), 10))]
@@ -132,4 +134,4 @@ def test_batching_does_not_change_final_results_on_spark(spark):
         return sorted((k, p.values["s"], p.values["n"]) for k, p in last.items())
 
     one = final(len(rows))
-    assert one and all(final(size) == one for size in (1, 2, 5))
+    assert one and all(final(size) == one for size in (1, 2))

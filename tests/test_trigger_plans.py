@@ -158,7 +158,8 @@ _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 15))
 
 
 @pytest.mark.spark
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+# max_examples: the Hypothesis profile of tests/conftest.py (few on CI: each example is Spark jobs)
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(trigger=st.sampled_from(sorted(TRIGGERS)), window=st.sampled_from(["tumbling", "sliding", "global"]),
        mode=st.sampled_from(["accumulating", "discarding"]), lateness=st.sampled_from([0, 15]),
        delay=st.sampled_from([0, 3]), batches=st.lists(_batch, min_size=1, max_size=3))
