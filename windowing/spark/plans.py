@@ -114,7 +114,8 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         return _session_plan_for(spec, trigger, purge)
     if isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
         return TriggerPlan(PROCESSING_TIME_PLAN, purge=purge)
-    supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
+    supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger on time or global windows, each optionally "
+                 "in PurgingTrigger; "
                  "EarlyLateEventTimeTrigger, ContinuousEventTimeTrigger, ProcessingTimeTrigger or "
                  "ContinuousProcessingTimeTrigger on time or global windows, optionally in PurgingTrigger; "
                  "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
@@ -126,6 +127,11 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
                                   f"supported: {supported}")
     if isinstance(trigger, EventTimeTrigger) and not is_global:
         return TriggerPlan(TIME_PLAN, fires_at_end=True, purge=purge)
+    if type(trigger) is EventTimeTrigger:
+        # On the global window (max_ts Long.MAX) the event-time trigger is the early/late
+        # trigger with neither early nor late firings: it fires only once the watermark is at
+        # +infinity (a flush), and after that on every element, always ON_TIME, never final.
+        return TriggerPlan(trigger_plans.EARLY_LATE_PLAN, purge=purge, trigger=trigger)
     if trigger_plans.plan_kind(trigger) is not None:
         return TriggerPlan(trigger_plans.plan_kind(trigger), purge=purge, trigger=trigger)
     if isinstance(trigger, NeverTrigger):
