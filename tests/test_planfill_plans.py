@@ -109,3 +109,13 @@ def test_random_streams_delta_plan_matches_model(spark, window, mode, threshold,
     assert _norm(spark_run.flush(len(batches))) == _norm(model.flush(len(batches)))
     assert not spark_run.time_windows_left()
 
+
+
+@pytest.mark.spark
+def test_a_null_in_the_delta_column_stops_the_batch_naming_it(spark):
+    """The model cannot take a delta of a null (TypeError); the plan says which column and element."""
+    s = spec(GlobalWindows(), trigger=DeltaTrigger(1, value_column="v"))
+    run = SparkExecutor(spark, s, "`k` string, `ts` bigint, `v` bigint")
+    with pytest.raises(Exception, match="AbsoluteDifference column 'v' is null in the element at event time 7 ms"):
+        run.process_batch([{"k": "a", "ts": 3, "v": 1}, {"k": "a", "ts": 7, "v": None}], 0)
+    assert run.operator.last_progress() is None   # nothing committed

@@ -95,7 +95,9 @@ def numbered_elements(ctx, trigger, elements: DataFrame, after_a: DataFrame) -> 
         firings in this batch) and :data:`REMEMBERED` (encoded).
 
     Raises:
-        ValueError: when the delta column is neither integral nor floating-point.
+        ValueError: when the delta column is neither integral nor floating-point. A null in the
+            delta column fails the batch's job with a message naming the column and the element's
+            event time (``raise_error``: the model cannot take that delta either).
     """
     keys = ctx.window_keys
     column = trigger.delta_fn.column
@@ -103,15 +105,20 @@ def numbered_elements(ctx, trigger, elements: DataFrame, after_a: DataFrame) -> 
     threshold = F.lit(trigger.threshold)
     ranked = elements.withColumn("__i", F.row_number().over(Window.partitionBy(*keys).orderBy(TS, SEQ)))
     lists = ranked.groupBy(*keys).agg(
-        F.array_sort(F.collect_list(F.struct(F.col("__i").alias("i"), codec.value(F.col(column)).alias("v"))))
+        F.array_sort(F.collect_list(F.struct(F.col("__i").alias("i"), F.col(TS).alias("ts"),
+                                             codec.value(F.col(column)).alias("v"))))
         .alias("__xs"))
     stored = after_a.select(*keys, codec.decode("__timer_A").alias("__last0"))
     lists = (lists.alias("b").join(stored.alias("s"), ctx.join_condition("b", "s"), "left")
              .select(*[F.col(f"b.{c}") for c in keys], "b.__xs", "s.__last0"))
 
     def step(acc: Column, x: Column) -> Column:
-        fire = F.coalesce(acc["last"].isNotNull() & (codec.delta(x["v"], acc["last"]) > threshold), F.lit(False))
-        return F.struct(F.when(acc["last"].isNull() | fire, x["v"]).otherwise(acc["last"]).alias("last"),
+        # A null has no delta (the model fails on it too): stop the batch, naming the column and the element.
+        v = F.coalesce(x["v"], F.raise_error(F.concat(
+            F.lit(f"DeltaTrigger: AbsoluteDifference column {column!r} is null in the element at event time "),
+            x["ts"].cast("string"), F.lit(" ms; the delta needs a number (filter or fill nulls upstream)"))))
+        fire = F.coalesce(acc["last"].isNotNull() & (codec.delta(v, acc["last"]) > threshold), F.lit(False))
+        return F.struct(F.when(acc["last"].isNull() | fire, v).otherwise(acc["last"]).alias("last"),
                         (acc["g"] + fire.cast("long")).alias("g"),
                         F.concat(acc["gs"], F.array(acc["g"])).alias("gs"))
 

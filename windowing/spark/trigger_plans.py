@@ -9,7 +9,12 @@ accumulation modes):
   elements);
 * ``continuous_event_time``: :class:`ContinuousEventTimeTrigger`;
 * ``processing_time``: :class:`ProcessingTimeTrigger`;
-* ``continuous_processing_time``: :class:`ContinuousProcessingTimeTrigger`.
+* ``continuous_processing_time``: :class:`ContinuousProcessingTimeTrigger`;
+* ``early_late`` also runs the plain :class:`EventTimeTrigger` on global windows
+  (neither early nor late firings: only the end-of-window firing, on a flush);
+* ``delta``: :class:`DeltaTrigger` with the built-in ``AbsoluteDifference``: its
+  firings come from a fold (:mod:`windowing.spark.delta_trigger_plan`) and go
+  through the count-firing code below; the remembered value is kept in :data:`TIMER`.
 
 The reference model (``windowing.core.reference``) runs one batch of one
 window in three phases; the plan computes each phase's outcome per window
