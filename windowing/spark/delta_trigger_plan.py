@@ -8,8 +8,9 @@ depends on every earlier decision: a recurrence, not a set operation. The plan
 computes it per (key, window) in one pass with Spark's higher-order
 ``aggregate``: the batch's elements, collected and sorted in (event time,
 sequence) order, are folded from the remembered value kept in state; the fold
-gives each element the number of firings before it (its group: a group ends
-with its firing element) and the remembered value after the batch.
+gives the firing positions and the remembered value after the batch, and each
+element's group is the number of firings before it (a group ends with its
+firing element).
 
 From there the window is a count-like trigger: groups ``0 .. __k - 1`` end
 with a firing, and :mod:`windowing.spark.trigger_plans` emits their panes
@@ -89,6 +90,10 @@ def numbered_elements(ctx, trigger, elements: DataFrame, after_a: DataFrame) -> 
         elements: accepted elements with their window (``ctx.window_keys``), ``__ts_ms``, ``__seq``.
         after_a: the window state, with the stored remembered value in ``__timer_A``.
 
+    The fold keeps only the firing positions; an element's group is then a running count of
+    the firings before it (a window function), so the cost grows with the elements plus the
+    firings squared per window and batch (each firing copies the positions array).
+
     Returns:
         ``elements``' columns plus ``__c0`` (0), ``__n`` (null), ``__g`` (firings before the element
         in (event time, sequence) order; a firing element closes its group), ``__k`` (the window's
@@ -118,18 +123,23 @@ def numbered_elements(ctx, trigger, elements: DataFrame, after_a: DataFrame) -> 
             F.lit(f"DeltaTrigger: AbsoluteDifference column {column!r} is null in the element at event time "),
             x["ts"].cast("string"), F.lit(" ms; the delta needs a number (filter or fill nulls upstream)"))))
         fire = F.coalesce(acc["last"].isNotNull() & (codec.delta(v, acc["last"]) > threshold), F.lit(False))
+        # only firings grow the array (arrays are copied on append: the cost goes with the firings)
         return F.struct(F.when(acc["last"].isNull() | fire, v).otherwise(acc["last"]).alias("last"),
-                        (acc["g"] + fire.cast("long")).alias("g"),
-                        F.concat(acc["gs"], F.array(acc["g"])).alias("gs"))
+                        F.when(fire, F.concat(acc["fires"], F.array(x["i"]))).otherwise(acc["fires"]).alias("fires"))
 
-    start = F.struct(F.col("__last0").alias("last"), F.lit(0).cast("long").alias("g"),
-                     F.array().cast("array<long>").alias("gs"))
+    start = F.struct(F.col("__last0").alias("last"), F.array().cast("array<int>").alias("fires"))
     folded = lists.select(*keys, F.aggregate(F.col("__xs"), start, step).alias("__fold"))
-    per_window = (folded.select(*keys, F.col("__fold.gs").alias("__gs"), F.col("__fold.g").alias("__k"),
-                                F.col("__fold.last").alias("__last1"))
-                  .select(*keys, "__gs", "__k", codec.encode("__last1").alias(REMEMBERED)))
-    return (ranked.alias("e").join(per_window.alias("w"), ctx.join_condition("e", "w"), "inner")
+    per_window = (folded.select(*keys, F.col("__fold.fires").alias("__fires"),
+                                F.size("__fold.fires").cast("long").alias("__k"), F.col("__fold.last").alias("__last1")))
+    fired = per_window.select(*keys, F.explode("__fires").alias("__i_fired"), F.lit(1).alias("__fired"))
+    flagged = (ranked.alias("e").join(fired.alias("f"), ctx.join_condition("e", "f") & (F.col("e.__i") == F.col("f.__i_fired")),
+                                      "left")
+               .select(*[F.col(f"e.{c}") for c in ranked.columns], F.coalesce(F.col("f.__fired"), F.lit(0)).alias("__fired")))
+    # an element's group: the firings strictly before it (a firing element closes its own group)
+    before = Window.partitionBy(*keys).orderBy("__i").rowsBetween(Window.unboundedPreceding, -1)
+    flagged = flagged.withColumn("__g", F.coalesce(F.sum("__fired").over(before), F.lit(0)).cast("long"))
+    info = per_window.select(*keys, "__k", codec.encode("__last1").alias(REMEMBERED))
+    return (flagged.alias("e").join(info.alias("w"), ctx.join_condition("e", "w"), "inner")
             .select(*[F.col(f"e.{c}") for c in elements.columns],
-                    F.lit(0).cast("long").alias("__c0"), F.lit(None).cast("long").alias("__n"),
-                    F.element_at(F.col("w.__gs"), F.col("e.__i").cast("int")).cast("long").alias("__g"),
-                    F.col("w.__k").cast("long").alias("__k"), F.col(f"w.{REMEMBERED}").alias(REMEMBERED)))
+                    F.lit(0).cast("long").alias("__c0"), F.lit(None).cast("long").alias("__n"), F.col("e.__g"),
+                    F.col("w.__k"), F.col(f"w.{REMEMBERED}").alias(REMEMBERED)))
