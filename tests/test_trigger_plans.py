@@ -66,8 +66,8 @@ def test_timer_triggers_on_global_windows_take_the_dataframe_plan():
 
 def test_what_stays_on_the_per_key_path_says_why():
     from windowing.spark.dispatch import execution_path
-    # the delta_trigger transcript is on a global window: the trigger, not the window, keeps it per key
-    assert execution_path(BY_NAME["delta_trigger"].spec).startswith(
+    # a DeltaTrigger with a user delta function: the function, user code, keeps it per key
+    assert execution_path(BY_NAME["delta_trigger_with_a_user_delta_function"].spec).startswith(
         "per-key model (no DataFrame plan for trigger DeltaTrigger")
     assert execution_path(BY_NAME["user_trigger_state_survives_across_batches"].spec).startswith(
         "per-key model (no DataFrame plan for trigger EveryTwoNegatives")

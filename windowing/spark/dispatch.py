@@ -4,14 +4,15 @@ The built-in triggers the planner knows (:func:`windowing.spark.plans.plan_for`)
 run as DataFrame plans: column expressions, joins and aggregations, no Python
 per row; so do event-time sessions with the built-in triggers (event time,
 early/late, continuous, processing time, count), the timer triggers (early/late,
-continuous, processing time) on global windows as on time windows,
+continuous, processing time) and the plain event-time trigger on global windows
+as on time windows, DeltaTrigger with the built-in AbsoluteDifference,
 processing-time tumbling and sliding windows, processing-time sessions with
 their ProcessingTimeTrigger (static gap or a gap column, optionally purging:
 ``processing_time_session``), idleness, several watermark sources and
 window_all.
 Everything else (user triggers, evictors other than the sliding count
-window's, process and reduce functions, DeltaTrigger, the plain
-EventTimeTrigger on global windows, processing-time sessions with another
+window's, process and reduce functions, DeltaTrigger with a user delta function,
+processing-time sessions with another
 trigger, session gaps
 from a function) runs on the per-key path
 (:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per

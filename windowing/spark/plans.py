@@ -29,7 +29,12 @@ picks one; anything else is refused with a message that names it):
   ``continuous_processing_time``: the triggers with timers and trigger state
   on tumbling/sliding event-time windows and on global windows (one
   constant window per key, max_ts Long.MAX), optionally purging
-  (:mod:`windowing.spark.trigger_plans`).
+  (:mod:`windowing.spark.trigger_plans`). The plain EventTimeTrigger on
+  global windows is ``early_late`` with neither early nor late firings.
+* ``delta``: DeltaTrigger with the built-in AbsoluteDifference on time or
+  global windows, optionally purging: a fold over each window's sorted
+  elements finds the firings, emitted as the count firings of the trigger
+  plans (:mod:`windowing.spark.delta_trigger_plan`).
 * ``processing_time``: tumbling and sliding processing-time windows with the
   ProcessingTimeTrigger, optionally purging: windows fire when the batch's
   processing-time clock passes their end (:mod:`windowing.spark.processing_plan`).
@@ -63,7 +68,8 @@ from windowing.core.evictors import CountEvictor
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.core.triggers import CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger
+from windowing.core.triggers import (CountTrigger, DeltaTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger,
+                                     PurgingTrigger)
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
 from windowing.spark import slicing
 from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit
@@ -114,9 +120,12 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         return _session_plan_for(spec, trigger, purge)
     if isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
         return TriggerPlan(PROCESSING_TIME_PLAN, purge=purge)
-    supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger, each optionally in PurgingTrigger; "
+    supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger on time or global windows, each optionally "
+                 "in PurgingTrigger; "
                  "EarlyLateEventTimeTrigger, ContinuousEventTimeTrigger, ProcessingTimeTrigger or "
                  "ContinuousProcessingTimeTrigger on time or global windows, optionally in PurgingTrigger; "
+                 "DeltaTrigger with the built-in AbsoluteDifference on time or global windows, optionally in "
+                 "PurgingTrigger; "
                  "CountEvictor only with GlobalWindows + CountTrigger (count_window(size, slide))")
     if spec.evictor is not None:
         if isinstance(spec.evictor, CountEvictor) and is_global and isinstance(trigger, CountTrigger) \
@@ -126,6 +135,11 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
                                   f"supported: {supported}")
     if isinstance(trigger, EventTimeTrigger) and not is_global:
         return TriggerPlan(TIME_PLAN, fires_at_end=True, purge=purge)
+    if type(trigger) is EventTimeTrigger:
+        # On the global window (max_ts Long.MAX) the event-time trigger is the early/late
+        # trigger with neither early nor late firings: it fires only once the watermark is at
+        # +infinity (a flush), and after that on every element, always ON_TIME, never final.
+        return TriggerPlan(trigger_plans.EARLY_LATE_PLAN, purge=purge, trigger=trigger)
     if trigger_plans.plan_kind(trigger) is not None:
         return TriggerPlan(trigger_plans.plan_kind(trigger), purge=purge, trigger=trigger)
     if isinstance(trigger, NeverTrigger):
@@ -170,7 +184,10 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
             found.append(f"assigner {type(spec.assigner).__name__}")
         if type(trigger) not in (EventTimeTrigger, CountTrigger, NeverTrigger):   # a user subclass is a user trigger
-            if trigger_plans.plan_kind(trigger) is None:
+            if type(trigger) is DeltaTrigger and trigger_plans.plan_kind(trigger) is None:
+                found.append(f"trigger {trigger!r} (its delta function {type(trigger.delta_fn).__name__} is user "
+                             f"code; only the built-in AbsoluteDifference has a plan)")
+            elif trigger_plans.plan_kind(trigger) is None:
                 found.append(f"trigger {trigger!r}")
         if spec.evictor is not None and not (isinstance(spec.evictor, CountEvictor)
                                              and not spec.evictor.do_evict_after):

@@ -9,7 +9,12 @@ accumulation modes):
   elements);
 * ``continuous_event_time``: :class:`ContinuousEventTimeTrigger`;
 * ``processing_time``: :class:`ProcessingTimeTrigger`;
-* ``continuous_processing_time``: :class:`ContinuousProcessingTimeTrigger`.
+* ``continuous_processing_time``: :class:`ContinuousProcessingTimeTrigger`;
+* ``early_late`` also runs the plain :class:`EventTimeTrigger` on global windows
+  (neither early nor late firings: only the end-of-window firing, on a flush);
+* ``delta``: :class:`DeltaTrigger` with the built-in ``AbsoluteDifference``: its
+  firings come from a fold (:mod:`windowing.spark.delta_trigger_plan`) and go
+  through the count-firing code below; the remembered value is kept in :data:`TIMER`.
 
 The reference model (``windowing.core.reference``) runs one batch of one
 window in three phases; the plan computes each phase's outcome per window
@@ -53,19 +58,21 @@ from pyspark.sql import types as T
 from windowing.core.assigners import GlobalWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, floor_mod
-from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
-                                     EarlyLateEventTimeTrigger, ProcessingTimeTrigger)
+from windowing.core.triggers import (AbsoluteDifference, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
+                                     DeltaTrigger, EarlyLateEventTimeTrigger, ProcessingTimeTrigger)
 from windowing.spark.aggregates import partial_exprs, running_exprs
+from windowing.spark import delta_trigger_plan
 from windowing.spark.prepare import SEQ, TS, WE, long_lit
 
 EARLY_LATE_PLAN = "early_late"
 CONTINUOUS_EVENT_TIME_PLAN = "continuous_event_time"
 PROCESSING_TIME_PLAN = "processing_time_trigger"   # not plans.PROCESSING_TIME_PLAN (processing-time windows)
 CONTINUOUS_PROCESSING_TIME_PLAN = "continuous_processing_time"
+DELTA_PLAN = "delta"   # DeltaTrigger with the built-in AbsoluteDifference (windowing.spark.delta_trigger_plan)
 PLAN_KINDS = {EarlyLateEventTimeTrigger: EARLY_LATE_PLAN, ContinuousEventTimeTrigger: CONTINUOUS_EVENT_TIME_PLAN,
               ProcessingTimeTrigger: PROCESSING_TIME_PLAN,
               ContinuousProcessingTimeTrigger: CONTINUOUS_PROCESSING_TIME_PLAN}
-TRIGGER_PLAN_KINDS = frozenset(PLAN_KINDS.values())
+TRIGGER_PLAN_KINDS = frozenset(PLAN_KINDS.values()) | {DELTA_PLAN}
 COUNT_TRIGGER_PLAN = "count_trigger"
 """CountTrigger as a rule of these phases (the session plans use it; time windows have the count plan)."""
 
@@ -77,8 +84,11 @@ STATE_LAYOUT = "trigger-state-v1"
 def plan_kind(trigger) -> str | None:
     """The plan kind of a (non-purging) built-in trigger these plans cover, else None.
 
-    Exact types only: a user subclass is a user trigger and runs per key.
+    Exact types only: a user subclass is a user trigger and runs per key; so does a
+    ``DeltaTrigger`` whose delta function is not the built-in ``AbsoluteDifference`` (user code).
     """
+    if type(trigger) is DeltaTrigger:
+        return DELTA_PLAN if type(trigger.delta_fn) is AbsoluteDifference else None
     return PLAN_KINDS.get(type(trigger))
 
 
@@ -163,6 +173,9 @@ class _Rules:
         self.one_counter = self.kind == COUNT_TRIGGER_PLAN
         if self.one_counter:
             self.early_n = self.late_n = t.count
+        # DeltaTrigger: firings at the positions a fold over the sorted elements finds, grouped
+        # like count firings; the remembered value lives in the TIMER column
+        self.delta = t if self.kind == DELTA_PLAN else None
 
     def pre_rows_timing(self) -> Column:
         """Timing of a phase-A (processing-time, before the rows) firing: against the old watermark."""
@@ -191,7 +204,8 @@ class _Rules:
 
     @property
     def has_count_rule(self) -> bool:
-        return self.early_n is not None or self.late_n is not None
+        """Elements fire the window (count firings, or delta firings)."""
+        return self.early_n is not None or self.late_n is not None or self.delta is not None
 
     def late_window(self) -> Column:
         """The window's end was behind the watermark at the start of the batch (its elements are late)."""
@@ -271,7 +285,11 @@ def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> D
     """
     ctx = rules.ctx
     keys = ctx.window_keys
-    if rules.has_count_rule:
+    delta_columns: list[Column] = []
+    if rules.delta is not None:
+        numbered = delta_trigger_plan.numbered_elements(ctx, rules.delta, elements, after_a)
+        delta_columns = [F.first(c).alias(c) for c in delta_trigger_plan.WINDOW_COLUMNS]
+    elif rules.has_count_rule:
         counters = after_a.select(*keys, "__ec_A", "__lc0")
         cond = ctx.join_condition("e", "s")
         late = F.col("e.__late") & F.lit(not rules.one_counter)
@@ -294,13 +312,15 @@ def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> D
                                    F.lit(0).cast("long").alias("__g"))
     groups = numbered.groupBy(*keys, "__g").agg(
         *partial_exprs(ctx.compiled), F.count(F.lit(1)).alias("__g_n"), F.first("__c0").alias("__c0"),
-        F.first("__n").alias("__n"), F.min(TS).alias("__g_min_ts"))
+        F.first("__n").alias("__n"), F.min(TS).alias("__g_min_ts"), *delta_columns)
     per_window = Window.partitionBy(*keys)
     running = per_window.orderBy("__g").rowsBetween(Window.unboundedPreceding, Window.currentRow)
     groups = (groups.withColumn("__m", F.sum("__g_n").over(per_window))
               .withColumn("__g_max", F.max("__g").over(per_window))
               .withColumn("__min_ts", F.min("__g_min_ts").over(per_window))
               .select("*", *running_exprs(ctx.compiled, running)))
+    if rules.delta is not None:
+        return groups   # __k: the fold's firing count
     return groups.withColumn("__k", F.when(F.col("__n").isNull(), F.lit(0))
                              .otherwise(F.floor((F.col("__c0") + F.col("__m")) / F.col("__n"))).cast("long"))
 
@@ -333,6 +353,8 @@ def _timer_after_rows(rules: _Rules) -> Column:
     if kind == CONTINUOUS_PROCESSING_TIME_PLAN:
         first = rules.capped(_boundary_after(clock.arrival_ms, rules.interval))
         return F.when(m > 0, F.coalesce(timer_a, first)).otherwise(timer_a)
+    if kind == DELTA_PLAN:
+        return F.when(m > 0, F.col(delta_trigger_plan.REMEMBERED)).otherwise(timer_a)
     return none
 
 
@@ -450,8 +472,10 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
     groups = _element_groups(rules, elements, after_a)
     if rules.has_count_rule:
         groups = groups.persist()   # read twice: the window summary and the count firings' panes
+    delta_carry = [delta_trigger_plan.REMEMBERED, "__last_n"] if rules.delta is not None else []
     summary = groups.where(F.col("__g") == F.col("__g_max")).select(
         *keys, "__m", "__k", "__c0", "__n", "__g_max", "__min_ts",
+        *([F.col(delta_trigger_plan.REMEMBERED), F.col("__g_n").alias("__last_n")] if delta_carry else []),
         *[F.col(f"__run__{c}") for c in accs], *[F.col(c).alias(f"__last__{c}") for c in accs])
 
     j = after_a.alias("s").join(summary.alias("b"), ctx.join_condition("s", "b"), "full_outer")
@@ -472,7 +496,7 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
         F.coalesce(F.col("__in_state"), F.lit(False)).alias("__in_state"),
         F.coalesce(F.col("__m"), F.lit(0)).alias("__m"), F.coalesce(F.col("__k"), F.lit(0)).alias("__k"),
         F.coalesce(F.col("__c0"), F.lit(0)).alias("__c0"), F.col("__n"), F.col("__g_max"), F.col("__min_ts"),
-        *[F.col(c) for c in carry])
+        *[F.col(c) for c in delta_carry], *[F.col(c) for c in carry])
 
     m, k, n, c0 = F.col("__m"), F.col("__k"), F.col("__n"), F.col("__c0")
     late = rules.late_window()
@@ -481,7 +505,10 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
         remainder_group = F.col("__g_max") == k
         acc_b = [F.when(k == 0, merged).when(remainder_group, F.col(f"__last__{c}")).otherwise(F.lit(None)).alias(c)
                  for merged, c in zip(_merge(ctx, "__acc_A__", "__run__"), accs)]
-        cnt_b = F.when(k == 0, F.col("__cnt_A") + m).otherwise(c0 + m - k * n)
+        if rules.delta is not None:   # the elements after the last firing: the last group, if it did not fire
+            cnt_b = F.when(k == 0, F.col("__cnt_A") + m).when(remainder_group, F.col("__last_n")).otherwise(F.lit(0))
+        else:
+            cnt_b = F.when(k == 0, F.col("__cnt_A") + m).otherwise(c0 + m - k * n)
     else:
         acc_b = _merge(ctx, "__acc_A__", "__run__")
         cnt_b = F.col("__cnt_A") + m
@@ -530,6 +557,8 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
         c1 = clock.after_ms
         timer_c = F.when(~proc_fire, timer_b).when(rules.at_or_below(c1), none) \
             .otherwise(rules.capped(_boundary_after(c1, rules.interval)))
+    elif kind == DELTA_PLAN:
+        timer_c = timer_b   # the remembered value: no timer, it only changes with the rows
     else:
         timer_c = none
     ec_c = F.when((end_fire | proc_fire) & F.lit(kind == EARLY_LATE_PLAN), F.lit(0)).otherwise(F.col("__ec_B"))
