@@ -1,5 +1,5 @@
 """The last built-in triggers on DataFrame plans: EventTimeTrigger on GlobalWindows and
-DeltaTrigger with the built-in AbsoluteDifference delta (transcripts_planfill.py).
+DeltaTrigger with the built-in AbsoluteDifference delta (transcripts_delta_triggers.py).
 
 The transcripts run step by step on Spark in ``test_transcripts_executors.py`` (they take a plan, so
 they run there by default); here: which path they take, cuts of 1 and 2 of the batching-invariant
@@ -15,7 +15,7 @@ import transcripts_model  # noqa: F401  (registers every transcript, these inclu
 from spark_adapter import SparkExecutor, infer_schema
 from test_transcripts_reference import check_batching_invariance
 from transcripts import TRANSCRIPTS, sliding, spec, tumbling
-from transcripts_planfill import SquaredDifference
+from transcripts_delta_triggers import SquaredDifference
 from windowing.core.assigners import GlobalWindows
 from windowing.core.reference import ReferenceOperator
 from windowing.core.triggers import DeltaTrigger, EventTimeTrigger, PurgingTrigger
@@ -34,7 +34,7 @@ PLANFILL_TRANSCRIPTS = {
 # ------------------------------------------------------------------ no Spark session
 
 
-def test_planfill_transcripts_take_the_dataframe_plan():
+def test_delta_and_global_event_time_transcripts_take_the_dataframe_plan():
     from windowing.spark.dispatch import execution_path
     for name, kind in PLANFILL_TRANSCRIPTS.items():
         assert execution_path(BY_NAME[name].spec) == f"dataframe plan {kind}", name
