@@ -250,8 +250,8 @@ class SparkWindowOperator:
 
             self._fault("before_outputs")
             # Metrics that are only metrics cost no Spark job: the panes emitted are the rows the
-            # results commit recorded (an empty batch appends an empty commit instead of counting
-            # a plan it computes anyway). ``final`` writes only the final panes: count them all.
+            # results commit recorded (an empty append records no commit: 0). Counting first would
+            # compute the plan once more. ``final`` writes only the final panes: count them all.
             panes = out.panes
             written = None if self.store.output_mode == FINAL else \
                 self.store.write_output("results", panes, None, batch_id)
