@@ -216,8 +216,9 @@ class DeltaStore:
             df = df.persist()
             try:
                 written = df.count() if rows is None else None
-                upserts, deletes = upsert_changes(df)
-                self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
+                if written != 0:          # a MERGE of nothing would still cost its Spark jobs
+                    upserts, deletes = upsert_changes(df)
+                    self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
             finally:
                 df.unpersist()
             self._outputs_ready.add(kind)
