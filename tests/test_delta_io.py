@@ -90,3 +90,26 @@ def test_a_cleaned_up_log_falls_back_to_deltas_record(spark, tmp_path):
         os.remove(log / f"{version:020d}.json")
     assert delta_io.committed_batch(spark, path, "op") == 2
     assert not delta_io.append(_rows(spark, 1, "replay"), path, "op", 2)
+
+
+def test_row_counts_of_a_batch_come_from_its_commit(spark, tmp_path):
+    """appended_rows / merge_deleted_rows read the marked commit's metrics; a batch whose write
+    changed nothing records no commit (Delta skips empty commits) and reads as 0 rows."""
+    path = str(tmp_path / "t")
+    assert delta_io.append(_rows(spark, 3, "b0"), path, "op", 0)
+    assert delta_io.appended_rows(spark, path, "op", 0) == 3
+    version = delta_io.latest_version(spark, path)
+    assert delta_io.append(_rows(spark, 0, "b1"), path, "op", 1)              # an empty output
+    assert delta_io.latest_version(spark, path) == version                     # no commit recorded
+    assert delta_io.appended_rows(spark, path, "op", 1) == 0
+    assert delta_io.appended_rows(spark, path, "op", 0) == 3                   # still the newest commit of "op"
+    source = spark.range(2).select(F.col("id"), F.lit(None).cast("string").alias("tag"),
+                                   F.lit(True).alias("__delete"))              # delete ids 0 and 1
+    delta_io.merge_once(spark, path, source, ["id"], "op", 2)
+    assert delta_io.merge_deleted_rows(spark, path, "op", 2) == 2
+    assert _count(spark, path) == 1
+    nothing = source.where(F.lit(False))
+    delta_io.merge_once(spark, path, nothing, ["id"], "op", 3)                 # changes nothing
+    assert delta_io.merge_deleted_rows(spark, path, "op", 3) == 0
+    assert delta_io.merge_deleted_rows(spark, path, "op", 1) is None           # batch 2's commit is newer
+    assert delta_io.merge_deleted_rows(spark, path, "someone else", 0) == 0    # never wrote: nothing deleted

@@ -163,23 +163,54 @@ def committed_batch(spark: SparkSession, path: str, app_id: str) -> int | None:
 
 
 def appended_rows(spark: SparkSession, path: str, app_id: str, batch_id: int) -> int | None:
-    """How many rows the append that ``app_id`` marked with ``batch_id`` wrote (its commit's
-    ``numOutputRows``); None when no such commit is found or it carries no metrics.
+    """How many rows the append that ``app_id`` ran for ``batch_id`` wrote (its commit's ``numOutputRows``).
 
     Free where counting the appended DataFrame would compute it again: the
     commit file is read, newest first, and the search stops at the first commit of ``app_id``.
+    Call it after :func:`append` wrote ``batch_id``: if the application's newest commit is
+    of an earlier batch, the append wrote no rows (Delta records no empty commit), so 0.
+    None when it cannot be told (see :func:`merge_deleted_rows`).
+    """
+    return _rows_of_batch(spark, path, app_id, batch_id, "numOutputRows")
+
+
+def merge_deleted_rows(spark: SparkSession, path: str, app_id: str, batch_id: int) -> int | None:
+    """How many target rows the MERGE that ``app_id`` ran for ``batch_id`` deleted (its commit's
+    ``numTargetRowsDeleted``), read from the log like :func:`appended_rows`.
+
+    Call it after :func:`merge_once` for ``batch_id``: if the application's newest
+    commit is of an earlier batch (or it never wrote the table), that MERGE changed
+    nothing (Delta records no empty commit), so 0. None when it cannot be told (a newer
+    batch's commit, a commit without metrics, or the log cleaned up before a commit of
+    the application was found).
+    """
+    return _rows_of_batch(spark, path, app_id, batch_id, "numTargetRowsDeleted")
+
+
+def _rows_of_batch(spark: SparkSession, path: str, app_id: str, batch_id: int, metric: str) -> int | None:
+    batch, metrics = newest_marked_commit(spark, path, app_id)
+    if batch is None or batch > batch_id:
+        return None
+    if batch < batch_id:
+        return 0
+    rows = metrics.get(metric)
+    return int(rows) if rows is not None else None
+
+
+def newest_marked_commit(spark: SparkSession, path: str, app_id: str) -> tuple[int | None, dict]:
+    """``(batch id, operationMetrics)`` of the newest commit ``app_id`` marked in the table at ``path``.
+
+    ``(-1, {})`` when the whole log holds no commit of ``app_id``; ``(None, {})``
+    when the log's older commits were cleaned up before one was found. Reads commit
+    files only (no Spark job).
     """
     for _, commit_json in _commits_newest_first(spark, path):
         if commit_json is None:
-            return None
+            return None, {}
         batch = _batch_in_commit(commit_json, app_id)
-        if batch is None:
-            continue
-        if batch != batch_id:
-            return None
-        rows = (_commit_info(commit_json).get("operationMetrics") or {}).get("numOutputRows")
-        return int(rows) if rows is not None else None
-    return None
+        if batch is not None:
+            return batch, dict(_commit_info(commit_json).get("operationMetrics") or {})
+    return -1, {}
 
 
 def _commits_newest_first(spark: SparkSession, path: str):

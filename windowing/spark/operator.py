@@ -35,7 +35,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING_TIME_WINDOW_FIRED, BatchMetrics
-from windowing.core.spec import WindowSpec
+from windowing.core.spec import FINAL, WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.spark.stores import (ConcurrentWriterError, DeltaStore, MemoryStore, SpecMismatchError,  # noqa: F401
@@ -243,18 +243,25 @@ class SparkWindowOperator:
                 buffer = self.store.read_buffers(last["buffers_version"] if last else None)
                 out = evicting_count_plan(ctx, self.plan, elements, state, buffer, value_cols)
             cached.extend(out.cached)
-            panes = out.panes.persist()
-            cached.append(panes)
-            metrics.panes_emitted = panes.count()
             if isinstance(out, SessionOutput):
                 metrics.windows_cleaned = out.cleaned_count
             elif self.plan.kind == PROCESSING_TIME_PLAN:
                 metrics.windows_cleaned = out.cleaned.count()
-            else:
-                metrics.windows_cleaned = out.deletes.count()
 
             self._fault("before_outputs")
-            self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
+            # Metrics that are only metrics cost no Spark job: the panes emitted are the rows the
+            # results commit recorded (an empty append records no commit: 0). Counting first would
+            # compute the plan once more. ``final`` writes only the final panes: count them all.
+            panes = out.panes
+            written = None if self.store.output_mode == FINAL else \
+                self.store.write_output("results", panes, None, batch_id)
+            if written is None:
+                panes = panes.persist()
+                cached.append(panes)
+                written = panes.count()
+                if self.store.output_mode == FINAL:
+                    self.store.write_output("results", panes, written, batch_id)
+            metrics.panes_emitted = written
             if self.spec.late_output:
                 late_rows = (self._late_session_rows(df, out.late_elements, wm0, batch_id, self._late_session_reason(times))
                              if isinstance(out, SessionOutput) else
@@ -268,6 +275,11 @@ class SparkWindowOperator:
             if self.seen_ids:
                 self.seen_ids.record(classified, batch_id, wm0)
             windows_version = self.store.merge_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id)
+            if not isinstance(out, SessionOutput) and self.plan.kind != PROCESSING_TIME_PLAN:
+                # The state rows a batch deletes are the windows it cleaned up; its MERGE's commit
+                # counted them (every delete matches a state row: the plans delete only rows they read).
+                cleaned = self.store.windows_deleted
+                metrics.windows_cleaned = out.deletes.count() if cleaned is None else cleaned
             buffers_version = None
             if self.plan.kind == EVICTING_COUNT_PLAN:
                 buffers_version = self.store.merge_buffers(out.buffer_inserts, out.buffer_deletes, list(self.spec.key_columns) + ["elem_index"], batch_id)

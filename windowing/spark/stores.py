@@ -149,6 +149,8 @@ class DeltaStore:
         self._loaded = False
         self._tables_ready = False
         self._outputs_ready: set[str] = set()
+        self.windows_deleted: int | None = None
+        """State rows deleted by the last :meth:`merge_windows` (None: unknown, count them)."""
 
     def reset(self) -> None:
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
@@ -214,8 +216,9 @@ class DeltaStore:
             df = df.persist()
             try:
                 written = df.count() if rows is None else None
-                upserts, deletes = upsert_changes(df)
-                self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
+                if written != 0:          # a MERGE of nothing would still cost its Spark jobs
+                    upserts, deletes = upsert_changes(df)
+                    self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
             finally:
                 df.unpersist()
             self._outputs_ready.add(kind)
@@ -246,7 +249,14 @@ class DeltaStore:
         return delta_io.latest_version(self.spark, self.windows_path)
 
     def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
-        return self._merge(self.windows_path, upserts, deletes, keys, batch_id, update=True)
+        """MERGE a batch's state changes once; returns the windows table's version.
+
+        Afterwards :attr:`windows_deleted` holds how many state rows the batch's MERGE
+        deleted (read from its commit, no Spark job; None when the log cannot tell).
+        """
+        version = self._merge(self.windows_path, upserts, deletes, keys, batch_id, update=True)
+        self.windows_deleted = delta_io.merge_deleted_rows(self.spark, self.windows_path, self.operator_id, batch_id)
+        return version
 
     def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
         return self._merge(self.buffers_path, inserts, deletes, keys, batch_id, update=False)
@@ -282,6 +292,9 @@ class MemoryStore:
         """What the results table holds under the output mode (as DeltaStore's)."""
         self._windows = self._buffers = None
         self._schemas: dict = {}
+        self._deleted = 0
+        self.windows_deleted: int | None = None
+        """State rows deleted by the last :meth:`merge_windows`."""
 
     def reset(self) -> None:
         self.__init__(self.spark, self.operator_id, self.output_mode)
@@ -333,7 +346,9 @@ class MemoryStore:
         changed = merge_source(upserts, deletes, schema).collect()
         positions = [schema.names.index(k) for k in keys]
         gone = {tuple(r[k] for k in keys) for r in changed}
+        deleted = {tuple(r[k] for k in keys) for r in changed if r["__delete"]}
         kept = [r for r in rows if tuple(r[i] for i in positions) not in gone]
+        self._deleted = sum(1 for r in rows if tuple(r[i] for i in positions) in deleted)  # as a MERGE counts it
         return kept + [tuple(r[f.name] for f in schema.fields) for r in changed if not r["__delete"]]
 
     def windows_version(self) -> int:
@@ -341,6 +356,7 @@ class MemoryStore:
 
     def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
         self._windows = self._apply(self._windows, upserts, deletes, keys, "windows")
+        self.windows_deleted = self._deleted
         return len(self.progress) + 1
 
     def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
