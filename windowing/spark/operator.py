@@ -78,22 +78,25 @@ class BatchReport:
         return asdict(self)
 
 
-def _accounting_exprs() -> list:
+def _accounting_exprs(times_of_accepted: bool = True) -> list:
     """One aggregate row over a classified batch: rows per status and the batch's times.
 
-    ``input`` and one count per status; ``max_ts``/``max_pt``/``min_pt``: event and
-    processing times of the valid (not quarantined) rows; ``min_accepted_ts``/
-    ``max_accepted_ts``: the accepted elements' timestamps.
+    ``input`` and one count per status; ``max_ts``/``max_pt``: event and processing
+    times of the valid (not quarantined) rows; with ``times_of_accepted`` also
+    ``min_pt`` (valid rows) and ``min_accepted_ts``/``max_accepted_ts`` (the
+    accepted elements' timestamps), which only the general path needs.
     """
     valid = F.col(STATUS) != QUARANTINED
     accepted = F.col(STATUS) == ACCEPTED
-    return [F.count(F.lit(1)).alias("input"),
-            *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
-            F.max(F.when(valid, F.col(EVENT_MS))).alias("max_ts"),
-            F.max(F.when(valid, F.col(PT))).alias("max_pt"),
-            F.min(F.when(valid, F.col(PT))).alias("min_pt"),
-            F.min(F.when(accepted, F.col(TS))).alias("min_accepted_ts"),
-            F.max(F.when(accepted, F.col(TS))).alias("max_accepted_ts")]
+    exprs = [F.count(F.lit(1)).alias("input"),
+             *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
+             F.max(F.when(valid, F.col(EVENT_MS))).alias("max_ts"),
+             F.max(F.when(valid, F.col(PT))).alias("max_pt")]
+    if times_of_accepted:
+        exprs += [F.min(F.when(valid, F.col(PT))).alias("min_pt"),
+                  F.min(F.when(accepted, F.col(TS))).alias("min_accepted_ts"),
+                  F.max(F.when(accepted, F.col(TS))).alias("max_accepted_ts")]
+    return exprs
 
 
 def default_bucket_ms(spec: WindowSpec) -> int:
@@ -319,7 +322,7 @@ class SparkWindowOperator:
         # The row accounting is a second, code-generated pass over the input. Observing it
         # during the write (an Observation) costs more: CollectMetrics breaks whole-stage
         # code generation and makes every row compute its status and reason as strings.
-        stats = classified.agg(*_accounting_exprs()).first().asDict()
+        stats = classified.agg(*_accounting_exprs(times_of_accepted=False)).first().asDict()
         metrics = BatchMetrics(
             input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
             late_rows=(stats[LATE] or 0) if spec.late_output else 0,
