@@ -153,13 +153,10 @@ def committed_batch(spark: SparkSession, path: str, app_id: str) -> int | None:
     own record (the snapshot's set transactions) answers, at the cost of a
     Spark job.
     """
-    for snapshot, commit_json in _commits_newest_first(spark, path):
-        if commit_json is None:                  # cleaned up after a checkpoint
-            return _from_delta_record(snapshot, app_id)
-        batch = _batch_in_commit(commit_json, app_id)
-        if batch is not None:
-            return batch
-    return None
+    batch, _ = newest_marked_commit(spark, path, app_id)
+    if batch is None:                            # cleaned up after a checkpoint
+        return _from_delta_record(_snapshot(spark, path), app_id)
+    return None if batch == -1 else batch
 
 
 def appended_rows(spark: SparkSession, path: str, app_id: str, batch_id: int) -> int | None:
@@ -204,7 +201,7 @@ def newest_marked_commit(spark: SparkSession, path: str, app_id: str) -> tuple[i
     when the log's older commits were cleaned up before one was found. Reads commit
     files only (no Spark job).
     """
-    for _, commit_json in _commits_newest_first(spark, path):
+    for commit_json in _commits_newest_first(spark, path):
         if commit_json is None:
             return None, {}
         batch = _batch_in_commit(commit_json, app_id)
@@ -213,20 +210,27 @@ def newest_marked_commit(spark: SparkSession, path: str, app_id: str) -> tuple[i
     return -1, {}
 
 
-def _commits_newest_first(spark: SparkSession, path: str):
-    """Yield ``(snapshot, text of each commit file)`` from the newest version down; the text is None
-    (and the walk ends) at a version whose file was cleaned up after a checkpoint."""
+def _snapshot(spark: SparkSession, path: str):
+    """The table's DeltaLog and its current snapshot (JVM objects; no Spark job)."""
     jvm = spark._jvm
     none = jvm.scala.Option.empty()
     log = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, absolute(path))
-    snapshot = log.update(False, none, none)
+    return log.update(False, none, none)
+
+
+def _commits_newest_first(spark: SparkSession, path: str):
+    """Yield the text of each commit file from the newest version down; None (and the walk
+    ends) at a version whose file was cleaned up after a checkpoint."""
+    snapshot = _snapshot(spark, path)
+    log = snapshot.deltaLog()
     store, conf, log_path = log.store(), log.newDeltaHadoopConf(), log.logPath()
+    jvm = spark._jvm
     for version in range(int(snapshot.version()), -1, -1):
         commit_file = jvm.org.apache.hadoop.fs.Path(log_path, f"{version:020d}.json")
         if not commit_file.getFileSystem(conf).exists(commit_file):
-            yield snapshot, None
+            yield None
             return
-        yield snapshot, store.read(commit_file, conf).mkString("\n")
+        yield store.read(commit_file, conf).mkString("\n")
 
 
 def _commit_info(commit_json: str) -> dict:

@@ -254,17 +254,17 @@ class SparkWindowOperator:
             self._fault("before_outputs")
             # Metrics that are only metrics cost no Spark job: the panes emitted are the rows the
             # results commit recorded (an empty append records no commit: 0). Counting first would
-            # compute the plan once more. ``final`` writes only the final panes: count them all.
+            # compute the plan once more. ``final`` writes only the final panes: count them all first.
             panes = out.panes
-            written = None if self.store.output_mode == FINAL else \
-                self.store.write_output("results", panes, None, batch_id)
-            if written is None:
+            if self.store.output_mode == FINAL:
                 panes = panes.persist()
                 cached.append(panes)
-                written = panes.count()
-                if self.store.output_mode == FINAL:
-                    self.store.write_output("results", panes, written, batch_id)
-            metrics.panes_emitted = written
+                metrics.panes_emitted = panes.count()
+                self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
+            else:
+                written = self.store.write_output("results", panes, None, batch_id)
+                # None: a replay found the batch's results already written (or the commit has no count)
+                metrics.panes_emitted = panes.count() if written is None else written
             if self.spec.late_output:
                 late_rows = (self._late_session_rows(df, out.late_elements, wm0, batch_id, self._late_session_reason(times))
                              if isinstance(out, SessionOutput) else

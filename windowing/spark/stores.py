@@ -292,7 +292,6 @@ class MemoryStore:
         """What the results table holds under the output mode (as DeltaStore's)."""
         self._windows = self._buffers = None
         self._schemas: dict = {}
-        self._deleted = 0
         self.windows_deleted: int | None = None
         """State rows deleted by the last :meth:`merge_windows`."""
 
@@ -348,19 +347,18 @@ class MemoryStore:
         gone = {tuple(r[k] for k in keys) for r in changed}
         deleted = {tuple(r[k] for k in keys) for r in changed if r["__delete"]}
         kept = [r for r in rows if tuple(r[i] for i in positions) not in gone]
-        self._deleted = sum(1 for r in rows if tuple(r[i] for i in positions) in deleted)  # as a MERGE counts it
-        return kept + [tuple(r[f.name] for f in schema.fields) for r in changed if not r["__delete"]]
+        deleted_rows = sum(1 for r in rows if tuple(r[i] for i in positions) in deleted)  # as a MERGE counts it
+        return kept + [tuple(r[f.name] for f in schema.fields) for r in changed if not r["__delete"]], deleted_rows
 
     def windows_version(self) -> int:
         return len(self.progress) + 1
 
     def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
-        self._windows = self._apply(self._windows, upserts, deletes, keys, "windows")
-        self.windows_deleted = self._deleted
+        self._windows, self.windows_deleted = self._apply(self._windows, upserts, deletes, keys, "windows")
         return len(self.progress) + 1
 
     def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
-        self._buffers = self._apply(self._buffers, inserts, deletes, keys, "buffers")
+        self._buffers, _ = self._apply(self._buffers, inserts, deletes, keys, "buffers")
         return len(self.progress) + 1
 
     def commit_progress(self, row: dict) -> None:
