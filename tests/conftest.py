@@ -27,6 +27,8 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_TESTS, os.environ.get("P
 @pytest.fixture(scope="session")
 def spark():
     from windowing.spark.session import get_spark
-    session = get_spark("tests", shuffle_partitions=2, conf={"spark.default.parallelism": "2"})
+    import json
+    conf = {"spark.default.parallelism": "2", **json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))}
+    session = get_spark("tests", shuffle_partitions=2, conf=conf)
     yield session
     session.stop()

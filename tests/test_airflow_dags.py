@@ -29,7 +29,7 @@ os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(REPO / "dags")
 # Airflow's logging setup lets py4j's INFO messages through, even at interpreter exit.
 logging.getLogger("py4j").setLevel(logging.WARNING)
 
-pytestmark = [pytest.mark.airflow]
+pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow_dags")]  # module-scoped fixtures: one test process
 UTC = dt.timezone.utc
 DAG_FILES = sorted((REPO / "dags").glob("*.py"))
 DEMO = REPO / "jobs" / "demo.toml"

@@ -9,7 +9,7 @@ from windowing.core.spec import WindowSpecBuilder
 from windowing.spark.operator import SparkWindowOperator, SpecMismatchError
 from windowing.spark.stores import ConcurrentWriterError
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("delta_protocol")]  # module-scoped fixtures: one test process
 
 SCHEMA = "k string, ts long, v long"
 BATCHES = [

@@ -21,7 +21,7 @@ from pipelines.drivers import run_backfill, run_stream
 from pipelines.job import load_job
 from pipelines.quality import DataQualityError, check_frame, read_runs, validate_job
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("quality")]  # module-scoped fixtures: one test process
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from pipelines.job import load_job
 
 REPO = Path(__file__).resolve().parents[1]
 DEMO = REPO / "jobs" / "demo.toml"
-pytestmark = [pytest.mark.spark, pytest.mark.slow]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("reprocess")]  # module-scoped fixtures: one test process
 
 
 @pytest.fixture(scope="module")
