@@ -149,8 +149,9 @@ def test_session_bridge_reduces_the_parts_in_window_order(spark, size):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("mode", ["accumulating", "discarding"])
-@pytest.mark.parametrize("size", CUTS)
+@pytest.mark.parametrize("size, mode", [pytest.param(None, "accumulating", id="as-given-accumulating"),
+                                          pytest.param(1, "discarding", id="cut-1-discarding"),
+                                          pytest.param(2, "accumulating", id="cut-2-accumulating")])
 def test_early_firings_fold_the_groups_in_order(spark, size, mode):
     s = _reduce_spec(tumbling(10), delay=6, mode=mode, trigger=EarlyLateEventTimeTrigger(early_every_n=2))
     _run_against_model(spark, s, _cuts(BATCHES, size), "early_late")

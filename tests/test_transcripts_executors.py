@@ -35,7 +35,6 @@ KEYED_ON_SPARK = {
     "watermark_is_the_minimum_over_sources",                    # several sources, unknown source
     "watermark_idleness_advances_by_processing_time",           # idleness, late output
     "process_function_on_pandas_with_count_evictor",            # process function rows, evictor
-    "reduce_function",                                          # reduce (struct result)
     "delta_trigger_with_a_user_delta_function",                 # DeltaTrigger's user delta function
     "non_keyed_windows",                                        # window_all
 }
