@@ -62,10 +62,9 @@ def written_per_key(spark: SparkSession, store) -> bool:
 
     A spec that ran per key before a DataFrame plan took it over (window_all,
     processing time, idleness, several sources, sessions with early/late,
-    continuous, processing-time or count triggers, processing-time sessions, reduce functions) keeps its
-    state there: the
-    plan operator could not read it, so such an operator stays on the per-key
-    path until its state is reset.
+    continuous, processing-time or count triggers, processing-time sessions,
+    reduce functions) keeps its state there: the plan operator could not read
+    it, so such an operator stays on the per-key path until its state is reset.
     """
     windows_path = getattr(store, "windows_path", None)
     if windows_path is None or store.last_progress() is None:
