@@ -35,8 +35,8 @@ KEYED_ON_SPARK = {
     "watermark_is_the_minimum_over_sources",                    # several sources, unknown source
     "watermark_idleness_advances_by_processing_time",           # idleness, late output
     "process_function_on_pandas_with_count_evictor",            # process function rows, evictor
-    "reduce_function",                                          # reduce (struct result)
     "delta_trigger_with_a_user_delta_function",                 # DeltaTrigger's user delta function
+    "session_dynamic_gap_from_function",                        # a session gap from user code
     "non_keyed_windows",                                        # window_all
 }
 

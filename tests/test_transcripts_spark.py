@@ -37,12 +37,11 @@ from windowing.spark.dispatch import uses_dataframe_plan
 
 pytestmark = pytest.mark.spark
 
-# Per-key path (the model per key): sessions merging with a reduce function cut into batches of 1,
-# 2 and all (merging across batches is where cuts matter) and a process function cut into 3 and
-# all; the split's invariance on every invariant transcript is checked without Spark in
-# test_reference_per_key.py. WINDOWING_ALL_SPARK_TRANSCRIPTS=1 runs every one on Spark.
-KEYED_INVARIANT_SIZES = {"reduce_function_on_merging_sessions": (1, 2, None),
-                         "process_function_emits_rows": (3, None)}
+# Per-key path (the model per key): a process function cut into 3 and all; the split's invariance
+# on every invariant transcript is checked without Spark in test_reference_per_key.py.
+# WINDOWING_ALL_SPARK_TRANSCRIPTS=1 runs every one on Spark. (Reduce functions run on the plans
+# now: test_reduce_plans.py cuts merging sessions with a reduce into batches of 1 and 2.)
+KEYED_INVARIANT_SIZES = {"process_function_emits_rows": (3, None)}
 ALL_ON_SPARK = os.environ.get("WINDOWING_ALL_SPARK_TRANSCRIPTS") == "1"
 SPARK_INVARIANT = [t for t in INVARIANT if SPARK_BATCH in t.executors and uses_dataframe_plan(t.spec)]
 KEYED_INVARIANT = [t for t in INVARIANT if SPARK_BATCH in t.executors and not uses_dataframe_plan(t.spec)

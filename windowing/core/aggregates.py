@@ -244,10 +244,20 @@ class Reduce:
 
     The window's value is ``function.reduce`` folded over the elements'
     values (the column's value, or a tuple for several columns) in (event
-    time, arrival sequence) order; null values are skipped. Merging two
-    windows reduces their two values. ``function`` must be a module-level
-    object with value equality and a stable repr (a frozen dataclass), so the
-    spec keeps its equality and fingerprint.
+    time, arrival sequence) order; null values are skipped. Across batches
+    the window's value so far comes first: ``reduce(state, next)``. Merging
+    two windows (sessions) reduces their two values, the earlier window's
+    first. ``function`` must be a module-level object with value equality
+    and a stable repr (a frozen dataclass), so the spec keeps its equality
+    and fingerprint.
+
+    Contract: ``function.reduce`` must be ASSOCIATIVE,
+    ``reduce(reduce(a, b), c) == reduce(a, reduce(b, c))`` (Flink requires it
+    to merge window state; the DataFrame plans fold partial values per group,
+    slice and batch and combine them). It need NOT be commutative: "keep the
+    later value" (``reduce(a, b) = b``) or concatenation are fine, every
+    executor folds in the order above. A function that is not associative
+    gives results that depend on how the stream is cut into batches.
     """
 
     function: Any

@@ -5,7 +5,17 @@ An aggregate's accumulator is one or more state columns named
 every aggregate, so merging is null-aware: ``merge(null, x) = x``.
 User aggregates keep a pickled accumulator in a binary column and run their
 Python ``add``/``merge``/``get_result`` in pandas UDFs (the only per-row
-Python of this module).
+Python of this module). A :class:`~windowing.core.aggregates.Reduce` is run by
+the same UDFs as an aggregate whose accumulator is the value so far.
+
+Order. A reduce function need not be commutative (``reduce(a, b) = b``, keep
+the later value, is a common one), so a Reduce folds in exactly the reference
+model's order: a partial sorts its elements by ``order`` (default event time,
+then arrival sequence) before folding; every ``merge`` call site passes the
+older accumulator (the state, or the earlier window/slice/group) first; and a
+``running`` fold relies on ``collect_list`` over an ORDERED window frame
+keeping the frame's row order (Spark's window frames feed rows to the
+aggregate in the partition's sort order).
 """
 from __future__ import annotations
 
@@ -16,9 +26,13 @@ from typing import Callable
 import pandas as pd
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
-from pyspark.sql.types import BinaryType
+from pyspark.sql.types import BinaryType, StructType, _parse_datatype_string
 
-from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
+from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
+from windowing.spark.prepare import SEQ, TS
+
+ELEMENT_ORDER = (TS, SEQ)
+"""The order a Reduce's partial folds a group's elements in: (event time, arrival sequence), as the model."""
 
 
 def _null_aware(combine: Callable[[Column, Column], Column]) -> Callable[[Column, Column], Column]:
@@ -37,7 +51,7 @@ class AccumulatorPart:
     """One accumulator column: how to build it from elements and combine two."""
 
     column: str
-    partial: Callable[[], Column]          # aggregate expression over elements
+    partial: Callable[[tuple[str, ...]], Column]   # aggregate expression over elements, given their order
     merge: Callable[[Column, Column], Column]
     running: Callable[[Column, object], Column]  # running merge over a window spec
 
@@ -56,29 +70,36 @@ class CompiledAggregate:
     def _parts(self) -> list[AccumulatorPart]:
         agg = self.aggregate
         if isinstance(agg, Sum):
-            return [AccumulatorPart(self._col("sum"), lambda: F.sum(agg.column), _add,
+            return [AccumulatorPart(self._col("sum"), lambda order: F.sum(agg.column), _add,
                                     lambda c, w: F.sum(c).over(w))]
         if isinstance(agg, Count):
-            expr = (lambda: F.count(F.lit(1))) if agg.column is None else (lambda: F.count(agg.column))
+            expr = (lambda order: F.count(F.lit(1))) if agg.column is None else (lambda order: F.count(agg.column))
             return [AccumulatorPart(self._col("count"), expr, _add, lambda c, w: F.sum(c).over(w))]
         if isinstance(agg, Min):
-            return [AccumulatorPart(self._col("min"), lambda: F.min(agg.column), _least,
+            return [AccumulatorPart(self._col("min"), lambda order: F.min(agg.column), _least,
                                     lambda c, w: F.min(c).over(w))]
         if isinstance(agg, Max):
-            return [AccumulatorPart(self._col("max"), lambda: F.max(agg.column), _greatest,
+            return [AccumulatorPart(self._col("max"), lambda order: F.max(agg.column), _greatest,
                                     lambda c, w: F.max(c).over(w))]
         if isinstance(agg, Avg):
-            return [AccumulatorPart(self._col("sum"), lambda: F.sum(F.col(agg.column).cast("double")), _add,
+            return [AccumulatorPart(self._col("sum"), lambda order: F.sum(F.col(agg.column).cast("double")), _add,
                                     lambda c, w: F.sum(c).over(w)),
-                    AccumulatorPart(self._col("count"), lambda: F.count(agg.column), _add,
+                    AccumulatorPart(self._col("count"), lambda order: F.count(agg.column), _add,
                                     lambda c, w: F.sum(c).over(w))]
-        if isinstance(agg, UserAggregate):
+        if isinstance(agg, (UserAggregate, Reduce)):
             udfs = _user_udfs(agg)
             # A grouped-agg pandas UDF cannot sit beside built-in aggregates, so the
             # partial collects the values and a scalar pandas UDF folds them with add().
             values = (lambda: F.col(agg.columns[0])) if len(agg.columns) == 1 else \
                 (lambda: F.struct(*[F.col(c) for c in agg.columns]))
-            return [AccumulatorPart(self._col("acc"), lambda: udfs.partial(F.collect_list(values())),
+            if isinstance(agg, Reduce):
+                # collect_list in a group has no order: sort by the elements' order, then fold.
+                partial = lambda order: udfs.partial(ordered_values(values(), order))  # noqa: E731
+            else:
+                partial = lambda order: udfs.partial(F.collect_list(values()))  # noqa: E731
+            # running: collect_list over the caller's ordered frame keeps the frame's order, so
+            # the fold merges the accumulators oldest first (what a Reduce needs).
+            return [AccumulatorPart(self._col("acc"), partial,
                                     lambda a, b: udfs.merge(a, b),
                                     lambda c, w: udfs.fold(F.collect_list(c).over(w)))]
         raise ValueError(f"aggregate {agg!r} has no Spark form")
@@ -94,16 +115,43 @@ class CompiledAggregate:
         if isinstance(agg, Avg):
             total, count = cols
             return F.when(count > 0, total / count).alias(self.name)
-        if isinstance(agg, UserAggregate):
+        if isinstance(agg, (UserAggregate, Reduce)):
             return _user_udfs(agg).result(cols[0]).alias(self.name)
         return cols[0].alias(self.name)
 
 
-class _UserUdfs:
-    """pandas UDFs running a user AggregateFunction on pickled accumulators."""
+class _ReduceAsAggregate:
+    """A :class:`Reduce` as an AggregateFunction on values: the accumulator is the value so far.
 
-    def __init__(self, agg: UserAggregate):
-        fn, many = agg.function, len(agg.columns) > 1
+    ``add`` and ``merge`` are the model's (``Reduce.add`` / ``Reduce.merge``):
+    a null value adds nothing, a null accumulator is "nothing yet", and two
+    values combine as ``reduce(older, newer)``.
+    """
+
+    def __init__(self, reduce: Reduce):
+        self._reduce = reduce
+
+    def create_accumulator(self):
+        return self._reduce.create_accumulator()
+
+    def add(self, value, acc):
+        if value is None:
+            return acc
+        return value if acc is None else self._reduce.function.reduce(acc, value)
+
+    def merge(self, a, b):
+        return self._reduce.merge(a, b)
+
+    def get_result(self, acc):
+        return self._reduce.get_result(acc)
+
+
+class _UserUdfs:
+    """pandas UDFs running a user AggregateFunction (or a Reduce) on pickled accumulators."""
+
+    def __init__(self, agg: UserAggregate | Reduce):
+        fn = _ReduceAsAggregate(agg) if isinstance(agg, Reduce) else agg.function
+        many = len(agg.columns) > 1
 
         def partial(lists: pd.Series) -> pd.Series:
             out = []
@@ -134,13 +182,39 @@ class _UserUdfs:
                 out.append(None if acc is None else pickle.dumps(acc))
             return pd.Series(out, dtype=object)
 
+        def results(accs: pd.Series) -> list:
+            return [None if a is None else fn.get_result(pickle.loads(a)) for a in accs]
+
         def result(accs: pd.Series) -> pd.Series:
-            return pd.Series([None if a is None else fn.get_result(pickle.loads(a)) for a in accs])
+            return pd.Series(results(accs))
+
+        result_type = _parse_datatype_string(agg.result_type)
+        fields = [f.name for f in result_type.fields] if isinstance(result_type, StructType) else []
+
+        def struct_result(accs: pd.Series) -> pd.DataFrame:
+            # a pandas UDF returns a struct as a DataFrame, one column per field
+            rows = [tuple(v.values()) if isinstance(v, dict) else (None,) * len(fields) if v is None else tuple(v)
+                    for v in results(accs)]
+            return pd.DataFrame.from_records(rows, columns=fields)
 
         self.partial = F.pandas_udf(partial, BinaryType())
         self.merge = F.pandas_udf(merge, BinaryType())
         self.fold = F.pandas_udf(fold, BinaryType())
-        self.result = F.pandas_udf(result, agg.result_type)
+        self.result = F.pandas_udf(struct_result if fields else result, result_type)
+
+
+def ordered_values(value: Column, order: tuple[str, ...]) -> Column:
+    """The group's non-null ``value``s as an array sorted by the ``order`` columns (an aggregate).
+
+    ``collect_list`` alone gives the group's rows in no defined order; the
+    values travel in structs led by the order columns, and ``array_sort``
+    orders structs field by field. The order columns must identify a row
+    (e.g. (event time, arrival sequence)), so the values are never compared.
+    """
+    if not order:
+        raise ValueError("ordered_values needs at least one order column, got none")
+    keyed = F.struct(*[F.col(c).alias(f"__o{i}") for i, c in enumerate(order)], value.alias("__v"))
+    return F.transform(F.array_sort(F.collect_list(F.when(value.isNotNull(), keyed))), lambda s: s["__v"])
 
 
 def _py(value):
@@ -155,7 +229,7 @@ def _py(value):
 _USER_UDF_CACHE: dict = {}
 
 
-def _user_udfs(agg: UserAggregate) -> _UserUdfs:
+def _user_udfs(agg: UserAggregate | Reduce) -> _UserUdfs:
     key = id(agg)
     if key not in _USER_UDF_CACHE:
         _USER_UDF_CACHE[key] = (agg, _UserUdfs(agg))
@@ -170,8 +244,10 @@ def accumulator_columns(compiled: list[CompiledAggregate]) -> list[str]:
     return [c for agg in compiled for c in agg.columns]
 
 
-def partial_exprs(compiled: list[CompiledAggregate]) -> list[Column]:
-    return [p.partial().alias(p.column) for agg in compiled for p in agg.parts]
+def partial_exprs(compiled: list[CompiledAggregate], order: tuple[str, ...] = ELEMENT_ORDER) -> list[Column]:
+    """Partial accumulators over a group of elements; ``order`` is the columns that order the
+    group's elements as the model adds them (only a Reduce uses it)."""
+    return [p.partial(order).alias(p.column) for agg in compiled for p in agg.parts]
 
 
 def running_exprs(compiled: list[CompiledAggregate], window: Window, prefix: str = "__run__") -> list[Column]:

@@ -9,9 +9,11 @@ as on time windows, DeltaTrigger with the built-in AbsoluteDifference,
 processing-time tumbling and sliding windows, processing-time sessions with
 their ProcessingTimeTrigger (static gap or a gap column, optionally purging:
 ``processing_time_session``), idleness, several watermark sources and
-window_all.
+window_all; aggregates include user aggregates and reduce functions (a reduce
+function must be associative, need not be commutative: the plans fold in the
+model's order, see :mod:`windowing.spark.aggregates`).
 Everything else (user triggers, evictors other than the sliding count
-window's, process and reduce functions, DeltaTrigger with a user delta function,
+window's, process functions, DeltaTrigger with a user delta function,
 processing-time sessions with another
 trigger, session gaps
 from a function) runs on the per-key path
@@ -60,9 +62,9 @@ def written_per_key(spark: SparkSession, store) -> bool:
 
     A spec that ran per key before a DataFrame plan took it over (window_all,
     processing time, idleness, several sources, sessions with early/late,
-    continuous, processing-time or count triggers, processing-time sessions) keeps its state there: the
-    plan operator could not read it, so such an operator stays on the per-key
-    path until its state is reset.
+    continuous, processing-time or count triggers, processing-time sessions,
+    reduce functions) keeps its state there: the plan operator could not read
+    it, so such an operator stays on the per-key path until its state is reset.
     """
     windows_path = getattr(store, "windows_path", None)
     if windows_path is None or store.last_progress() is None:

@@ -1,7 +1,7 @@
 """The per-key path: the reference model run per key on Spark, its state in Delta.
 
 For every spec that has no DataFrame plan (user triggers, evictors, process
-and reduce functions, the built-in triggers without a plan, sessions,
+functions, the built-in triggers without a plan, sessions,
 processing time, idleness, several sources, window_all): one batch is
 
 1. batch-wide, as column expressions: event time to ms, processing time

@@ -155,7 +155,9 @@ class SparkWindowOperator:
 
     def _schemas(self, df: DataFrame):
         keys = [df.schema[k] for k in self.spec.key_columns]
-        accs = df.groupBy().agg(*partial_exprs(self.compiled)).schema.fields  # analysis only, no job
+        # analysis only, no job; a Reduce's partial reads the elements' order columns, absent from the input
+        ordered = df.withColumns({TS: F.lit(0).cast("long"), SEQ: F.lit(0).cast("long")})
+        accs = ordered.groupBy().agg(*partial_exprs(self.compiled)).schema.fields
         long = lambda name: T.StructField(name, T.LongType(), True)  # noqa: E731
         windows = T.StructType(
             [T.StructField(k.name, k.dataType, True) for k in keys] + [long(WS), long(WE), long(END_BUCKET)]

@@ -59,7 +59,6 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from windowing.core.aggregates import Reduce
 from windowing.core.assigners import (EventTimeSessionWindows, GapFromColumn, GlobalWindows,
                                       ProcessingTimeSessionWindows, SlidingEventTimeWindows,
                                       SlidingProcessingTimeWindows, TumblingEventTimeWindows,
@@ -192,8 +191,6 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         if spec.evictor is not None and not (isinstance(spec.evictor, CountEvictor)
                                              and not spec.evictor.do_evict_after):
             found.append(f"evictor {spec.evictor!r}")
-    if any(isinstance(agg, Reduce) for _, agg in spec.aggregates):
-        found.append("reduce functions")
     if spec.process_function is not None:
         found.append("process window functions")
     return tuple(dict.fromkeys(found))
@@ -460,7 +457,9 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
     hi = F.floor(F.least(F.col("elem_index") + size - 1, last_fire) / slide) * slide
     contributions = (every.where(lo <= hi)
                      .withColumn("__fire_at", F.explode(F.sequence(lo.cast("long"), hi.cast("long"), long_lit(slide)))))
-    panes = (contributions.groupBy(*keys, "__fire_at").agg(*partial_exprs(ctx.compiled), F.first("__t0").alias("__t0"),
+    # A firing's elements fold in buffer order (elem_index), as the model's evicting window does.
+    panes = (contributions.groupBy(*keys, "__fire_at").agg(*partial_exprs(ctx.compiled, order=("elem_index",)),
+                                                         F.first("__t0").alias("__t0"),
                                                          F.first("__p0").alias("__p0"))
              .withColumn(WS, F.lit(None).cast("long")).withColumn(WE, F.lit(None).cast("long"))
              .withColumn("pane_index", F.col("__p0") + (F.col("__fire_at") - first_fire) / slide)

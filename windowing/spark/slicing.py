@@ -22,7 +22,8 @@ SQL's slicing). Two ways to build windows from slices:
   sum).
 * **Slice explosion** (:func:`exploded_window_partials`): each slice partial
   is copied into its ``size / slide`` windows (at most ``ceil(size/slide)``)
-  and merged per window. Used for Min, Max, user aggregates, sums of floating
+  and merged per window (a Reduce's slices in slice order). Used for Min, Max,
+  user aggregates, reduce functions, sums of floating
   point columns (where a difference would not be exact), and by the
   incremental time plan, which merges window partials into per-window state.
 
@@ -36,10 +37,10 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
+from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
 from windowing.core.assigners import SlidingEventTimeWindows, SlidingProcessingTimeWindows
 from windowing.core.time import MIN_TIMESTAMP_MS
-from windowing.spark.aggregates import CompiledAggregate, _user_udfs, partial_exprs
+from windowing.spark.aggregates import CompiledAggregate, _user_udfs, ordered_values, partial_exprs
 from windowing.spark.prepare import WE, WS, long_lit
 
 SLICE = "__slice_ms"
@@ -106,6 +107,11 @@ def _rollup(agg: CompiledAggregate, column: str) -> Column:
         return F.max(column)
     if isinstance(kind, UserAggregate):
         return _user_udfs(kind).fold(F.collect_list(column))
+    if isinstance(kind, Reduce):
+        # Slices cover disjoint time ranges and each slice's partial folded its elements in
+        # (event time, sequence) order: folding the slices in slice order folds the window's
+        # elements in that order (a reduce need not commute).
+        return _user_udfs(kind).fold(ordered_values(F.col(column), (SLICE,)))
     raise ValueError(f"aggregate {kind!r} has no Spark merge")
 
 
@@ -126,7 +132,7 @@ def exploded_window_partials(assigner: SlidingEventTimeWindows, compiled: list[C
     first = lowest + F.pmod(last - lowest, long_lit(slide))               # the lowest grid start >= lowest
     accs = [c for agg in compiled for c in agg.columns]
     exploded = (slices.where(last >= lowest)
-                .select(*keys, *accs, CONTENTS, F.explode(F.sequence(first, last, long_lit(slide))).alias(WS)))
+                .select(*keys, SLICE, *accs, CONTENTS, F.explode(F.sequence(first, last, long_lit(slide))).alias(WS)))
     return (exploded.groupBy(*keys, WS)
             .agg(*[_rollup(agg, c).alias(c) for agg in compiled for c in agg.columns],
                  F.sum(CONTENTS).alias(CONTENTS))
