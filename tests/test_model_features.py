@@ -147,8 +147,8 @@ def test_which_session_specs_run_per_key():
     from windowing.spark.plans import unplanned_features
     spec = (base(keys=()).window(EventTimeSessionWindows.with_dynamic_gap(tm.GapByKind()))
             .watermark_idleness("1 minute").output_mode(UPSERT).aggregate(Count()))
-    # window_all and idleness have DataFrame plans now (issue 3): only the gap function sends it per key
-    assert unplanned_features(spec) == ("dynamic session gap from a function",)
+    # window_all, idleness and a gap function (a Python UDF in classify) have DataFrame plans now
+    assert unplanned_features(spec) == ()
     # The built-in triggers on event-time sessions have DataFrame plans (session_trigger_plan.py);
     # so do processing-time sessions with their ProcessingTimeTrigger (processing_session_plan.py),
     # but not with another trigger.

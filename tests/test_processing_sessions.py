@@ -71,7 +71,7 @@ def test_what_stays_per_key_on_processing_time_sessions_says_why():
     assert execution_path(_sessions(ContinuousProcessingTimeTrigger(10))).startswith(
         "per-key model (no DataFrame plan for trigger ContinuousProcessingTimeTrigger")
     assert execution_path(_sessions(gap=ProcessingTimeSessionWindows.with_dynamic_gap(GapOfTwo()))) == \
-        "per-key model (no DataFrame plan for dynamic session gap from a function)"
+        "dataframe plan processing_time_session"
 
 
 def test_processing_time_session_fingerprint_is_salted():

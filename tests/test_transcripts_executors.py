@@ -36,7 +36,7 @@ KEYED_ON_SPARK = {
     "watermark_idleness_advances_by_processing_time",           # idleness, late output
     "process_function_on_pandas_with_count_evictor",            # process function rows, evictor
     "delta_trigger_with_a_user_delta_function",                 # DeltaTrigger's user delta function
-    "session_dynamic_gap_from_function",                        # a session gap from user code
+    "time_evictor_after_the_function",                          # an evictor after the function
     "non_keyed_windows",                                        # window_all
 }
 

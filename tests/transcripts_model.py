@@ -35,6 +35,7 @@ from windowing.core.assigners import (
 from windowing.core.evictors import CountEvictor, DeltaEvictor, TimeEvictor
 from windowing.core.records import (
     EARLY, LATE, ON_TIME, QUARANTINE_INVALID_INGESTION_TIME, QUARANTINE_INVALID_SESSION_GAP,
+    QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY,
     QUARANTINE_UNKNOWN_SOURCE)
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.time import MIN_TIMESTAMP_MS
@@ -60,6 +61,19 @@ class GapByKind:
 
     def gap_ms(self, row):
         return 5 if row["kind"] == "short" else 50
+
+
+@dataclass(frozen=True)
+class GapFromGOrRaise:
+    """The row's ``g`` as the gap, through Python. It raises on ``g == -99``: only rows that an
+    earlier check quarantines carry it, so a call on such a row is a bug."""
+
+    columns = ("g",)
+
+    def gap_ms(self, row):
+        if row["g"] == -99:
+            raise RuntimeError(f"the gap function was called on a row an earlier check quarantines: {row!r}")
+        return row["g"]
 
 
 @dataclass(frozen=True)
@@ -234,6 +248,19 @@ transcript(
     step(r(3, 16, kind="long")),
     flush([P("a", 0, 70, 0, ON_TIME, True, s=31, n=5)]),
     invariant=True, doc="the gap is a (frozen, picklable) function of the row")
+
+transcript(
+    "session_gap_function_sees_only_checked_rows", spec(EventTimeSessionWindows.with_dynamic_gap(GapFromGOrRaise())),
+    # 0 -> [0,5), 7 -> [7,27). The function returns 0 and None for two rows: quarantined
+    # (invalid_session_gap). A null key and a null event time are quarantined first: the
+    # function never sees them (it would raise). wm = 7 - 1 = 6 passes [0,5)'s max timestamp 4.
+    step(r(0, 1, g=5), r(7, 2, g=20), r(3, 8, g=0), r(4, 16, g=None), r(5, 32, k=None, g=-99),
+         r(None, 64, g=-99), wm_after=6,
+         quarantined=[QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_KEY,
+                      QUARANTINE_NULL_EVENT_TIME],
+         metrics=dict(quarantined_rows=4, accepted_rows=2), panes=[P("a", 0, 5, 0, ON_TIME, True, s=1, n=1)]),
+    flush([P("a", 7, 27, 0, ON_TIME, True, s=2, n=1)]),
+    invariant=True, doc="a gap function's bad results are quarantined; rows failing earlier checks never reach it")
 
 transcript(
     "session_count_trigger_merges_counts_and_supersedes", spec(session(10), delay=100, trigger=CountTrigger(3)),

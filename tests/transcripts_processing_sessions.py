@@ -25,6 +25,7 @@ Rules used (windowing/core/reference.py, triggers.py):
 from __future__ import annotations
 
 from transcripts import ExpectedLate, P, flush, r, spec, step, transcript
+from transcripts_model import GapFromGOrRaise
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import ProcessingTimeSessionWindows, TumblingProcessingTimeWindows
 from windowing.core.records import LATE_PROCESSING_TIME_WINDOW_FIRED, ON_TIME
@@ -83,6 +84,19 @@ transcript(
                                      P("a", 30, 31, 0, ON_TIME, True, s=4, n=1)]),
     flush(),
     doc="processing-time sessions with the gap from a column, in a PurgingTrigger")
+
+transcript(
+    "processing_time_sessions_with_a_gap_function",
+    spec(ProcessingTimeSessionWindows.with_dynamic_gap(GapFromGOrRaise()), trigger=ProcessingTimeTrigger()),
+    # The gap column's transcript above, with the gap from a Python function: the same panes. The
+    # null-key row never reaches the function (it would raise on -99).
+    step(r(0, 1, g=5), pt=0),
+    step(r(0, 2, g=20), r(0, 64, g=0), r(0, 8, k=None, g=-99), pt=3,
+         quarantined=["invalid_session_gap", "null_key"], metrics=dict(quarantined_rows=2, accepted_rows=1)),
+    step(r(0, 4, g=1), pt=30, panes=[P("a", 0, 23, 0, ON_TIME, True, s=3, n=2),
+                                     P("a", 30, 31, 0, ON_TIME, True, s=4, n=1)]),
+    flush(),
+    doc="processing-time sessions with the gap from a Python function")
 
 transcript(
     "processing_time_sessions_in_a_backfill_by_ingestion_time",

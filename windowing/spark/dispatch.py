@@ -6,7 +6,8 @@ per row; so do event-time sessions with the built-in triggers (event time,
 early/late, continuous, processing time, count), the timer triggers (early/late,
 continuous, processing time) and the plain event-time trigger on global windows
 as on time windows, DeltaTrigger with the built-in AbsoluteDifference,
-processing-time tumbling and sliding windows, processing-time sessions with
+processing-time tumbling and sliding windows, session gaps from a Python
+function (a UDF computes each row's gap, then the session plans run), processing-time sessions with
 their ProcessingTimeTrigger (static gap or a gap column, optionally purging:
 ``processing_time_session``), idleness, several watermark sources and
 window_all; aggregates include user aggregates and reduce functions (a reduce
@@ -15,8 +16,7 @@ model's order, see :mod:`windowing.spark.aggregates`).
 Everything else (user triggers, evictors other than the sliding count
 window's, process functions, DeltaTrigger with a user delta function,
 processing-time sessions with another
-trigger, session gaps
-from a function) runs on the per-key path
+trigger) runs on the per-key path
 (:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
 key in ``applyInArrow``, its state in Delta. Both operators have the same
 interface and the same commit protocol.

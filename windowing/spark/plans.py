@@ -59,7 +59,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
-from windowing.core.assigners import (EventTimeSessionWindows, GapFromColumn, GlobalWindows,
+from windowing.core.assigners import (EventTimeSessionWindows, GlobalWindows,
                                       ProcessingTimeSessionWindows, SlidingEventTimeWindows,
                                       SlidingProcessingTimeWindows, TumblingEventTimeWindows,
                                       TumblingProcessingTimeWindows)
@@ -155,20 +155,14 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
     if isinstance(spec.assigner, ProcessingTimeSessionWindows):
         # Processing-time sessions run as the processing_time_session plan with their own
-        # trigger, a static gap or a gap column; the rest needs per-key execution.
-        gap = spec.assigner.dynamic_gap
-        if gap is not None and not isinstance(gap, GapFromColumn):
-            found.append("dynamic session gap from a function")
+        # trigger (a gap function runs in classify: prepare.gap_function_column).
         if type(trigger) is not ProcessingTimeTrigger:
             found.append(f"trigger {trigger!r} on processing-time session windows")
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
     elif isinstance(spec.assigner, EventTimeSessionWindows):
-        # Sessions run as a DataFrame plan when the gap is static or a column and the trigger is
-        # a built-in one with a session plan; the rest needs per-key execution.
-        gap = spec.assigner.dynamic_gap
-        if gap is not None and not isinstance(gap, GapFromColumn):
-            found.append("dynamic session gap from a function")
+        # Sessions run as a DataFrame plan when the trigger is a built-in one with a session
+        # plan, whatever the gap (static, a column, or a function: prepare.gap_function_column).
         if type(trigger) is not EventTimeTrigger and session_plan_kind(trigger) is None:
             found.append(f"trigger {trigger!r} on session windows")
         if spec.evictor is not None:

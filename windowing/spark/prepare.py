@@ -1,6 +1,7 @@
 """Input preparation: event time to epoch ms, quarantine reasons, window assignment.
 
-Everything here is column expressions (no Python per row). The thresholds
+Everything here is column expressions (no Python per row), except a session
+gap FUNCTION (user code: :func:`gap_function_column`). The thresholds
 that depend on the watermark are computed on the driver with Python ints, so
 that no expression can overflow int64 under ANSI mode (the watermark starts at
 Long.MIN_VALUE and a flush moves it to Long.MAX_VALUE).
@@ -30,6 +31,8 @@ WINDOWS = "__windows"   # no longer built (sliding uses slices); kept for code i
 WS, WE = "window_start_ms", "window_end_ms"
 EVENT_MS, PT, SRC = "__event_ms", "__pt_ms", "__source"
 """The row's event time (null without an event-time column), its processing time and its watermark source."""
+GAP = "__gap_ms"
+"""The session gap a gap function gave the row (null: not a positive int, or the row failed an earlier check)."""
 
 ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
 
@@ -143,6 +146,9 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
             outside = outside | (value > F.lit(hi))
         reason = reason.when(value.isNotNull() & outside, F.lit(QUARANTINE_VALUE_OUT_OF_BOUNDS))
     if spec.is_merging:
+        if has_gap_function(spec):
+            # Only rows that passed every check above reach the function, as in the model.
+            df = df.withColumn(GAP, gap_function_column(df, spec, reason.isNull(), ts, pt))
         reason = reason.when(~session_gap_valid(df, spec), F.lit(QUARANTINE_INVALID_SESSION_GAP))
     out = (df.withColumn(EVENT_MS, ts).withColumn(PT, pt).withColumn(SRC, source)
            .withColumn(TS, F.col(PT) if by_processing_time(spec) else F.col(EVENT_MS))
@@ -214,10 +220,45 @@ def session_gap_ms(spec: WindowSpec) -> Column:
                          f"ProcessingTimeSessionWindows")
     if assigner.dynamic_gap is None:
         return long_lit(assigner.gap_ms)
-    if not isinstance(assigner.dynamic_gap, GapFromColumn):
-        raise ValueError(f"a session gap computed by Python code ({assigner.dynamic_gap!r}) has no column "
-                         f"expression; only a gap column (GapFromColumn) runs as a DataFrame plan")
+    if has_gap_function(spec):
+        return F.col(GAP)           # classify computed it (gap_function_column)
     return F.col(assigner.dynamic_gap.column).cast("long")
+
+
+def has_gap_function(spec: WindowSpec) -> bool:
+    """Session windows whose gap a Python function computes per row (not a gap column)."""
+    gap = getattr(spec.assigner, "dynamic_gap", None)
+    return gap is not None and not isinstance(gap, GapFromColumn)
+
+
+def gap_function_column(df: DataFrame, spec: WindowSpec, checked: Column, ts: Column, pt: Column) -> Column:
+    """The gap a session gap function gives each row, as a long column (a Python UDF: user code).
+
+    The function sees the row as the per-key path gives it to the reference
+    model: every input column, the event-time column as epoch ms and the
+    ingestion-time column as epoch ms. It is called only where ``checked``
+    (the row passed the earlier quarantine checks; a Python UDF runs on every
+    row of its input, so the guard is inside the UDF). A result that is not
+    a positive int is null: :func:`session_gap_valid` quarantines the row
+    with ``invalid_session_gap``, as the model does. An exception in the
+    function fails the batch with the function's own error, as in the model.
+    """
+    extractor = spec.assigner.dynamic_gap
+    fields = {c: F.col(c) for c in df.columns}
+    if spec.event_time_column is not None:
+        fields[spec.event_time_column] = ts
+    if spec.ingestion_time_column is not None:
+        fields[spec.ingestion_time_column] = pt
+
+    def gap_ms(row, passed):
+        if not passed:
+            return None
+        gap = extractor.gap_ms(row.asDict(recursive=True))
+        valid = isinstance(gap, int) and not isinstance(gap, bool) and 0 < gap <= MAX_TIMESTAMP_MS
+        return gap if valid else None
+
+    row = F.struct(*[column.alias(name) for name, column in fields.items()])
+    return F.udf(gap_ms, T.LongType())(row, F.coalesce(checked, F.lit(False)))
 
 
 def session_gap_valid(df: DataFrame, spec: WindowSpec) -> Column:
@@ -226,6 +267,8 @@ def session_gap_valid(df: DataFrame, spec: WindowSpec) -> Column:
     gap = spec.assigner.dynamic_gap
     if gap is None:
         return F.lit(True)
+    if has_gap_function(spec):
+        return F.col(GAP).isNotNull()
     column = gap.column
     if not isinstance(df.schema[column].dataType, (T.ByteType, T.ShortType, T.IntegerType, T.LongType)):
         return F.lit(False)
