@@ -38,6 +38,11 @@ picks one; anything else is refused with a message that names it):
 * ``processing_time``: tumbling and sliding processing-time windows with the
   ProcessingTimeTrigger, optionally purging: windows fire when the batch's
   processing-time clock passes their end (:mod:`windowing.spark.processing_plan`).
+* ``processing_time_count``, ``processing_time_continuous``: tumbling and
+  sliding processing-time windows with CountTrigger or
+  ContinuousProcessingTimeTrigger, optionally purging: the trigger plans'
+  phases with the processing-time clock cleaning the windows
+  (:mod:`windowing.spark.processing_trigger_plan`).
 * ``processing_time_session``: processing-time session windows (static gap or
   a gap column) with the ProcessingTimeTrigger, optionally purging: the
   session plan's merging with the processing time in place of the event
@@ -77,6 +82,7 @@ from windowing.spark.processing_session_plan import PROCESSING_TIME_SESSION_PLAN
 from windowing.spark.session_plan import SESSION_PLAN
 from windowing.spark.session_trigger_plan import session_plan_kind
 from windowing.spark import trigger_plans
+from windowing.spark import processing_trigger_plan
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
 PROCESSING_TIME_PLAN = "processing_time"   # windowing.spark.processing_plan
@@ -119,6 +125,10 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
     if spec.is_merging:
         return _session_plan_for(spec, trigger, purge)
     if isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
+        kind = processing_trigger_plan.plan_kind(trigger)
+        if kind is not None:
+            return TriggerPlan(kind, purge=purge, trigger=trigger)
+        # unplanned_features let only these and the ProcessingTimeTrigger through
         return TriggerPlan(PROCESSING_TIME_PLAN, purge=purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger on time or global windows, each optionally "
                  "in PurgingTrigger; "
@@ -175,9 +185,11 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
     elif isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
-        # Processing-time windows run as the processing_time plan with their own trigger only.
-        if type(trigger) is not ProcessingTimeTrigger:
-            found.append(f"trigger {trigger!r} on processing-time windows")
+        # Processing-time windows run as the processing_time plan with their own trigger, or as a
+        # processing-time trigger plan with CountTrigger / ContinuousProcessingTimeTrigger.
+        if type(trigger) is not ProcessingTimeTrigger and processing_trigger_plan.plan_kind(trigger) is None:
+            found.append(f"trigger {trigger!r} on processing-time windows (their plans take "
+                         f"ProcessingTimeTrigger, CountTrigger or ContinuousProcessingTimeTrigger)")
         if spec.evictor is not None:
             found.append(f"evictor {spec.evictor!r}")
     else:
@@ -279,6 +291,9 @@ class PlanOutput:
     buffer_inserts: DataFrame | None = None
     buffer_deletes: DataFrame | None = None
     cached: list = field(default_factory=list)  # intermediates persisted for this batch
+    # Every window cleaned in this batch, when the plan counts them itself (processing-time windows:
+    # one opened and closed in the same batch never reaches the state table's deletes)
+    cleaned: DataFrame | None = None
 
 
 def _merge_pair(ctx: PlanContext, left: str, right: str, right_prefix: str = "") -> list[Column]:

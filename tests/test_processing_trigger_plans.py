@@ -1,0 +1,109 @@
+"""CountTrigger and ContinuousProcessingTimeTrigger on processing-time windows as DataFrame plans
+(windowing/spark/processing_trigger_plan.py; transcripts in transcripts_processing_triggers.py).
+
+The transcripts run step by step on Spark in ``test_transcripts_executors.py`` (they take a plan, so
+they run there by default); here: which path they take, the salted fingerprint, cuts of 1 and 2 of
+the batching-invariant ones, and random streams against the reference model.
+"""
+from __future__ import annotations
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import transcripts_model  # noqa: F401  (registers every transcript, these included)
+from spark_adapter import SparkExecutor, infer_schema
+from test_transcripts_reference import check_batching_invariance
+from transcripts import TRANSCRIPTS
+from transcripts_processing_triggers import PROCESSING_TRIGGER_TRANSCRIPTS
+from windowing.core.aggregates import Count, Sum
+from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
+from windowing.core.reference import ReferenceOperator
+from windowing.core.spec import WindowSpecBuilder
+from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, PurgingTrigger
+
+BY_NAME = {t.name: t for t in TRANSCRIPTS}
+
+
+# ------------------------------------------------------------------ no Spark session
+
+
+def test_processing_trigger_transcripts_take_their_dataframe_plan():
+    from windowing.spark.dispatch import execution_path
+    for name, kind in PROCESSING_TRIGGER_TRANSCRIPTS.items():
+        assert execution_path(BY_NAME[name].spec) == f"dataframe plan {kind}", name
+
+
+def test_a_user_subclass_of_the_count_trigger_stays_per_key():
+    from windowing.spark.dispatch import execution_path
+
+    class MyCount(CountTrigger):
+        pass
+
+    s = (WindowSpecBuilder().key_by("k").window(TumblingProcessingTimeWindows.of(10)).trigger(MyCount(2))
+         .aggregate(n=Count()))
+    path = execution_path(s)
+    assert path.startswith("per-key model (no DataFrame plan for trigger MyCount"), path
+    assert "on processing-time windows" in path, path
+
+
+def test_processing_trigger_plans_salt_the_fingerprint():
+    from windowing.spark.processing_trigger_plan import state_fingerprint
+    from windowing.spark.trigger_plans import state_fingerprint as event_time_fingerprint
+    s = BY_NAME["count_trigger_on_processing_time_tumbling_windows"].spec
+    assert state_fingerprint(s) != s.fingerprint()
+    assert state_fingerprint(s) != event_time_fingerprint(s, "count_trigger")
+
+
+# ------------------------------------------------------------------------- Spark
+
+INVARIANT = [BY_NAME[n] for n in PROCESSING_TRIGGER_TRANSCRIPTS if BY_NAME[n].batching_invariant]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("transcript", [pytest.param(t, id=t.name) for t in INVARIANT])
+def test_cuts_of_one_and_two_on_the_plan(spark, transcript):
+    schema = infer_schema(transcript.spec, transcript.rows)
+    check_batching_invariance(transcript, lambda s: SparkExecutor(spark, s, schema), sizes=(1, 2))
+
+
+def _norm(result):
+    panes = sorted((p.key, p.window_start_ms, p.window_end_ms, tuple(sorted(p.values.items())), p.pane_index,
+                    p.timing, bool(p.is_final), p.watermark_ms) for p in result.panes)
+    late = sorted((tuple(x.key), x.timestamp_ms, x.reason, x.watermark_ms) for x in result.late)
+    m = result.metrics
+    return panes, late, (m.accepted_rows, m.late_rows, m.unassigned_rows, m.windows_cleaned)
+
+
+_row = st.fixed_dictionaries({"k": st.sampled_from(["a", "b"]), "ts": st.just(0), "v": st.integers(-9, 9),
+                              "ingest": st.integers(0, 60)})
+_batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 70))
+
+
+@pytest.mark.spark
+@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(window=st.sampled_from(["tumbling", "sliding", "sliding_gaps"]),
+       trigger=st.sampled_from(["count", "continuous"]), purge=st.booleans(), by_ingestion=st.booleans(),
+       batches=st.lists(_batch, min_size=1, max_size=3))
+def test_random_streams_processing_trigger_plan_matches_model(spark, window, trigger, purge, by_ingestion,
+                                                               batches):
+    """Random rows and clocks (replayed ingestion times older than the clock included): every batch's
+    panes (all pane info), late rows (reason, clock) and row/window accounting agree with the model."""
+    assigner = {"tumbling": TumblingProcessingTimeWindows.of(20), "sliding": SlidingProcessingTimeWindows.of(20, 10),
+                "sliding_gaps": SlidingProcessingTimeWindows.of(10, 15)}[window]
+    t = CountTrigger(2) if trigger == "count" else ContinuousProcessingTimeTrigger(7)
+    b = WindowSpecBuilder().key_by("k").event_time("ts")
+    if by_ingestion:
+        b = b.processing_time("ingest")
+    s = (b.window(assigner).trigger(PurgingTrigger(t) if purge else t).side_output_late_data(True)
+         .aggregate(s=Sum("v"), n=Count()))
+    model = ReferenceOperator(s)
+    spark_run = SparkExecutor(spark, s, "`k` string, `ts` bigint, `v` bigint, `ingest` bigint")
+    assert type(spark_run.operator).__name__ == "SparkWindowOperator"
+    clock = 0
+    for i, (rows, advance) in enumerate(batches):
+        clock += advance   # a batch's processing time never moves back
+        assert (_norm(spark_run.process_batch(rows, i, processing_time_ms=clock))
+                == _norm(model.process_batch(rows, i, processing_time_ms=clock))), (i, rows, clock)
+    assert _norm(spark_run.flush(len(batches))) == _norm(model.flush(len(batches)))
+    assert not spark_run.time_windows_left()

@@ -1,0 +1,117 @@
+"""Processing-time tumbling and sliding windows with CountTrigger or
+ContinuousProcessingTimeTrigger (each optionally purging), as DataFrame plans.
+
+They are the trigger plans' phases (:mod:`windowing.spark.trigger_plans`)
+with the processing-time clock where event-time windows have the watermark,
+as the reference model runs processing-time windows:
+
+* an element's timestamp is its processing time (``prepare.classify``: its
+  ingestion time, else the batch's arrival time); rows whose every window the
+  clock closed before the rows are late before the plan runs
+  (:func:`windowing.spark.processing_plan.replayed_late`, reason
+  ``processing_time_window_already_fired``), and a sliding row joins only its
+  windows whose ``max_ts`` is above that clock;
+* a window is cleaned when the clock reaches its ``max_ts`` (a processing-time
+  timer, fired in time order with the trigger's): before the rows (phase A)
+  or after them (phase C). The CountTrigger never fires on that timer, so a
+  partial count is dropped, as in Flink; a ContinuousProcessingTimeTrigger's
+  last timer is capped at ``max_ts``, so it fires with the cleanup (one pane);
+* timing: a firing is EARLY while the window's ``max_ts`` is ahead of the
+  clock at that moment (before the rows ``pt - 1``, during them the batch's
+  arrival time, after them the clock after the batch), else ON_TIME; never
+  LATE (the watermark does not end these windows);
+* ``is_final`` marks the window's last pane of the batch that cleans it.
+
+The state rows are the trigger plans' (``trigger_count``, ``timer_ms``); the
+fingerprint is salted (:func:`state_fingerprint`) so that state the per-key
+path wrote for the same spec (which ran it before) is refused, not misread.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
+from windowing.core.time import MAX_TIMESTAMP_MS
+from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger
+from windowing.spark.batch_time import BatchTime
+from windowing.spark.prepare import WE, long_lit
+from windowing.spark import trigger_plans as tp
+
+WINDOW_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_count",
+                tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_continuous"}
+"""Trigger-plan rule set -> plan kind on processing-time tumbling/sliding windows."""
+PROCESSING_TRIGGER_PLAN_KINDS = frozenset(WINDOW_KINDS.values())
+_BASE_KIND = {v: k for k, v in WINDOW_KINDS.items()}
+STATE_LAYOUT = "processing-time-trigger-state-v1"
+"""Salt of the state fingerprint of specs on these plans."""
+ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
+
+
+def _rule_set(trigger) -> str | None:
+    """The trigger plans' rule set of a (non-purging) built-in trigger these plans cover, else None.
+
+    Exact types only: a user subclass is a user trigger and runs per key.
+    """
+    if type(trigger) is CountTrigger:
+        return tp.COUNT_TRIGGER_PLAN
+    if type(trigger) is ContinuousProcessingTimeTrigger:
+        return tp.CONTINUOUS_PROCESSING_TIME_PLAN
+    return None
+
+
+def plan_kind(trigger) -> str | None:
+    """The plan kind of ``trigger`` (not purging) on processing-time tumbling/sliding windows, else None."""
+    base = _rule_set(trigger)
+    return None if base is None else WINDOW_KINDS[base]
+
+
+def base_kind(kind: str) -> str:
+    """The trigger-plan rule set of a kind (``processing_time_count`` -> ``count_trigger``)."""
+    return _BASE_KIND[kind]
+
+
+def processing_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: "tp.BatchClock"):
+    """Panes and state changes of one batch (see the module docstring).
+
+    Args:
+        ctx: the batch's :class:`~windowing.spark.plans.PlanContext` (watermarks for the panes).
+        plan: the spec's ``TriggerPlan`` (a kind of :data:`PROCESSING_TRIGGER_PLAN_KINDS`).
+        elements: accepted rows (replayed-late rows left out), one row per (element, window).
+        state: the state rows the batch can touch (:func:`relevant_end_ranges`, :func:`due_timers`).
+        clock: the batch's processing-time clock.
+
+    Returns:
+        the trigger plans' :class:`~windowing.spark.plans.PlanOutput`, with ``cleaned``: every
+        window cleaned in this batch (those opened and closed in it included).
+    """
+    at_rows = clock.before_ms if clock.pre_rows_ms is None else max(clock.before_ms, clock.pre_rows_ms)
+    # A sliding row's windows that the clock closed before the rows are late for it: it joins the others.
+    live = elements.where(F.col(WE) > long_lit(tp._clamp(at_rows + 1)))
+    return tp.trigger_plan(ctx, replace(plan, kind=base_kind(plan.kind)), live, state, clock,
+                           processing_time_windows=True)
+
+
+def relevant_end_ranges(times: BatchTime, min_accepted_ts: int | None, max_accepted_ts: int | None,
+                        size_ms: int) -> list[tuple[int, int]]:
+    """Window ends (inclusive ranges) of the state rows a batch can touch by their end: those its
+    rows fall in and those whose ``max_ts`` the clock passes (see :func:`due_timers` for the rest)."""
+    from windowing.spark.processing_plan import state_end_ranges   # it imports plans, which imports this module
+
+    ranges = state_end_ranges(times)
+    if min_accepted_ts is not None:
+        ranges.append((min_accepted_ts + 1, min(max_accepted_ts + size_ms, MAX_TIMESTAMP_MS)))
+    return ranges
+
+
+def due_timers(kind: str, clock: "tp.BatchClock") -> Column | None:
+    """State rows a batch must read because a continuous timer of theirs comes due."""
+    return tp.due_timers(base_kind(kind), MAX_TIMESTAMP_MS, clock)
+
+
+def state_fingerprint(spec) -> str:
+    """The fingerprint an operator on these plans records: the spec's, salted with the state layout."""
+    return hashlib.sha256(f"{spec.fingerprint()}/{STATE_LAYOUT}".encode()).hexdigest()[:16]
