@@ -17,7 +17,8 @@ from test_transcripts_reference import check_batching_invariance
 from transcripts import TRANSCRIPTS
 from transcripts_processing_triggers import PROCESSING_TRIGGER_TRANSCRIPTS
 from windowing.core.aggregates import Count, Sum
-from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
+from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProcessingTimeWindows,
+                                      TumblingProcessingTimeWindows)
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, PurgingTrigger
@@ -69,14 +70,15 @@ def test_cuts_of_one_and_two_on_the_plan(spark, transcript):
 
 def _norm(result):
     panes = sorted((p.key, p.window_start_ms, p.window_end_ms, tuple(sorted(p.values.items())), p.pane_index,
-                    p.timing, bool(p.is_final), p.watermark_ms) for p in result.panes)
+                    p.timing, bool(p.is_final), p.watermark_ms, tuple(sorted(map(tuple, p.supersedes))))
+                   for p in result.panes)
     late = sorted((tuple(x.key), x.timestamp_ms, x.reason, x.watermark_ms) for x in result.late)
     m = result.metrics
     return panes, late, (m.accepted_rows, m.late_rows, m.unassigned_rows, m.windows_cleaned)
 
 
 _row = st.fixed_dictionaries({"k": st.sampled_from(["a", "b"]), "ts": st.just(0), "v": st.integers(-9, 9),
-                              "ingest": st.integers(0, 60)})
+                              "ingest": st.integers(0, 60), "g": st.integers(1, 15)})
 _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 70))
 
 
@@ -97,8 +99,12 @@ def test_random_streams_processing_trigger_plan_matches_model(spark, window, tri
         b = b.processing_time("ingest")
     s = (b.window(assigner).trigger(PurgingTrigger(t) if purge else t).side_output_late_data(True)
          .aggregate(s=Sum("v"), n=Count()))
+    _check_against_model(spark, s, batches)
+
+
+def _check_against_model(spark, s, batches) -> None:
     model = ReferenceOperator(s)
-    spark_run = SparkExecutor(spark, s, "`k` string, `ts` bigint, `v` bigint, `ingest` bigint")
+    spark_run = SparkExecutor(spark, s, "`k` string, `ts` bigint, `v` bigint, `ingest` bigint, `g` bigint")
     assert type(spark_run.operator).__name__ == "SparkWindowOperator"
     clock = 0
     for i, (rows, advance) in enumerate(batches):
@@ -107,3 +113,22 @@ def test_random_streams_processing_trigger_plan_matches_model(spark, window, tri
                 == _norm(model.process_batch(rows, i, processing_time_ms=clock))), (i, rows, clock)
     assert _norm(spark_run.flush(len(batches))) == _norm(model.flush(len(batches)))
     assert not spark_run.time_windows_left()
+
+
+@pytest.mark.spark
+@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gap=st.sampled_from(["static", "column"]), trigger=st.sampled_from(["count", "continuous"]),
+       purge=st.booleans(), by_ingestion=st.booleans(), batches=st.lists(_batch, min_size=1, max_size=3))
+def test_random_streams_processing_session_trigger_plan_matches_model(spark, gap, trigger, purge, by_ingestion,
+                                                                       batches):
+    """Processing-time sessions (merging across batches, sessions the clock closes before a row that
+    touches them, replayed rows whose sessions closed): every batch agrees with the model."""
+    assigner = ProcessingTimeSessionWindows.with_gap(8) if gap == "static" \
+        else ProcessingTimeSessionWindows.with_dynamic_gap("g")
+    t = CountTrigger(2) if trigger == "count" else ContinuousProcessingTimeTrigger(7)
+    b = WindowSpecBuilder().key_by("k").event_time("ts")
+    if by_ingestion:
+        b = b.processing_time("ingest")
+    s = (b.window(assigner).trigger(PurgingTrigger(t) if purge else t).side_output_late_data(True)
+         .aggregate(s=Sum("v"), n=Count()))
+    _check_against_model(spark, s, batches)

@@ -25,14 +25,19 @@ Rules used (windowing/core/reference.py, triggers.py):
 * a row whose every window has ``max_ts`` at or below the clock after the first phase is late,
   reason ``processing_time_window_already_fired``; a sliding row whose SOME windows closed joins
   the others;
-* ``is_final``: the window's last pane in the batch that cleans it.
+* ``is_final``: the window's last pane in the batch that cleans it;
+* sessions: a row opens ``[pt, pt + gap)``; the batch's windows and the open sessions that
+  intersect or touch merge first (counters add, the earliest pending timer stays, the pane index
+  continues from the highest part, a pane names the parts that had emitted as ``supersedes``);
+  a session the clock closes before the rows is not there to merge with.
 """
 from __future__ import annotations
 
 from transcripts import P, flush, r, spec, step, transcript
 from transcripts_processing_sessions import replayed_late
 from windowing.core.aggregates import Count, Sum
-from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
+from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProcessingTimeWindows,
+                                      TumblingProcessingTimeWindows)
 from windowing.core.records import EARLY, ON_TIME
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, PurgingTrigger
@@ -50,6 +55,8 @@ PROCESSING_TRIGGER_TRANSCRIPTS = {
     "continuous_processing_time_trigger_on_processing_time_tumbling_windows": "processing_time_continuous",
     "purging_continuous_trigger_on_sliding_windows_with_replayed_rows": "processing_time_continuous",
     "continuous_processing_time_trigger_in_a_backfill_by_ingestion_time": "processing_time_continuous",
+    "count_trigger_on_processing_time_sessions": "processing_time_session_count",
+    "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column": "processing_time_session_continuous",
 }
 """Transcript name -> the plan kind it runs on."""
 
@@ -160,3 +167,42 @@ transcript(
     flush([P("a", 10, 20, 1, ON_TIME, True, s=24, n=2)]),
     invariant=True, doc="a backfill: ContinuousProcessingTimeTrigger(4) on processing-time windows by "
                         "recorded ingestion time")
+
+transcript(
+    "count_trigger_on_processing_time_sessions",
+    spec(ProcessingTimeSessionWindows.with_gap(10), trigger=CountTrigger(2)),
+    # pt 0: a [0,10) and b [0,10), one element each.
+    step(r(0, 1), r(0, 2, k="b"), pt=0),
+    # pt 6: a's [6,16) merges with [0,10) -> [0,16); the counts add (1), the row makes 2: it fires
+    # (s 5, EARLY: max_ts 15 is after the clock 6).
+    step(r(0, 4), pt=6, panes=[P("a", 0, 16, 0, EARLY, False, s=5, n=2)]),
+    # pt 12: b's [0,10) is cleaned before the rows (max_ts 9 < 12), its 1 dropped; b's row opens a
+    # new [12,22). a's [12,22) extends [0,16) to [0,22) (count 1).
+    step(r(0, 8), r(0, 16, k="b"), pt=12, metrics=dict(windows_cleaned=1)),
+    # pt 18: a's [18,28) extends it to [0,28), count 2: fires pane 1 with everything (accumulating);
+    # it supersedes [0,16), which had emitted pane 0.
+    step(r(0, 32), pt=18, panes=[P("a", 0, 28, 1, EARLY, False, supersedes=[(0, 16)], s=45, n=4)]),
+    # pt 40: both sessions are cleaned before the (empty) batch; b's partial count is dropped.
+    step(pt=40, metrics=dict(windows_cleaned=2)),
+    flush(),
+    doc="CountTrigger(2) on processing-time sessions: counters add on merge, cleanup by the clock")
+
+transcript(
+    "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column",
+    spec(ProcessingTimeSessionWindows.with_dynamic_gap("g"), trigger=PurgingTrigger(ContinuousProcessingTimeTrigger(5))),
+    # pt 1: [1,11), timer at 5.
+    step(r(0, 1, g=10), pt=1),
+    # pt 7: the timer at 5 fires before the row (s 1, EARLY, purged) and registers min(10, max_ts 10);
+    # the row's [7,10) lies inside [1,11): nothing is extended.
+    step(r(0, 2, g=3), pt=7, panes=[P("a", 1, 11, 0, EARLY, False, s=1, n=1)]),
+    # pt 20: before the row the timer at 10 = max_ts fires (s 2, ON_TIME) with the cleanup: final.
+    # The row opens [20,25), timer min(25, 24) = 24.
+    step(r(0, 4, g=5), pt=20, panes=[P("a", 1, 11, 1, ON_TIME, True, s=2, n=1)], metrics=dict(windows_cleaned=1)),
+    # pt 23: [23,33) merges with [20,25) -> [20,33); the pending timer 24 carries over.
+    step(r(0, 8, g=10), pt=23),
+    # pt 30: the timer at 24 fires before the batch (s 12, EARLY: max_ts 32 > clock 29, purged) and
+    # registers 30, which fires after it with nothing in the window: no pane; next: min(35, 32).
+    step(pt=30, panes=[P("a", 20, 33, 0, EARLY, False, s=12, n=2)]),
+    # the flush: the timer at 32 fires on an empty window (no pane), the session is cleaned.
+    flush(metrics=dict(windows_cleaned=1)),
+    doc="discarding ContinuousProcessingTimeTrigger(5) on processing-time sessions with the gap from a column")

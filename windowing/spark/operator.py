@@ -152,7 +152,7 @@ class SparkWindowOperator:
         """What progress records for this spec (salted for plans with extra trigger-state columns)."""
         if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
             return ptsp.state_fingerprint(self.spec)
-        if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
+        if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS | ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
             return ptp.state_fingerprint(self.spec)
         return stp.state_fingerprint(self.spec, self.plan.kind)
 
@@ -167,7 +167,8 @@ class SparkWindowOperator:
             + (session_state_fields() if self._is_session else [])
             + (trigger_plans.trigger_state_fields() if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS
                or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
-               or self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS else []))
+               or self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS
+               or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS else []))
         buffers = None
         if self.plan.kind == EVICTING_COUNT_PLAN:
             values = [df.schema[c] for c in self._value_columns()]
@@ -449,7 +450,7 @@ class SparkWindowOperator:
     @property
     def _is_session(self) -> bool:
         return self.plan.kind in (SESSION_PLAN, ptsp.PROCESSING_TIME_SESSION_PLAN) \
-            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
+            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS
 
     def _session_batch(self, df: DataFrame, classified: DataFrame, ctx: PlanContext, state: DataFrame,
                        metrics: BatchMetrics, clock: "trigger_plans.BatchClock",
@@ -462,6 +463,8 @@ class SparkWindowOperator:
             out = session_plan(ctx, self.plan, elements, state)
         elif self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
             out = ptsp.processing_time_session_plan(ctx, self.plan, elements, state, times)
+        elif self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
+            out = ptp.processing_session_trigger_plan(ctx, self.plan, elements, state, clock)
         else:
             out = stp.session_trigger_plan(ctx, self.plan, elements, state, clock)
         metrics.accepted_rows -= out.late_count
@@ -473,7 +476,8 @@ class SparkWindowOperator:
 
     def _late_session_reason(self, times: "batch_time.BatchTime") -> tuple[str, int] | None:
         """(reason, processing-time clock) for late rows of processing-time sessions, else None."""
-        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
+        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN \
+                or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
             return LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms
         return None
 
@@ -528,6 +532,9 @@ class SparkWindowOperator:
         """
         if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
             return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]))
+        if self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
+            return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]),
+                                      ptp.due_timers(self.plan.kind, clock))
         if self._is_session:
             return self._relevant_session_state(state, ctx, stats, clock)
         size = getattr(self.spec.assigner, "size_ms", None)

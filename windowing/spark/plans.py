@@ -41,7 +41,10 @@ picks one; anything else is refused with a message that names it):
 * ``processing_time_count``, ``processing_time_continuous``: tumbling and
   sliding processing-time windows with CountTrigger or
   ContinuousProcessingTimeTrigger, optionally purging: the trigger plans'
-  phases with the processing-time clock cleaning the windows
+  phases with the processing-time clock cleaning the windows;
+  ``processing_time_session_count``, ``processing_time_session_continuous``:
+  the same triggers on processing-time sessions (static gap or a gap column):
+  the session trigger plan on that clock
   (:mod:`windowing.spark.processing_trigger_plan`).
 * ``processing_time_session``: processing-time session windows (static gap or
   a gap column) with the ProcessingTimeTrigger, optionally purging: the
@@ -120,7 +123,10 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         trigger, purge = trigger.nested, True
     is_global = isinstance(spec.assigner, GlobalWindows)
     if isinstance(spec.assigner, ProcessingTimeSessionWindows):
-        # unplanned_features let only the ProcessingTimeTrigger (optionally purging) through
+        kind = processing_trigger_plan.session_plan_kind(trigger)
+        if kind is not None:
+            return TriggerPlan(kind, purge=purge, trigger=trigger)
+        # unplanned_features let only these and the ProcessingTimeTrigger (optionally purging) through
         return TriggerPlan(PROCESSING_TIME_SESSION_PLAN, fires_at_end=True, purge=purge)
     if spec.is_merging:
         return _session_plan_for(spec, trigger, purge)
@@ -170,8 +176,9 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         gap = spec.assigner.dynamic_gap
         if gap is not None and not isinstance(gap, GapFromColumn):
             found.append("dynamic session gap from a function")
-        if type(trigger) is not ProcessingTimeTrigger:
-            found.append(f"trigger {trigger!r} on processing-time session windows")
+        if type(trigger) is not ProcessingTimeTrigger and processing_trigger_plan.session_plan_kind(trigger) is None:
+            found.append(f"trigger {trigger!r} on processing-time session windows (their plans take "
+                         f"ProcessingTimeTrigger, CountTrigger or ContinuousProcessingTimeTrigger)")
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
     elif isinstance(spec.assigner, EventTimeSessionWindows):

@@ -1,5 +1,12 @@
-"""Processing-time tumbling and sliding windows with CountTrigger or
-ContinuousProcessingTimeTrigger (each optionally purging), as DataFrame plans.
+"""Processing-time windows (tumbling, sliding, sessions with a static gap or a
+gap column) with CountTrigger or ContinuousProcessingTimeTrigger (each
+optionally purging), as DataFrame plans.
+
+Sessions are the session trigger plan (:mod:`windowing.spark.session_trigger_plan`:
+merging around the same phases) on the same clock: a session the clock closes
+before the rows fires (its phase-A firing) and is cleaned there, so a row
+that only touches it opens a new session; an island of the batch's windows
+only whose ``max_ts`` is at or below the clock before the rows is late.
 
 They are the trigger plans' phases (:mod:`windowing.spark.trigger_plans`)
 with the processing-time clock where event-time windows have the watermark,
@@ -44,8 +51,12 @@ from windowing.spark import trigger_plans as tp
 WINDOW_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_count",
                 tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_continuous"}
 """Trigger-plan rule set -> plan kind on processing-time tumbling/sliding windows."""
+SESSION_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_session_count",
+                 tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_session_continuous"}
+"""Trigger-plan rule set -> plan kind on processing-time session windows."""
 PROCESSING_TRIGGER_PLAN_KINDS = frozenset(WINDOW_KINDS.values())
-_BASE_KIND = {v: k for k, v in WINDOW_KINDS.items()}
+PROCESSING_SESSION_TRIGGER_PLAN_KINDS = frozenset(SESSION_KINDS.values())
+_BASE_KIND = {v: k for kinds in (WINDOW_KINDS, SESSION_KINDS) for k, v in kinds.items()}
 STATE_LAYOUT = "processing-time-trigger-state-v1"
 """Salt of the state fingerprint of specs on these plans."""
 ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
@@ -69,6 +80,12 @@ def plan_kind(trigger) -> str | None:
     return None if base is None else WINDOW_KINDS[base]
 
 
+def session_plan_kind(trigger) -> str | None:
+    """The plan kind of ``trigger`` (not purging) on processing-time session windows, else None."""
+    base = _rule_set(trigger)
+    return None if base is None else SESSION_KINDS[base]
+
+
 def base_kind(kind: str) -> str:
     """The trigger-plan rule set of a kind (``processing_time_count`` -> ``count_trigger``)."""
     return _BASE_KIND[kind]
@@ -88,11 +105,34 @@ def processing_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, cl
         the trigger plans' :class:`~windowing.spark.plans.PlanOutput`, with ``cleaned``: every
         window cleaned in this batch (those opened and closed in it included).
     """
-    at_rows = clock.before_ms if clock.pre_rows_ms is None else max(clock.before_ms, clock.pre_rows_ms)
     # A sliding row's windows that the clock closed before the rows are late for it: it joins the others.
-    live = elements.where(F.col(WE) > long_lit(tp._clamp(at_rows + 1)))
+    live = elements.where(F.col(WE) > long_lit(tp._clamp(clock.at_rows_ms + 1)))
     return tp.trigger_plan(ctx, replace(plan, kind=base_kind(plan.kind)), live, state, clock,
                            processing_time_windows=True)
+
+
+def processing_session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: "tp.BatchClock"):
+    """One batch of processing-time sessions with one of these triggers: the event-time session
+    trigger plan (:func:`windowing.spark.session_trigger_plan.session_trigger_plan`: phase A,
+    merging, phases B and C) on the processing-time clock (see the module docstring).
+
+    Args:
+        ctx, clock: as for :func:`processing_trigger_plan`.
+        plan: the spec's ``TriggerPlan`` (a kind of :data:`PROCESSING_SESSION_TRIGGER_PLAN_KINDS`).
+        elements: accepted rows with every input column, ``__ts_ms`` (the processing time),
+            ``__seq`` and their own window ``[pt, pt + gap)``.
+        state: the open sessions the batch may touch
+            (:func:`windowing.spark.processing_session_plan.relevant_end_ranges`, :func:`due_timers`).
+
+    Returns:
+        a :class:`~windowing.spark.session_plan.SessionOutput` (late islands: rows whose sessions the
+        clock closed before the rows).
+    """
+    from windowing.spark import session_trigger_plan as stp   # it imports plans, which imports this module
+
+    session_kind = stp.SESSION_KINDS[base_kind(plan.kind)]
+    return stp.session_trigger_plan(ctx, replace(plan, kind=session_kind), elements, state, clock,
+                                    processing_time_windows=True)
 
 
 def relevant_end_ranges(times: BatchTime, min_accepted_ts: int | None, max_accepted_ts: int | None,

@@ -139,6 +139,12 @@ class BatchClock:
         below = times.early_phase_below_ms
         return cls(times.clock_before_ms, None if below is None else below - 1, times.arrival_ms, times.clock_end_ms)
 
+    @property
+    def at_rows_ms(self) -> int:
+        """The clock after the timers before the rows: a processing-time window whose ``max_ts`` is at
+        or below it was cleaned before the rows (:attr:`windowing.spark.batch_time.BatchTime.clock_at_rows_ms`)."""
+        return self.before_ms if self.pre_rows_ms is None else max(self.before_ms, self.pre_rows_ms)
+
     def __post_init__(self) -> None:
         if not (self.before_ms <= self.arrival_ms <= self.after_ms):
             raise ValueError(f"clock must not move back: before {self.before_ms}, arrival {self.arrival_ms}, "
