@@ -21,7 +21,7 @@ from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProce
                                       TumblingProcessingTimeWindows)
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
-from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, PurgingTrigger
+from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, PurgingTrigger
 
 BY_NAME = {t.name: t for t in TRANSCRIPTS}
 
@@ -85,7 +85,7 @@ _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 70))
 @pytest.mark.spark
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(window=st.sampled_from(["tumbling", "sliding", "sliding_gaps"]),
-       trigger=st.sampled_from(["count", "continuous"]), purge=st.booleans(), by_ingestion=st.booleans(),
+       trigger=st.sampled_from(["count", "continuous", "delta"]), purge=st.booleans(), by_ingestion=st.booleans(),
        batches=st.lists(_batch, min_size=1, max_size=3))
 def test_random_streams_processing_trigger_plan_matches_model(spark, window, trigger, purge, by_ingestion,
                                                                batches):
@@ -93,7 +93,8 @@ def test_random_streams_processing_trigger_plan_matches_model(spark, window, tri
     panes (all pane info), late rows (reason, clock) and row/window accounting agree with the model."""
     assigner = {"tumbling": TumblingProcessingTimeWindows.of(20), "sliding": SlidingProcessingTimeWindows.of(20, 10),
                 "sliding_gaps": SlidingProcessingTimeWindows.of(10, 15)}[window]
-    t = CountTrigger(2) if trigger == "count" else ContinuousProcessingTimeTrigger(7)
+    t = {"count": CountTrigger(2), "continuous": ContinuousProcessingTimeTrigger(7),
+         "delta": DeltaTrigger(3, value_column="v")}[trigger]
     b = WindowSpecBuilder().key_by("k").event_time("ts")
     if by_ingestion:
         b = b.processing_time("ingest")

@@ -25,6 +25,8 @@ Rules used (windowing/core/reference.py, triggers.py):
 * a row whose every window has ``max_ts`` at or below the clock after the first phase is late,
   reason ``processing_time_window_already_fired``; a sliding row whose SOME windows closed joins
   the others;
+* DeltaTrigger(t) remembers the window's first element and fires on an element whose value is
+  more than t away from the remembered one (which it then becomes); timing as a count firing;
 * ``is_final``: the window's last pane in the batch that cleans it;
 * sessions: a row opens ``[pt, pt + gap)``; the batch's windows and the open sessions that
   intersect or touch merge first (counters add, the earliest pending timer stays, the pane index
@@ -40,7 +42,7 @@ from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProce
                                       TumblingProcessingTimeWindows)
 from windowing.core.records import EARLY, ON_TIME
 from windowing.core.spec import WindowSpecBuilder
-from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, PurgingTrigger
+from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, PurgingTrigger
 
 
 def by_ingestion(window, trigger):
@@ -55,6 +57,7 @@ PROCESSING_TRIGGER_TRANSCRIPTS = {
     "continuous_processing_time_trigger_on_processing_time_tumbling_windows": "processing_time_continuous",
     "purging_continuous_trigger_on_sliding_windows_with_replayed_rows": "processing_time_continuous",
     "continuous_processing_time_trigger_in_a_backfill_by_ingestion_time": "processing_time_continuous",
+    "delta_trigger_on_processing_time_tumbling_windows": "processing_time_delta",
     "count_trigger_on_processing_time_sessions": "processing_time_session_count",
     "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column": "processing_time_session_continuous",
 }
@@ -206,3 +209,19 @@ transcript(
     # the flush: the timer at 32 fires on an empty window (no pane), the session is cleaned.
     flush(metrics=dict(windows_cleaned=1)),
     doc="discarding ContinuousProcessingTimeTrigger(5) on processing-time sessions with the gap from a column")
+
+transcript(
+    "delta_trigger_on_processing_time_tumbling_windows",
+    spec(TumblingProcessingTimeWindows.of(10), trigger=DeltaTrigger(2, value_column="v")),
+    # pt 3: [0,10) remembers 1; 2 is 1 away (no); 5 is 4 away: fires (s 8, EARLY: 9 > clock 3) and is
+    # remembered.
+    step(r(0, 1), r(0, 2), r(0, 5), pt=3, panes=[P("a", 0, 10, 0, EARLY, False, s=8, n=3)]),
+    # pt 9: 6 is 1 away from 5 (no), 9 is 4 away: fires (s 23, ON_TIME: max_ts 9 is not after the clock 9);
+    # the clock reaches max_ts 9 after the rows: cleaned, the pane is final.
+    step(r(0, 6), r(0, 9), pt=9, panes=[P("a", 0, 10, 1, ON_TIME, True, s=23, n=5)],
+         metrics=dict(windows_cleaned=1)),
+    # pt 12: [10,20) remembers 1; pt 25 cleans it before the (empty) batch with no pane.
+    step(r(0, 1), pt=12),
+    step(pt=25, metrics=dict(windows_cleaned=1)),
+    flush(),
+    doc="DeltaTrigger(2) with the built-in AbsoluteDifference on processing-time tumbling windows")

@@ -1,6 +1,7 @@
 """Processing-time windows (tumbling, sliding, sessions with a static gap or a
 gap column) with CountTrigger or ContinuousProcessingTimeTrigger (each
-optionally purging), as DataFrame plans.
+optionally purging), and tumbling/sliding ones with DeltaTrigger on the
+built-in AbsoluteDifference (optionally purging), as DataFrame plans.
 
 Sessions are the session trigger plan (:mod:`windowing.spark.session_trigger_plan`:
 merging around the same phases) on the same clock: a session the clock closes
@@ -21,7 +22,8 @@ as the reference model runs processing-time windows:
 * a window is cleaned when the clock reaches its ``max_ts`` (a processing-time
   timer, fired in time order with the trigger's): before the rows (phase A)
   or after them (phase C). The CountTrigger never fires on that timer, so a
-  partial count is dropped, as in Flink; a ContinuousProcessingTimeTrigger's
+  partial count is dropped, as in Flink (so are the elements after a
+  DeltaTrigger's last firing); a ContinuousProcessingTimeTrigger's
   last timer is capped at ``max_ts``, so it fires with the cleanup (one pane);
 * timing: a firing is EARLY while the window's ``max_ts`` is ahead of the
   clock at that moment (before the rows ``pt - 1``, during them the batch's
@@ -49,7 +51,8 @@ from windowing.spark.prepare import WE, long_lit
 from windowing.spark import trigger_plans as tp
 
 WINDOW_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_count",
-                tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_continuous"}
+                tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_continuous",
+                tp.DELTA_PLAN: "processing_time_delta"}
 """Trigger-plan rule set -> plan kind on processing-time tumbling/sliding windows."""
 SESSION_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_session_count",
                  tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_session_continuous"}
@@ -71,6 +74,8 @@ def _rule_set(trigger) -> str | None:
         return tp.COUNT_TRIGGER_PLAN
     if type(trigger) is ContinuousProcessingTimeTrigger:
         return tp.CONTINUOUS_PROCESSING_TIME_PLAN
+    if tp.plan_kind(trigger) == tp.DELTA_PLAN:   # DeltaTrigger with the built-in AbsoluteDifference
+        return tp.DELTA_PLAN
     return None
 
 
@@ -81,9 +86,10 @@ def plan_kind(trigger) -> str | None:
 
 
 def session_plan_kind(trigger) -> str | None:
-    """The plan kind of ``trigger`` (not purging) on processing-time session windows, else None."""
+    """The plan kind of ``trigger`` (not purging) on processing-time session windows, else None
+    (a DeltaTrigger cannot merge: the spec refuses it on sessions)."""
     base = _rule_set(trigger)
-    return None if base is None else SESSION_KINDS[base]
+    return SESSION_KINDS.get(base)
 
 
 def base_kind(kind: str) -> str:
