@@ -192,7 +192,8 @@ transcript(
 
 transcript(
     "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column",
-    spec(ProcessingTimeSessionWindows.with_dynamic_gap("g"), trigger=PurgingTrigger(ContinuousProcessingTimeTrigger(5))),
+    spec(ProcessingTimeSessionWindows.with_dynamic_gap("g"),
+         trigger=PurgingTrigger(ContinuousProcessingTimeTrigger(5))),
     # pt 1: [1,11), timer at 5.
     step(r(0, 1, g=10), pt=1),
     # pt 7: the timer at 5 fires before the row (s 1, EARLY, purged) and registers min(10, max_ts 10);

@@ -450,7 +450,8 @@ class SparkWindowOperator:
     @property
     def _is_session(self) -> bool:
         return self.plan.kind in (SESSION_PLAN, ptsp.PROCESSING_TIME_SESSION_PLAN) \
-            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS
+            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS \
+            or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS
 
     def _session_batch(self, df: DataFrame, classified: DataFrame, ctx: PlanContext, state: DataFrame,
                        metrics: BatchMetrics, clock: "trigger_plans.BatchClock",

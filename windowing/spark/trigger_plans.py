@@ -253,7 +253,9 @@ class _Rules:
         """The window's end was behind the watermark at the start of the batch (its elements are late).
 
         Never for processing-time windows: their late rows (windows the clock closed before the
-        rows) never reach the plan, and the watermark does not end them.
+        rows) never reach the plan, and the rule sets they run on (count, continuous processing
+        time, delta) do not read the watermark; the event-time triggers, which would, have no plan
+        on processing-time windows.
         """
         if self.processing_time_windows:
             return F.lit(False)
