@@ -21,7 +21,8 @@ from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProce
                                       TumblingProcessingTimeWindows)
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
-from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, PurgingTrigger
+from windowing.core.triggers import (ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, EventTimeTrigger,
+                                     PurgingTrigger)
 
 BY_NAME = {t.name: t for t in TRANSCRIPTS}
 
@@ -77,7 +78,8 @@ def _norm(result):
     return panes, late, (m.accepted_rows, m.late_rows, m.unassigned_rows, m.windows_cleaned)
 
 
-_row = st.fixed_dictionaries({"k": st.sampled_from(["a", "b"]), "ts": st.just(0), "v": st.integers(-9, 9),
+# event times move the watermark (the EventTimeTrigger's clock; the other triggers must ignore it)
+_row = st.fixed_dictionaries({"k": st.sampled_from(["a", "b"]), "ts": st.integers(0, 80), "v": st.integers(-9, 9),
                               "ingest": st.integers(0, 60), "g": st.integers(1, 15)})
 _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 70))
 
@@ -85,7 +87,8 @@ _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 70))
 @pytest.mark.spark
 @settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(window=st.sampled_from(["tumbling", "sliding", "sliding_gaps"]),
-       trigger=st.sampled_from(["count", "continuous", "delta"]), purge=st.booleans(), by_ingestion=st.booleans(),
+       trigger=st.sampled_from(["count", "continuous", "delta", "event_time"]), purge=st.booleans(),
+       by_ingestion=st.booleans(),
        batches=st.lists(_batch, min_size=1, max_size=3))
 def test_random_streams_processing_trigger_plan_matches_model(spark, window, trigger, purge, by_ingestion,
                                                                batches):
@@ -94,7 +97,7 @@ def test_random_streams_processing_trigger_plan_matches_model(spark, window, tri
     assigner = {"tumbling": TumblingProcessingTimeWindows.of(20), "sliding": SlidingProcessingTimeWindows.of(20, 10),
                 "sliding_gaps": SlidingProcessingTimeWindows.of(10, 15)}[window]
     t = {"count": CountTrigger(2), "continuous": ContinuousProcessingTimeTrigger(7),
-         "delta": DeltaTrigger(3, value_column="v")}[trigger]
+         "delta": DeltaTrigger(3, value_column="v"), "event_time": EventTimeTrigger()}[trigger]
     b = WindowSpecBuilder().key_by("k").event_time("ts")
     if by_ingestion:
         b = b.processing_time("ingest")

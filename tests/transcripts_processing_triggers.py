@@ -27,6 +27,9 @@ Rules used (windowing/core/reference.py, triggers.py):
   the others;
 * DeltaTrigger(t) remembers the window's first element and fires on an element whose value is
   more than t away from the remembered one (which it then becomes); timing as a count firing;
+* EventTimeTrigger: each element registers an event-time timer at ``max_ts``, which fires when the
+  watermark (from the event times) reaches it, after the rows and before the clock's cleanup of
+  the same phase; the firing is EARLY or ON_TIME by the clock like any other;
 * ``is_final``: the window's last pane in the batch that cleans it;
 * sessions: a row opens ``[pt, pt + gap)``; the batch's windows and the open sessions that
   intersect or touch merge first (counters add, the earliest pending timer stays, the pane index
@@ -42,7 +45,8 @@ from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProce
                                       TumblingProcessingTimeWindows)
 from windowing.core.records import EARLY, ON_TIME
 from windowing.core.spec import WindowSpecBuilder
-from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, PurgingTrigger
+from windowing.core.triggers import (ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, EventTimeTrigger,
+                                     PurgingTrigger)
 
 
 def by_ingestion(window, trigger):
@@ -58,6 +62,7 @@ PROCESSING_TRIGGER_TRANSCRIPTS = {
     "purging_continuous_trigger_on_sliding_windows_with_replayed_rows": "processing_time_continuous",
     "continuous_processing_time_trigger_in_a_backfill_by_ingestion_time": "processing_time_continuous",
     "delta_trigger_on_processing_time_tumbling_windows": "processing_time_delta",
+    "event_time_trigger_on_processing_time_windows": "processing_time_event_time",
     "count_trigger_on_processing_time_sessions": "processing_time_session_count",
     "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column": "processing_time_session_continuous",
 }
@@ -226,3 +231,24 @@ transcript(
     step(pt=25, metrics=dict(windows_cleaned=1)),
     flush(),
     doc="DeltaTrigger(2) with the built-in AbsoluteDifference on processing-time tumbling windows")
+
+transcript(
+    "event_time_trigger_on_processing_time_windows",
+    spec(TumblingProcessingTimeWindows.of(10), trigger=EventTimeTrigger()),
+    # pt 2: both rows in [0,10) (by processing time); event timer at 9; the watermark 5 - 1 = 4 < 9.
+    step(r(5, 1), r(3, 2), pt=2, wm_after=4),
+    # pt 6: the row joins; the watermark 19 reaches the timer at 9: fires (s 7), EARLY: max_ts 9 is
+    # after the clock 6.
+    step(r(20, 4), pt=6, wm_after=19, panes=[P("a", 0, 10, 0, EARLY, False, s=7, n=3)]),
+    # pt 8: the row registers the timer at 9 again, the watermark 20 is past it: pane 1 (accumulating).
+    step(r(21, 8), pt=8, wm_after=20, panes=[P("a", 0, 10, 1, EARLY, False, s=15, n=4)]),
+    # pt 15: the clock cleans [0,10) before the row (no pane: its timer fired already). The row opens
+    # [10,20), whose timer at 19 the watermark (20) has passed: fires EARLY (19 > clock 15).
+    step(r(0, 16), pt=15, wm_after=20, panes=[P("a", 10, 20, 0, EARLY, False, s=16, n=1)],
+         metrics=dict(windows_cleaned=1)),
+    # pt 30: [10,20) is cleaned before the row; the row opens [30,40) (timer 39 > watermark 20).
+    step(r(0, 32), pt=30, metrics=dict(windows_cleaned=1)),
+    # the flush: the watermark reaches 39 first (event-time timers before processing-time ones):
+    # ON_TIME (the clock is past max_ts), then the cleanup: final.
+    flush([P("a", 30, 40, 0, ON_TIME, True, s=32, n=1)]),
+    doc="the plain EventTimeTrigger on processing-time windows: the watermark fires, the clock cleans")

@@ -542,8 +542,9 @@ class SparkWindowOperator:
         if size is None:
             return state
         if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
-            return self._state_by_end(state, ptp.relevant_end_ranges(times, stats["min_accepted_ts"],
-                                                                     stats["max_accepted_ts"], size),
+            ranges = ptp.relevant_end_ranges(self.plan.kind, times, stats["min_accepted_ts"],
+                                             stats["max_accepted_ts"], size)
+            return self._state_by_end(state, ranges,
                                       ptp.due_timers(self.plan.kind, clock))
         if self.plan.kind == PROCESSING_TIME_PLAN:
             # Processing-time windows: those the batch's rows fall in, and those whose end the clock passes.

@@ -43,7 +43,8 @@ picks one; anything else is refused with a message that names it):
   ContinuousProcessingTimeTrigger, optionally purging: the trigger plans'
   phases with the processing-time clock cleaning the windows
   (``processing_time_delta``: DeltaTrigger with the built-in
-  AbsoluteDifference there, optionally purging);
+  AbsoluteDifference there; ``processing_time_event_time``: the plain
+  EventTimeTrigger; each optionally purging);
   ``processing_time_session_count``, ``processing_time_session_continuous``:
   the same triggers on processing-time sessions (static gap or a gap column):
   the session trigger plan on that clock
@@ -198,8 +199,8 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         # processing-time trigger plan with CountTrigger / ContinuousProcessingTimeTrigger.
         if type(trigger) is not ProcessingTimeTrigger and processing_trigger_plan.plan_kind(trigger) is None:
             found.append(f"trigger {trigger!r} on processing-time windows (their plans take "
-                         f"ProcessingTimeTrigger, CountTrigger, ContinuousProcessingTimeTrigger or DeltaTrigger "
-                         f"with the built-in AbsoluteDifference)")
+                         f"ProcessingTimeTrigger, CountTrigger, ContinuousProcessingTimeTrigger, the plain "
+                         f"EventTimeTrigger or DeltaTrigger with the built-in AbsoluteDifference)")
         if spec.evictor is not None:
             found.append(f"evictor {spec.evictor!r}")
     else:

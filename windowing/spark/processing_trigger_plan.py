@@ -1,7 +1,8 @@
 """Processing-time windows (tumbling, sliding, sessions with a static gap or a
 gap column) with CountTrigger or ContinuousProcessingTimeTrigger (each
 optionally purging), and tumbling/sliding ones with DeltaTrigger on the
-built-in AbsoluteDifference (optionally purging), as DataFrame plans.
+built-in AbsoluteDifference or the plain EventTimeTrigger (each optionally
+purging), as DataFrame plans.
 
 Sessions are the session trigger plan (:mod:`windowing.spark.session_trigger_plan`:
 merging around the same phases) on the same clock: a session the clock closes
@@ -29,6 +30,10 @@ as the reference model runs processing-time windows:
   clock at that moment (before the rows ``pt - 1``, during them the batch's
   arrival time, after them the clock after the batch), else ON_TIME; never
   LATE (the watermark does not end these windows);
+* EventTimeTrigger: an element registers an event-time timer at ``max_ts``;
+  it fires after the rows when the watermark reaches it, before the clock's
+  cleanup of the same phase; a window the clock cleaned before the rows is
+  gone with its timer;
 * ``is_final`` marks the window's last pane of the batch that cleans it.
 
 The state rows are the trigger plans' (``trigger_count``, ``timer_ms``); the
@@ -45,14 +50,15 @@ from pyspark.sql import functions as F
 
 from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
 from windowing.core.time import MAX_TIMESTAMP_MS
-from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger
+from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, EventTimeTrigger
 from windowing.spark.batch_time import BatchTime
 from windowing.spark.prepare import WE, long_lit
 from windowing.spark import trigger_plans as tp
 
 WINDOW_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_count",
                 tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_continuous",
-                tp.DELTA_PLAN: "processing_time_delta"}
+                tp.DELTA_PLAN: "processing_time_delta",
+                tp.EARLY_LATE_PLAN: "processing_time_event_time"}
 """Trigger-plan rule set -> plan kind on processing-time tumbling/sliding windows."""
 SESSION_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_session_count",
                  tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_session_continuous"}
@@ -76,6 +82,8 @@ def _rule_set(trigger) -> str | None:
         return tp.CONTINUOUS_PROCESSING_TIME_PLAN
     if tp.plan_kind(trigger) == tp.DELTA_PLAN:   # DeltaTrigger with the built-in AbsoluteDifference
         return tp.DELTA_PLAN
+    if type(trigger) is EventTimeTrigger:   # the early/late rule set with neither early nor late firings
+        return tp.EARLY_LATE_PLAN
     return None
 
 
@@ -141,13 +149,17 @@ def processing_session_trigger_plan(ctx, plan, elements: DataFrame, state: DataF
                                     processing_time_windows=True)
 
 
-def relevant_end_ranges(times: BatchTime, min_accepted_ts: int | None, max_accepted_ts: int | None,
+def relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None, max_accepted_ts: int | None,
                         size_ms: int) -> list[tuple[int, int]]:
     """Window ends (inclusive ranges) of the state rows a batch can touch by their end: those its
-    rows fall in and those whose ``max_ts`` the clock passes (see :func:`due_timers` for the rest)."""
+    rows fall in, those whose ``max_ts`` the clock passes and (EventTimeTrigger) those whose
+    ``max_ts`` the watermark passes (see :func:`due_timers` for the rest)."""
     from windowing.spark.processing_plan import state_end_ranges   # it imports plans, which imports this module
 
     ranges = state_end_ranges(times)
+    wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms
+    if base_kind(kind) == tp.EARLY_LATE_PLAN and wm1 > wm0:
+        ranges.append((tp._clamp(wm0 + 2), tp._clamp(wm1 + 1)))   # max_ts in (wm0, wm1]
     if min_accepted_ts is not None:
         ranges.append((min_accepted_ts + 1, min(max_accepted_ts + size_ms, MAX_TIMESTAMP_MS)))
     return ranges

@@ -168,9 +168,11 @@ class _Rules:
     def __init__(self, ctx, plan, clock: BatchClock, processing_time_windows: bool = False):
         self.ctx, self.kind, self.trigger, self.clock, self.purge = ctx, plan.kind, plan.trigger, clock, plan.purge
         # Processing-time windows end by the processing-time clock: cleaned when it reaches max_ts
-        # (the cleanup timer is a processing-time timer, ordered with the trigger's own), their
-        # late rows were left out before the plan, and a firing is EARLY while max_ts is ahead of
-        # the clock, else ON_TIME (never LATE): the model's rules for them.
+        # (the cleanup timer is a processing-time timer, ordered with the trigger's own, after the
+        # event-time timers of the same phase), their late rows were left out before the plan, and
+        # a firing is EARLY while max_ts is ahead of the clock, else ON_TIME (never LATE): the
+        # model's rules for them. Only the plain EventTimeTrigger of the early/late rule set runs
+        # on them (its end-of-window timer in event time).
         self.processing_time_windows = processing_time_windows
         # The global window (null start/end) has max_ts = Long.MAX: a constant, so its
         # conditions are decided on the driver; its firings are all ON_TIME (the model's rule).
@@ -252,14 +254,18 @@ class _Rules:
     def late_window(self) -> Column:
         """The window's end was behind the watermark at the start of the batch (its elements are late).
 
-        Never for processing-time windows: their late rows (windows the clock closed before the
-        rows) never reach the plan, and the rule sets they run on (count, continuous processing
-        time, delta) do not read the watermark; the event-time triggers, which would, have no plan
-        on processing-time windows.
+        On processing-time windows this is only the trigger's view (an event-time timer at max_ts
+        already fired): their late rows (windows the clock closed before the rows) never reach
+        the plan (:meth:`closed_before_rows`).
         """
-        if self.processing_time_windows:
-            return F.lit(False)
         return self.at_or_below(self.ctx.wm_start_ms)
+
+    def closed_before_rows(self) -> Column:
+        """Processing-time windows the clock cleaned before the rows (``max_ts`` at or below the clock
+        then): gone with their timers, whatever the watermark does after the rows."""
+        if not self.processing_time_windows:
+            return F.lit(False)
+        return self.at_or_below(self.clock.at_rows_ms)
 
     def capped(self, at: int | None) -> Column:
         """A timer at ``at`` capped at the window's max timestamp (null when ``at`` is never reached)."""
@@ -586,7 +592,7 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
     no = F.lit(False)
     end_fire, nf_fire, proc_fire = no, no, no
     if kind == EARLY_LATE_PLAN:
-        end_fire = end_due & (~late | F.lit(rules.late_n is None) & (m > 0))
+        end_fire = end_due & (~late | F.lit(rules.late_n is None) & (m > 0)) & ~rules.closed_before_rows()
         proc_fire = ~end_due & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
     elif kind == CONTINUOUS_EVENT_TIME_PLAN:
         end_fire = end_due & (~late | (m > 0))
@@ -604,6 +610,8 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
     c_fire = end_fire | nf_fire | proc_fire
     if rules.is_global:
         c_timing = F.lit(ON_TIME)
+    elif rules.processing_time_windows:
+        c_timing = rules.after_rows_timing()   # an end-of-window firing as any other: by the clock
     elif kind in (EARLY_LATE_PLAN, CONTINUOUS_EVENT_TIME_PLAN):
         c_timing = (F.when(end_fire, F.when(late, F.lit(LATE)).otherwise(F.lit(ON_TIME))).otherwise(F.lit(EARLY)))
     else:
