@@ -9,14 +9,16 @@ as on time windows, DeltaTrigger with the built-in AbsoluteDifference,
 processing-time tumbling and sliding windows with their ProcessingTimeTrigger
 (``processing_time``), CountTrigger or ContinuousProcessingTimeTrigger
 (``processing_time_count``, ``processing_time_continuous``), DeltaTrigger with
-the built-in AbsoluteDifference (``processing_time_delta``), processing-time
+the built-in AbsoluteDifference (``processing_time_delta``) or the plain
+EventTimeTrigger (``processing_time_event_time``), processing-time
 sessions (static gap or a gap column, optionally purging) with the same three
 triggers (``processing_time_session``, ``processing_time_session_count``,
 ``processing_time_session_continuous``), idleness, several watermark sources
 and window_all.
 Everything else (user triggers, evictors other than the sliding count
 window's, process and reduce functions, DeltaTrigger with a user delta function,
-the event-time triggers on processing-time windows, session
+early/late and continuous event-time triggers on processing-time windows,
+the event-time trigger on processing-time sessions, session
 gaps from a function) runs on the per-key path
 (:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
 key in ``applyInArrow``, its state in Delta. Both operators have the same
