@@ -150,15 +150,21 @@ def test_which_session_specs_run_per_key():
     # window_all, idleness and a gap function (a Python UDF in classify) have DataFrame plans now
     assert unplanned_features(spec) == ()
     # The built-in triggers on event-time sessions have DataFrame plans (session_trigger_plan.py);
-    # so do processing-time sessions with their ProcessingTimeTrigger (processing_session_plan.py),
-    # but not with another trigger.
+    # so do processing-time sessions with their ProcessingTimeTrigger (processing_session_plan.py)
+    # or a count / continuous processing-time trigger (processing_trigger_plan.py), but not with an
+    # event-time trigger.
     counted = base().window(EventTimeSessionWindows.with_gap(5)).trigger(CountTrigger(2)).aggregate(Count())
     assert unplanned_features(counted) == ()
     by_clock = WindowSpecBuilder().key_by("k").window(ProcessingTimeSessionWindows.with_gap(5)).aggregate(Count())
     assert unplanned_features(by_clock) == ()
     by_clock_counted = (WindowSpecBuilder().key_by("k").window(ProcessingTimeSessionWindows.with_gap(5))
                         .trigger(CountTrigger(2)).aggregate(Count()))
-    assert unplanned_features(by_clock_counted) == ("trigger CountTrigger(count=2) on processing-time session windows",)
+    assert unplanned_features(by_clock_counted) == ()
+    by_clock_event_time = (WindowSpecBuilder().key_by("k").window(ProcessingTimeSessionWindows.with_gap(5))
+                           .trigger(EventTimeTrigger()).aggregate(Count()))
+    assert unplanned_features(by_clock_event_time) == (
+        "trigger EventTimeTrigger() on processing-time session windows (their plans take ProcessingTimeTrigger, "
+        "CountTrigger or ContinuousProcessingTimeTrigger)",)
 
 
 @pytest.mark.parametrize("sessions", [EventTimeSessionWindows.with_gap(5), EventTimeSessionWindows.with_dynamic_gap("g")])

@@ -6,17 +6,22 @@ per row; so do event-time sessions with the built-in triggers (event time,
 early/late, continuous, processing time, count), the timer triggers (early/late,
 continuous, processing time) and the plain event-time trigger on global windows
 as on time windows, DeltaTrigger with the built-in AbsoluteDifference,
-processing-time tumbling and sliding windows, session gaps from a Python
-function (a UDF computes each row's gap, then the session plans run), processing-time sessions with
-their ProcessingTimeTrigger (static gap or a gap column, optionally purging:
-``processing_time_session``), idleness, several watermark sources and
-window_all; aggregates include user aggregates and reduce functions (a reduce
-function must be associative, need not be commutative: the plans fold in the
-model's order, see :mod:`windowing.spark.aggregates`).
+processing-time tumbling and sliding windows with their ProcessingTimeTrigger
+(``processing_time``), CountTrigger or ContinuousProcessingTimeTrigger
+(``processing_time_count``, ``processing_time_continuous``), DeltaTrigger with
+the built-in AbsoluteDifference (``processing_time_delta``) or the plain
+EventTimeTrigger (``processing_time_event_time``), processing-time
+sessions (static gap or a gap column, optionally purging) with the same three
+triggers (``processing_time_session``, ``processing_time_session_count``,
+``processing_time_session_continuous``), session gaps from a Python function
+(a UDF computes each row's gap, then the session plans run), idleness, several
+watermark sources and window_all; aggregates include user aggregates and reduce
+functions (a reduce function must be associative, need not be commutative: the
+plans fold in the model's order, see :mod:`windowing.spark.aggregates`).
 Everything else (user triggers, evictors other than the sliding count
 window's, process functions, DeltaTrigger with a user delta function,
-processing-time sessions with another
-trigger) runs on the per-key path
+early/late and continuous event-time triggers on processing-time windows,
+the event-time trigger on processing-time sessions) runs on the per-key path
 (:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
 key in ``applyInArrow``, its state in Delta. Both operators have the same
 interface and the same commit protocol.

@@ -55,6 +55,7 @@ from windowing.spark.prepare import (
     has_window_array, live_windows, long_lit, simple_types)
 from windowing.spark.slicing import SLICE
 from windowing.spark import trigger_plans
+from windowing.spark import processing_trigger_plan as ptp
 from windowing.spark import session_trigger_plan as stp
 
 
@@ -151,6 +152,8 @@ class SparkWindowOperator:
         """What progress records for this spec (salted for plans with extra trigger-state columns)."""
         if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
             return ptsp.state_fingerprint(self.spec)
+        if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS | ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
+            return ptp.state_fingerprint(self.spec)
         return stp.state_fingerprint(self.spec, self.plan.kind)
 
     def _schemas(self, df: DataFrame):
@@ -165,7 +168,9 @@ class SparkWindowOperator:
             + [long(c) for c in BOOKKEEPING] + [long("last_batch_id")]
             + (session_state_fields() if self._is_session else [])
             + (trigger_plans.trigger_state_fields() if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS
-               or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS else []))
+               or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
+               or self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS
+               or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS else []))
         buffers = None
         if self.plan.kind == EVICTING_COUNT_PLAN:
             values = [df.schema[c] for c in self._value_columns()]
@@ -225,7 +230,7 @@ class SparkWindowOperator:
                 late_rows=(stats[LATE] or 0) if self.spec.late_output else 0,
                 dropped_late_rows=0 if self.spec.late_output else (stats[LATE] or 0),
                 unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0)
-            if self.plan.kind == PROCESSING_TIME_PLAN:
+            if self._is_processing_time_window:
                 classified = self._mark_replayed_late(classified, times, metrics, cached)
 
             ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
@@ -244,13 +249,15 @@ class SparkWindowOperator:
                 out = count_plan(ctx, self.plan, elements, state)
             elif self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS:
                 out = trigger_plans.trigger_plan(ctx, self.plan, elements, state, clock)
+            elif self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
+                out = ptp.processing_trigger_plan(ctx, self.plan, elements, state, clock)
             else:
                 buffer = self.store.read_buffers(last["buffers_version"] if last else None)
                 out = evicting_count_plan(ctx, self.plan, elements, state, buffer, value_cols)
             cached.extend(out.cached)
             if isinstance(out, SessionOutput):
                 metrics.windows_cleaned = out.cleaned_count
-            elif self.plan.kind == PROCESSING_TIME_PLAN:
+            elif out.cleaned is not None:
                 metrics.windows_cleaned = out.cleaned.count()
 
             self._fault("before_outputs")
@@ -272,7 +279,7 @@ class SparkWindowOperator:
                              if isinstance(out, SessionOutput) else
                              self._late_rows(df, classified, wm0, batch_id,
                                              (LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms)
-                                             if self.plan.kind == PROCESSING_TIME_PLAN else None))
+                                             if self._is_processing_time_window else None))
                 self.store.write_output("late", late_rows, metrics.late_rows, batch_id)
             self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
                                     metrics.quarantined_rows, batch_id)
@@ -280,7 +287,7 @@ class SparkWindowOperator:
             if self.seen_ids:
                 self.seen_ids.record(classified, batch_id, wm0)
             windows_version = self.store.merge_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id)
-            if not isinstance(out, SessionOutput) and self.plan.kind != PROCESSING_TIME_PLAN:
+            if not isinstance(out, SessionOutput) and out.cleaned is None:
                 # The state rows a batch deletes are the windows it cleaned up; its MERGE's commit
                 # counted them (every delete matches a state row: the plans delete only rows they read).
                 cleaned = self.store.windows_deleted
@@ -377,6 +384,11 @@ class SparkWindowOperator:
                                 .alias("__w"))
                 .select(*keys, TS, SEQ, *value_cols, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)))
 
+    @property
+    def _is_processing_time_window(self) -> bool:
+        """Processing-time tumbling/sliding windows: the clock closes them, rows it closed them for are late."""
+        return self.plan.kind == PROCESSING_TIME_PLAN or self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS
+
     @staticmethod
     def _late_rows(df: DataFrame, classified: DataFrame, wm0: int, batch_id: int,
                    reason: tuple[str, int] | None = None) -> DataFrame:
@@ -440,7 +452,8 @@ class SparkWindowOperator:
     @property
     def _is_session(self) -> bool:
         return self.plan.kind in (SESSION_PLAN, ptsp.PROCESSING_TIME_SESSION_PLAN) \
-            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
+            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS \
+            or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS
 
     def _session_batch(self, df: DataFrame, classified: DataFrame, ctx: PlanContext, state: DataFrame,
                        metrics: BatchMetrics, clock: "trigger_plans.BatchClock",
@@ -453,6 +466,8 @@ class SparkWindowOperator:
             out = session_plan(ctx, self.plan, elements, state)
         elif self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
             out = ptsp.processing_time_session_plan(ctx, self.plan, elements, state, times)
+        elif self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
+            out = ptp.processing_session_trigger_plan(ctx, self.plan, elements, state, clock)
         else:
             out = stp.session_trigger_plan(ctx, self.plan, elements, state, clock)
         metrics.accepted_rows -= out.late_count
@@ -464,7 +479,8 @@ class SparkWindowOperator:
 
     def _late_session_reason(self, times: "batch_time.BatchTime") -> tuple[str, int] | None:
         """(reason, processing-time clock) for late rows of processing-time sessions, else None."""
-        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
+        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN \
+                or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
             return LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms
         return None
 
@@ -519,11 +535,19 @@ class SparkWindowOperator:
         """
         if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
             return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]))
+        if self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
+            return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]),
+                                      ptp.due_timers(self.plan.kind, clock))
         if self._is_session:
             return self._relevant_session_state(state, ctx, stats, clock)
         size = getattr(self.spec.assigner, "size_ms", None)
         if size is None:
             return state
+        if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
+            ranges = ptp.relevant_end_ranges(self.plan.kind, times, stats["min_accepted_ts"],
+                                             stats["max_accepted_ts"], size)
+            return self._state_by_end(state, ranges,
+                                      ptp.due_timers(self.plan.kind, clock))
         if self.plan.kind == PROCESSING_TIME_PLAN:
             # Processing-time windows: those the batch's rows fall in, and those whose end the clock passes.
             ranges = state_end_ranges(times)

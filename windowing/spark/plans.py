@@ -38,6 +38,17 @@ picks one; anything else is refused with a message that names it):
 * ``processing_time``: tumbling and sliding processing-time windows with the
   ProcessingTimeTrigger, optionally purging: windows fire when the batch's
   processing-time clock passes their end (:mod:`windowing.spark.processing_plan`).
+* ``processing_time_count``, ``processing_time_continuous``: tumbling and
+  sliding processing-time windows with CountTrigger or
+  ContinuousProcessingTimeTrigger, optionally purging: the trigger plans'
+  phases with the processing-time clock cleaning the windows
+  (``processing_time_delta``: DeltaTrigger with the built-in
+  AbsoluteDifference there; ``processing_time_event_time``: the plain
+  EventTimeTrigger; each optionally purging);
+  ``processing_time_session_count``, ``processing_time_session_continuous``:
+  the same triggers on processing-time sessions (static gap or a gap column):
+  the session trigger plan on that clock
+  (:mod:`windowing.spark.processing_trigger_plan`).
 * ``processing_time_session``: processing-time session windows (static gap or
   a gap column) with the ProcessingTimeTrigger, optionally purging: the
   session plan's merging with the processing time in place of the event
@@ -76,6 +87,7 @@ from windowing.spark.processing_session_plan import PROCESSING_TIME_SESSION_PLAN
 from windowing.spark.session_plan import SESSION_PLAN
 from windowing.spark.session_trigger_plan import session_plan_kind
 from windowing.spark import trigger_plans
+from windowing.spark import processing_trigger_plan
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
 PROCESSING_TIME_PLAN = "processing_time"   # windowing.spark.processing_plan
@@ -113,11 +125,18 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
         trigger, purge = trigger.nested, True
     is_global = isinstance(spec.assigner, GlobalWindows)
     if isinstance(spec.assigner, ProcessingTimeSessionWindows):
-        # unplanned_features let only the ProcessingTimeTrigger (optionally purging) through
+        kind = processing_trigger_plan.session_plan_kind(trigger)
+        if kind is not None:
+            return TriggerPlan(kind, purge=purge, trigger=trigger)
+        # unplanned_features let only these and the ProcessingTimeTrigger (optionally purging) through
         return TriggerPlan(PROCESSING_TIME_SESSION_PLAN, fires_at_end=True, purge=purge)
     if spec.is_merging:
         return _session_plan_for(spec, trigger, purge)
     if isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
+        kind = processing_trigger_plan.plan_kind(trigger)
+        if kind is not None:
+            return TriggerPlan(kind, purge=purge, trigger=trigger)
+        # unplanned_features let only these and the ProcessingTimeTrigger through
         return TriggerPlan(PROCESSING_TIME_PLAN, purge=purge)
     supported = ("EventTimeTrigger, CountTrigger(n) or NeverTrigger on time or global windows, each optionally "
                  "in PurgingTrigger; "
@@ -156,8 +175,9 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
     if isinstance(spec.assigner, ProcessingTimeSessionWindows):
         # Processing-time sessions run as the processing_time_session plan with their own
         # trigger (a gap function runs in classify: prepare.gap_function_column).
-        if type(trigger) is not ProcessingTimeTrigger:
-            found.append(f"trigger {trigger!r} on processing-time session windows")
+        if type(trigger) is not ProcessingTimeTrigger and processing_trigger_plan.session_plan_kind(trigger) is None:
+            found.append(f"trigger {trigger!r} on processing-time session windows (their plans take "
+                         f"ProcessingTimeTrigger, CountTrigger or ContinuousProcessingTimeTrigger)")
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
     elif isinstance(spec.assigner, EventTimeSessionWindows):
@@ -168,9 +188,12 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
     elif isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
-        # Processing-time windows run as the processing_time plan with their own trigger only.
-        if type(trigger) is not ProcessingTimeTrigger:
-            found.append(f"trigger {trigger!r} on processing-time windows")
+        # Processing-time windows run as the processing_time plan with their own trigger, or as a
+        # processing-time trigger plan with CountTrigger / ContinuousProcessingTimeTrigger.
+        if type(trigger) is not ProcessingTimeTrigger and processing_trigger_plan.plan_kind(trigger) is None:
+            found.append(f"trigger {trigger!r} on processing-time windows (their plans take "
+                         f"ProcessingTimeTrigger, CountTrigger, ContinuousProcessingTimeTrigger, the plain "
+                         f"EventTimeTrigger or DeltaTrigger with the built-in AbsoluteDifference)")
         if spec.evictor is not None:
             found.append(f"evictor {spec.evictor!r}")
     else:
@@ -270,6 +293,9 @@ class PlanOutput:
     buffer_inserts: DataFrame | None = None
     buffer_deletes: DataFrame | None = None
     cached: list = field(default_factory=list)  # intermediates persisted for this batch
+    # Every window cleaned in this batch, when the plan counts them itself (processing-time windows:
+    # one opened and closed in the same batch never reaches the state table's deletes)
+    cleaned: DataFrame | None = None
 
 
 def _merge_pair(ctx: PlanContext, left: str, right: str, right_prefix: str = "") -> list[Column]:

@@ -39,14 +39,6 @@ def _clamp(value: int) -> int:
     return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
 
 
-class ProcessingTimeOutput(PlanOutput):
-    """A :class:`PlanOutput` that also counts the windows cleaned (opened and closed in one batch included)."""
-
-    def __init__(self, *args, cleaned: DataFrame, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.cleaned = cleaned
-
-
 def state_end_ranges(times: BatchTime) -> list[tuple[int, int]]:
     """Window ends (inclusive ranges) of the open windows a batch fires: ``max_ts`` in ``(clock_before, clock_end]``.
 
@@ -77,7 +69,7 @@ def replayed_late(spec, times: BatchTime) -> Column | None:
 
 
 def processing_time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: DataFrame,
-                         times: BatchTime) -> ProcessingTimeOutput:
+                         times: BatchTime) -> PlanOutput:
     """Panes and state changes of one batch (see the module docstring for the rule).
 
     ``elements`` are the accepted rows without the :func:`replayed_late` ones: none of them falls
@@ -115,4 +107,5 @@ def processing_time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFram
                .select(*ctx.state_columns()))
     deletes = j.where(F.col("__closes") & F.col("__in_state")).select(*ctx.window_keys,
                                                                        ctx.end_bucket().alias(END_BUCKET))
-    return ProcessingTimeOutput(panes, upserts, deletes, cached=[j], cleaned=j.where("__closes"))
+    # ``cleaned``: every window cleaned, those opened and closed in this batch included
+    return PlanOutput(panes, upserts, deletes, cached=[j], cleaned=j.where("__closes"))

@@ -151,8 +151,9 @@ def _island_state(rules, united: DataFrame) -> DataFrame:
         .alias("__still_emitted"))
 
 
-def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: "tp.BatchClock") -> SessionOutput:
-    """Panes and state changes of one batch of event-time sessions with a timer or count trigger.
+def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: "tp.BatchClock",
+                         processing_time_windows: bool = False) -> SessionOutput:
+    """Panes and state changes of one batch of sessions with a timer or count trigger.
 
     Args:
         ctx: the batch's :class:`~windowing.spark.plans.PlanContext`.
@@ -161,20 +162,34 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
             window ``[window_start_ms, window_end_ms)``.
         state: the state sessions the batch may touch (session and trigger-state columns).
         clock: the batch's processing-time clock.
+        processing_time_windows: processing-time sessions
+            (:mod:`windowing.spark.processing_trigger_plan`): the processing-time clock takes the
+            watermark's place. A session whose ``max_ts`` the clock reaches before the rows is
+            cleaned then (after its phase-A firing) and merges with nothing; an island of this
+            batch's windows only whose ``max_ts`` is at or below that clock is late; a session
+            is cleaned when the clock after the rows reaches its ``max_ts``.
     """
     from windowing.spark.plans import END_BUCKET   # plans imports this module
 
-    rules = tp._Rules(ctx, replace(plan, kind=base_kind(plan.kind)), clock)
+    rules = tp._Rules(ctx, replace(plan, kind=base_kind(plan.kind)), clock, processing_time_windows)
     keys = list(ctx.spec.key_columns)
-    wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, ctx.spec.allowed_lateness_ms
-    late_end_at_or_below = tp._clamp(wm0 - lateness + 1)      # cleanup end - 1 + L <= wm0
-    cleaned_end_at_or_below = tp._clamp(wm1 - lateness + 1)   # cleanup end - 1 + L <= wm1
+    if processing_time_windows:
+        late_end_at_or_below = tp._clamp(clock.at_rows_ms + 1)     # max_ts <= the clock before the rows
+        cleaned_end_at_or_below = tp._clamp(clock.after_ms + 1)    # max_ts <= the clock after the rows
+    else:
+        wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, ctx.spec.allowed_lateness_ms
+        late_end_at_or_below = tp._clamp(wm0 - lateness + 1)      # cleanup end - 1 + L <= wm0
+        cleaned_end_at_or_below = tp._clamp(wm1 - lateness + 1)   # cleanup end - 1 + L <= wm1
 
-    # A: timers due before the rows, on the sessions as they are
-    after_a = tp._state_after_pre_rows_phase(rules, state, carry=(EMITTED, SUPERSEDES)).persist()
+    # A: timers due before the rows, on the sessions as they are; processing-time sessions the
+    # clock closed in that phase are cleaned there (only on event time is nothing cleaned before the rows)
+    closed = (F.col(WE) <= long_lit(late_end_at_or_below)) if processing_time_windows else F.lit(False)
+    after_a = (tp._state_after_pre_rows_phase(rules, state, carry=(EMITTED, SUPERSEDES))
+               .withColumn("__closed_before_rows", closed).persist())
     # M: merging
     input_columns = [c for c in elements.columns if c not in (TS, SEQ, WS, WE)]
-    united = _merged(rules, elements, _old_sessions_after_phase_a(rules, after_a), late_end_at_or_below).persist()
+    merging = after_a.where(~F.col("__closed_before_rows"))
+    united = _merged(rules, elements, _old_sessions_after_phase_a(rules, merging), late_end_at_or_below).persist()
     is_old = F.col(_OLD)
     island_elements = (united.where(~is_old & ~F.col("__late"))
                        .select(*keys, TS, SEQ, *[c for c in input_columns if c not in keys],
@@ -189,8 +204,10 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
     island_end = j.select(*ctx.window_keys, (F.col("__cleaned") & (k == 0) & ~c_pane).alias("__last_is_a"))
     a_rows = (after_a.where("__a_pane").alias("a")
               .join(island_end.alias("i"), ctx.join_condition("a", "i"), "left")
-              .select("a.*", F.coalesce(F.col("i.__last_is_a"), F.lit(False)).alias("__last_is_a")))
-    a_panes = tp.pane_rows(ctx, a_rows, "__s0__", F.col("__p0"), rules.pre_rows_timing(), F.col("__last_is_a"), wm0,
+              .select("a.*", F.coalesce(F.col("i.__last_is_a"), F.col("a.__closed_before_rows"))
+                      .alias("__last_is_a")))
+    a_panes = tp.pane_rows(ctx, a_rows, "__s0__", F.col("__p0"), rules.pre_rows_timing(), F.col("__last_is_a"),
+                           ctx.wm_start_ms,
                            {SUPERSEDES: F.coalesce(F.col(SUPERSEDES), _empty_supersedes())})
     sup = F.col(SUPERSEDES)
     panes = a_panes.unionByName(tp.time_driven_panes(
@@ -212,10 +229,15 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
     gone = is_old & ((F.col(WS) != F.col("__isl_ws")) | (F.col(WE) != F.col("__isl_we"))
                      | (F.col("__isl_we") <= long_lit(cleaned_end_at_or_below)))
     deletes = united.where(gone).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
+    closed_count = 0
+    if processing_time_windows:
+        closed_before_rows = after_a.where("__closed_before_rows")
+        deletes = deletes.unionByName(closed_before_rows.select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET)))
+        closed_count = closed_before_rows.count()
     # A phase-A firing changes a session's state even when nothing else touches it this batch.
     late = united.where(~is_old & F.col("__late")).select(*input_columns, TS)
     late_count = united.where(~is_old & F.col("__late")).count()
-    cleaned_count = j.where(F.col("__cleaned")).count()
+    cleaned_count = j.where(F.col("__cleaned")).count() + closed_count
     cached = [after_a, united, j] + ([groups] if rules.has_count_rule else [])
     return SessionOutput(panes, upserts, deletes, late, late_count, cleaned_count, cached=cached)
 

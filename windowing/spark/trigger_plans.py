@@ -139,6 +139,12 @@ class BatchClock:
         below = times.early_phase_below_ms
         return cls(times.clock_before_ms, None if below is None else below - 1, times.arrival_ms, times.clock_end_ms)
 
+    @property
+    def at_rows_ms(self) -> int:
+        """The clock after the timers before the rows: a processing-time window whose ``max_ts`` is at
+        or below it was cleaned before the rows (:attr:`windowing.spark.batch_time.BatchTime.clock_at_rows_ms`)."""
+        return self.before_ms if self.pre_rows_ms is None else max(self.before_ms, self.pre_rows_ms)
+
     def __post_init__(self) -> None:
         if not (self.before_ms <= self.arrival_ms <= self.after_ms):
             raise ValueError(f"clock must not move back: before {self.before_ms}, arrival {self.arrival_ms}, "
@@ -159,8 +165,15 @@ class _Rules:
     either end of the range.
     """
 
-    def __init__(self, ctx, plan, clock: BatchClock):
+    def __init__(self, ctx, plan, clock: BatchClock, processing_time_windows: bool = False):
         self.ctx, self.kind, self.trigger, self.clock, self.purge = ctx, plan.kind, plan.trigger, clock, plan.purge
+        # Processing-time windows end by the processing-time clock: cleaned when it reaches max_ts
+        # (the cleanup timer is a processing-time timer, ordered with the trigger's own, after the
+        # event-time timers of the same phase), their late rows were left out before the plan, and
+        # a firing is EARLY while max_ts is ahead of the clock, else ON_TIME (never LATE): the
+        # model's rules for them. Only the plain EventTimeTrigger of the early/late rule set runs
+        # on them (its end-of-window timer in event time).
+        self.processing_time_windows = processing_time_windows
         # The global window (null start/end) has max_ts = Long.MAX: a constant, so its
         # conditions are decided on the driver; its firings are all ON_TIME (the model's rule).
         self.is_global = isinstance(ctx.spec.assigner, GlobalWindows)
@@ -178,8 +191,39 @@ class _Rules:
         self.delta = t if self.kind == DELTA_PLAN else None
 
     def pre_rows_timing(self) -> Column:
-        """Timing of a phase-A (processing-time, before the rows) firing: against the old watermark."""
+        """Timing of a phase-A (processing-time, before the rows) firing: against the old watermark
+        (processing-time windows: the clock in that phase)."""
+        if self.processing_time_windows:
+            return self._by_clock(self.clock.pre_rows_ms)
         return self.early_or_late(self.ctx.wm_start_ms)
+
+    def element_timing(self) -> Column:
+        """Timing of a firing by an element (phase B): against the watermark at the start of the
+        batch (processing-time windows: the clock while the rows arrive)."""
+        if self.processing_time_windows:
+            return self._by_clock(self.clock.arrival_ms)
+        return self.early_or_late(self.ctx.wm_start_ms)
+
+    def after_rows_timing(self) -> Column:
+        """Timing of a timer firing after the rows (phase C) of the triggers without an end-of-window
+        rule: against the new watermark (processing-time windows: the clock after the rows)."""
+        if self.processing_time_windows:
+            return self._by_clock(self.clock.after_ms)
+        return self.early_or_late(self.ctx.wm_end_ms)
+
+    def _by_clock(self, now_ms: int | None) -> Column:
+        """EARLY while max_ts is ahead of the processing-time clock ``now_ms``, else ON_TIME."""
+        if now_ms is None:   # no such phase this batch: nothing fires in it
+            return F.lit(ON_TIME)
+        return F.when(self.above(now_ms), F.lit(EARLY)).otherwise(F.lit(ON_TIME))
+
+    def cleaned(self) -> Column:
+        """The window is cleaned up in this batch: its cleanup time ``max_ts + L`` at or below the
+        new watermark, or (processing-time windows) its ``max_ts`` at or below the clock after the
+        rows (a window the phase before the rows cleans is among them: no row reaches it)."""
+        if self.processing_time_windows:
+            return F.coalesce(self.at_or_below(self.clock.after_ms), F.lit(False))
+        return self.ctx.cleaned()
 
     def early_or_late(self, wm: int) -> Column:
         """EARLY while max_ts is ahead of ``wm``, else LATE; ON_TIME on a global window."""
@@ -208,8 +252,20 @@ class _Rules:
         return self.early_n is not None or self.late_n is not None or self.delta is not None
 
     def late_window(self) -> Column:
-        """The window's end was behind the watermark at the start of the batch (its elements are late)."""
+        """The window's end was behind the watermark at the start of the batch (its elements are late).
+
+        On processing-time windows this is only the trigger's view (an event-time timer at max_ts
+        already fired): their late rows (windows the clock closed before the rows) never reach
+        the plan (:meth:`closed_before_rows`).
+        """
         return self.at_or_below(self.ctx.wm_start_ms)
+
+    def closed_before_rows(self) -> Column:
+        """Processing-time windows the clock cleaned before the rows (``max_ts`` at or below the clock
+        then): gone with their timers, whatever the watermark does after the rows."""
+        if not self.processing_time_windows:
+            return F.lit(False)
+        return self.at_or_below(self.clock.at_rows_ms)
 
     def capped(self, at: int | None) -> Column:
         """A timer at ``at`` capped at the window's max timestamp (null when ``at`` is never reached)."""
@@ -358,7 +414,8 @@ def _timer_after_rows(rules: _Rules) -> Column:
     return none
 
 
-def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchClock):
+def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchClock,
+                 processing_time_windows: bool = False):
     """Panes and state changes of one batch for the triggers of this module.
 
     Args:
@@ -367,10 +424,14 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
         elements: accepted elements, one row per (element, live window).
         state: the state rows the batch can touch (with :func:`trigger_state_fields`).
         clock: the batch's processing-time clock.
+        processing_time_windows: the windows are processing-time windows
+            (:mod:`windowing.spark.processing_trigger_plan`): the clock cleans them and names the
+            timing; the output's ``cleaned`` then holds every window cleaned (opened and closed in
+            this batch included).
     """
     from windowing.spark.plans import END_BUCKET, PlanOutput   # plans imports this module
 
-    rules = _Rules(ctx, plan, clock)
+    rules = _Rules(ctx, plan, clock, processing_time_windows)
     keys, accs = ctx.window_keys, ctx.acc_columns
     after_a = _state_after_pre_rows_phase(rules, state)
     groups, j = rows_and_timers(rules, elements, after_a)
@@ -385,7 +446,8 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
                .select(*keys, *state_after_batch(rules))
                .select(*ctx.state_columns(), LATE_COUNT, TIMER))
     deletes = j.where(F.col("__cleaned") & F.col("__in_state")).select(*keys, ctx.end_bucket().alias(END_BUCKET))
-    return PlanOutput(panes, upserts, deletes, cached=[j, groups] if rules.has_count_rule else [j])
+    return PlanOutput(panes, upserts, deletes, cached=[j, groups] if rules.has_count_rule else [j],
+                      cleaned=j.where("__cleaned") if processing_time_windows else None)
 
 
 def pane_rows(ctx, frame: DataFrame, accs_prefix: str, pane_index: Column, timing: Column, final: Column,
@@ -430,7 +492,7 @@ def count_firing_panes(rules: "_Rules", groups: DataFrame, j: DataFrame, carry: 
     fired = fired.select("*", *b_accs)
     b_final = F.col("__cleaned") & (F.col("__g") == F.col("__k") - 1) & ~F.col("__c_pane")
     return pane_rows(ctx, fired, "__pane__", F.col("__p_A") + F.col("__g"),
-                     rules.early_or_late(ctx.wm_start_ms), b_final, ctx.wm_start_ms,
+                     rules.element_timing(), b_final, ctx.wm_start_ms,
                      extra)
 
 
@@ -526,11 +588,11 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
     # phase C: event-time timers, then processing-time timers, then cleanup
     timer_b = F.col("__timer_B")
     end_due = rules.at_or_below(wm1)
-    cleaned = ctx.cleaned()
+    cleaned = rules.cleaned()
     no = F.lit(False)
     end_fire, nf_fire, proc_fire = no, no, no
     if kind == EARLY_LATE_PLAN:
-        end_fire = end_due & (~late | F.lit(rules.late_n is None) & (m > 0))
+        end_fire = end_due & (~late | F.lit(rules.late_n is None) & (m > 0)) & ~rules.closed_before_rows()
         proc_fire = ~end_due & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
     elif kind == CONTINUOUS_EVENT_TIME_PLAN:
         end_fire = end_due & (~late | (m > 0))
@@ -540,14 +602,20 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
         registered = (m > 0) | (F.col("__in_state") & rules.above(pending_from))
         proc_fire = ~cleaned & rules.at_or_below(clock.after_ms) & registered
     elif kind == CONTINUOUS_PROCESSING_TIME_PLAN:
-        proc_fire = ~cleaned & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
+        # On event-time windows the watermark's cleanup comes first (event-time timers fire before
+        # processing-time ones); a processing-time window's cleanup timer is at max_ts, at or after
+        # its last continuous timer, so those fire first.
+        alive = F.lit(True) if rules.processing_time_windows else ~cleaned
+        proc_fire = alive & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
     c_fire = end_fire | nf_fire | proc_fire
     if rules.is_global:
         c_timing = F.lit(ON_TIME)
+    elif rules.processing_time_windows:
+        c_timing = rules.after_rows_timing()   # an end-of-window firing as any other: by the clock
     elif kind in (EARLY_LATE_PLAN, CONTINUOUS_EVENT_TIME_PLAN):
         c_timing = (F.when(end_fire, F.when(late, F.lit(LATE)).otherwise(F.lit(ON_TIME))).otherwise(F.lit(EARLY)))
     else:
-        c_timing = rules.early_or_late(wm1)
+        c_timing = rules.after_rows_timing()
     if kind == EARLY_LATE_PLAN:
         timer_c = F.when(end_fire | proc_fire, none).otherwise(timer_b)
     elif kind == CONTINUOUS_EVENT_TIME_PLAN:

@@ -1,0 +1,175 @@
+"""Processing-time windows (tumbling, sliding, sessions with a static gap or a
+gap column) with CountTrigger or ContinuousProcessingTimeTrigger (each
+optionally purging), and tumbling/sliding ones with DeltaTrigger on the
+built-in AbsoluteDifference or the plain EventTimeTrigger (each optionally
+purging), as DataFrame plans.
+
+Sessions are the session trigger plan (:mod:`windowing.spark.session_trigger_plan`:
+merging around the same phases) on the same clock: a session the clock closes
+before the rows fires (its phase-A firing) and is cleaned there, so a row
+that only touches it opens a new session; an island of the batch's windows
+only whose ``max_ts`` is at or below the clock before the rows is late.
+
+They are the trigger plans' phases (:mod:`windowing.spark.trigger_plans`)
+with the processing-time clock where event-time windows have the watermark,
+as the reference model runs processing-time windows:
+
+* an element's timestamp is its processing time (``prepare.classify``: its
+  ingestion time, else the batch's arrival time); rows whose every window the
+  clock closed before the rows are late before the plan runs
+  (:func:`windowing.spark.processing_plan.replayed_late`, reason
+  ``processing_time_window_already_fired``), and a sliding row joins only its
+  windows whose ``max_ts`` is above that clock;
+* a window is cleaned when the clock reaches its ``max_ts`` (a processing-time
+  timer, fired in time order with the trigger's): before the rows (phase A)
+  or after them (phase C). The CountTrigger never fires on that timer, so a
+  partial count is dropped, as in Flink (so are the elements after a
+  DeltaTrigger's last firing); a ContinuousProcessingTimeTrigger's
+  last timer is capped at ``max_ts``, so it fires with the cleanup (one pane);
+* timing: a firing is EARLY while the window's ``max_ts`` is ahead of the
+  clock at that moment (before the rows ``pt - 1``, during them the batch's
+  arrival time, after them the clock after the batch), else ON_TIME; never
+  LATE (the watermark does not end these windows);
+* EventTimeTrigger: an element registers an event-time timer at ``max_ts``;
+  it fires after the rows when the watermark reaches it, before the clock's
+  cleanup of the same phase; a window the clock cleaned before the rows is
+  gone with its timer;
+* ``is_final`` marks the window's last pane of the batch that cleans it.
+
+The state rows are the trigger plans' (``trigger_count``, ``timer_ms``); the
+fingerprint is salted (:func:`state_fingerprint`) so that state the per-key
+path wrote for the same spec (which ran it before) is refused, not misread.
+"""
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
+from windowing.core.time import MAX_TIMESTAMP_MS
+from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, EventTimeTrigger
+from windowing.spark.batch_time import BatchTime
+from windowing.spark.prepare import WE, long_lit
+from windowing.spark import trigger_plans as tp
+
+WINDOW_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_count",
+                tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_continuous",
+                tp.DELTA_PLAN: "processing_time_delta",
+                tp.EARLY_LATE_PLAN: "processing_time_event_time"}
+"""Trigger-plan rule set -> plan kind on processing-time tumbling/sliding windows."""
+SESSION_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_session_count",
+                 tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_session_continuous"}
+"""Trigger-plan rule set -> plan kind on processing-time session windows."""
+PROCESSING_TRIGGER_PLAN_KINDS = frozenset(WINDOW_KINDS.values())
+PROCESSING_SESSION_TRIGGER_PLAN_KINDS = frozenset(SESSION_KINDS.values())
+_BASE_KIND = {v: k for kinds in (WINDOW_KINDS, SESSION_KINDS) for k, v in kinds.items()}
+STATE_LAYOUT = "processing-time-trigger-state-v1"
+"""Salt of the state fingerprint of specs on these plans."""
+ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
+
+
+def _rule_set(trigger) -> str | None:
+    """The trigger plans' rule set of a (non-purging) built-in trigger these plans cover, else None.
+
+    Exact types only: a user subclass is a user trigger and runs per key.
+    """
+    if type(trigger) is CountTrigger:
+        return tp.COUNT_TRIGGER_PLAN
+    if type(trigger) is ContinuousProcessingTimeTrigger:
+        return tp.CONTINUOUS_PROCESSING_TIME_PLAN
+    if tp.plan_kind(trigger) == tp.DELTA_PLAN:   # DeltaTrigger with the built-in AbsoluteDifference
+        return tp.DELTA_PLAN
+    if type(trigger) is EventTimeTrigger:   # the early/late rule set with neither early nor late firings
+        return tp.EARLY_LATE_PLAN
+    return None
+
+
+def plan_kind(trigger) -> str | None:
+    """The plan kind of ``trigger`` (not purging) on processing-time tumbling/sliding windows, else None."""
+    base = _rule_set(trigger)
+    return None if base is None else WINDOW_KINDS[base]
+
+
+def session_plan_kind(trigger) -> str | None:
+    """The plan kind of ``trigger`` (not purging) on processing-time session windows, else None
+    (a DeltaTrigger cannot merge: the spec refuses it on sessions)."""
+    base = _rule_set(trigger)
+    return SESSION_KINDS.get(base)
+
+
+def base_kind(kind: str) -> str:
+    """The trigger-plan rule set of a kind (``processing_time_count`` -> ``count_trigger``)."""
+    return _BASE_KIND[kind]
+
+
+def processing_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: "tp.BatchClock"):
+    """Panes and state changes of one batch (see the module docstring).
+
+    Args:
+        ctx: the batch's :class:`~windowing.spark.plans.PlanContext` (watermarks for the panes).
+        plan: the spec's ``TriggerPlan`` (a kind of :data:`PROCESSING_TRIGGER_PLAN_KINDS`).
+        elements: accepted rows (replayed-late rows left out), one row per (element, window).
+        state: the state rows the batch can touch (:func:`relevant_end_ranges`, :func:`due_timers`).
+        clock: the batch's processing-time clock.
+
+    Returns:
+        the trigger plans' :class:`~windowing.spark.plans.PlanOutput`, with ``cleaned``: every
+        window cleaned in this batch (those opened and closed in it included).
+    """
+    # A sliding row's windows that the clock closed before the rows are late for it: it joins the others.
+    live = elements.where(F.col(WE) > long_lit(tp._clamp(clock.at_rows_ms + 1)))
+    return tp.trigger_plan(ctx, replace(plan, kind=base_kind(plan.kind)), live, state, clock,
+                           processing_time_windows=True)
+
+
+def processing_session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: "tp.BatchClock"):
+    """One batch of processing-time sessions with one of these triggers: the event-time session
+    trigger plan (:func:`windowing.spark.session_trigger_plan.session_trigger_plan`: phase A,
+    merging, phases B and C) on the processing-time clock (see the module docstring).
+
+    Args:
+        ctx, clock: as for :func:`processing_trigger_plan`.
+        plan: the spec's ``TriggerPlan`` (a kind of :data:`PROCESSING_SESSION_TRIGGER_PLAN_KINDS`).
+        elements: accepted rows with every input column, ``__ts_ms`` (the processing time),
+            ``__seq`` and their own window ``[pt, pt + gap)``.
+        state: the open sessions the batch may touch
+            (:func:`windowing.spark.processing_session_plan.relevant_end_ranges`, :func:`due_timers`).
+
+    Returns:
+        a :class:`~windowing.spark.session_plan.SessionOutput` (late islands: rows whose sessions the
+        clock closed before the rows).
+    """
+    from windowing.spark import session_trigger_plan as stp   # it imports plans, which imports this module
+
+    session_kind = stp.SESSION_KINDS[base_kind(plan.kind)]
+    return stp.session_trigger_plan(ctx, replace(plan, kind=session_kind), elements, state, clock,
+                                    processing_time_windows=True)
+
+
+def relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None, max_accepted_ts: int | None,
+                        size_ms: int) -> list[tuple[int, int]]:
+    """Window ends (inclusive ranges) of the state rows a batch can touch by their end: those its
+    rows fall in, those whose ``max_ts`` the clock passes and (EventTimeTrigger) those whose
+    ``max_ts`` the watermark passes (see :func:`due_timers` for the rest)."""
+    from windowing.spark.processing_plan import state_end_ranges   # it imports plans, which imports this module
+
+    ranges = state_end_ranges(times)
+    wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms
+    if base_kind(kind) == tp.EARLY_LATE_PLAN and wm1 > wm0:
+        ranges.append((tp._clamp(wm0 + 2), tp._clamp(wm1 + 1)))   # max_ts in (wm0, wm1]
+    if min_accepted_ts is not None:
+        ranges.append((min_accepted_ts + 1, min(max_accepted_ts + size_ms, MAX_TIMESTAMP_MS)))
+    return ranges
+
+
+def due_timers(kind: str, clock: "tp.BatchClock") -> Column | None:
+    """State rows a batch must read because a continuous timer of theirs comes due."""
+    return tp.due_timers(base_kind(kind), MAX_TIMESTAMP_MS, clock)
+
+
+def state_fingerprint(spec) -> str:
+    """The fingerprint an operator on these plans records: the spec's, salted with the state layout."""
+    return hashlib.sha256(f"{spec.fingerprint()}/{STATE_LAYOUT}".encode()).hexdigest()[:16]
