@@ -8,6 +8,7 @@ own ``max_examples`` (hundreds, they take milliseconds) and no profile changes t
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,6 +18,13 @@ _SPARK_PROPERTY = dict(deadline=None, suppress_health_check=[HealthCheck.functio
 settings.register_profile("ci", max_examples=3, **_SPARK_PROPERTY)
 settings.register_profile("thorough", max_examples=20, **_SPARK_PROPERTY)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+# pytest-xdist runs tests in execnet workers whose __main__ has neither __spec__ nor __file__.
+# PySpark's Connect package (Great Expectations imports it) takes that for a doctest run and
+# calls sys.exit(0) on import; a __file__ tells it this is a normal program.
+_main = sys.modules.get("__main__")
+if _main is not None and getattr(_main, "__spec__", None) is None and not hasattr(_main, "__file__"):
+    _main.__file__ = "<pytest-xdist worker>"
 
 # Spark's Python workers unpickle functions defined in test modules (user
 # aggregates): they must be able to import them, like the driver does.
