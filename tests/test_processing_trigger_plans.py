@@ -58,6 +58,13 @@ def test_processing_trigger_plans_salt_the_fingerprint():
     assert state_fingerprint(s) != event_time_fingerprint(s, "count_trigger")
 
 
+def test_the_delta_trigger_cannot_merge_so_sessions_refuse_it():
+    """No plan needed: the spec refuses a DeltaTrigger on processing-time sessions (it cannot merge)."""
+    with pytest.raises(ValueError, match="cannot merge"):
+        (WindowSpecBuilder().key_by("k").window(ProcessingTimeSessionWindows.with_gap(5))
+         .trigger(DeltaTrigger(1, value_column="v")).aggregate(n=Count()))
+
+
 # ------------------------------------------------------------------------- Spark
 
 INVARIANT = [BY_NAME[n] for n in PROCESSING_TRIGGER_TRANSCRIPTS if BY_NAME[n].batching_invariant]
@@ -126,8 +133,9 @@ def _check_against_model(spark, s, batches) -> None:
 
 
 @pytest.mark.spark
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(gap=st.sampled_from(["static", "column"]), trigger=st.sampled_from(["count", "continuous"]),
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(gap=st.sampled_from(["static", "column"]),
+       trigger=st.sampled_from(["count", "continuous", "event_time", "early_late", "continuous_event_time"]),
        purge=st.booleans(), by_ingestion=st.booleans(), batches=st.lists(_batch, min_size=1, max_size=3))
 def test_random_streams_processing_session_trigger_plan_matches_model(spark, gap, trigger, purge, by_ingestion,
                                                                        batches):
@@ -135,7 +143,9 @@ def test_random_streams_processing_session_trigger_plan_matches_model(spark, gap
     touches them, replayed rows whose sessions closed): every batch agrees with the model."""
     assigner = ProcessingTimeSessionWindows.with_gap(8) if gap == "static" \
         else ProcessingTimeSessionWindows.with_dynamic_gap("g")
-    t = CountTrigger(2) if trigger == "count" else ContinuousProcessingTimeTrigger(7)
+    t = {"count": CountTrigger(2), "continuous": ContinuousProcessingTimeTrigger(7), "event_time": EventTimeTrigger(),
+         "early_late": EarlyLateEventTimeTrigger(early_every_n=2, early_interval_ms=7, late_every_n=2),
+         "continuous_event_time": ContinuousEventTimeTrigger(6)}[trigger]
     b = WindowSpecBuilder().key_by("k").event_time("ts")
     if by_ingestion:
         b = b.processing_time("ingest")

@@ -1,4 +1,4 @@
-"""Transcripts of CountTrigger and ContinuousProcessingTimeTrigger on processing-time windows.
+"""Transcripts of the built-in triggers on processing-time windows and sessions (not ProcessingTimeTrigger).
 
 Same format and rules as ``transcripts.py`` / ``transcripts_model.py`` (importing this module
 registers them); the expected values were worked out BY HAND from the rules below (the reasoning
@@ -81,6 +81,8 @@ PROCESSING_TRIGGER_TRANSCRIPTS = {
     "purging_continuous_event_time_trigger_on_processing_time_sliding_windows":
         "processing_time_continuous_event_time",
     "early_firing_timer_at_the_cleanup_time_of_a_processing_time_window": "processing_time_early_late",
+    "event_time_trigger_on_processing_time_sessions": "processing_time_session_event_time",
+    "purging_early_late_trigger_on_processing_time_sessions": "processing_time_session_early_late",
     "count_trigger_on_processing_time_sessions": "processing_time_session_count",
     "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column": "processing_time_session_continuous",
 }
@@ -360,3 +362,54 @@ transcript(
     flush(),
     doc="an early-firing timer at max_ts of a processing-time window, deleted by the end firing: the "
         "cleanup timer stays (the model keeps the operator's cleanup timer)")
+
+transcript(
+    "event_time_trigger_on_processing_time_sessions",
+    spec(ProcessingTimeSessionWindows.with_gap(10), trigger=EventTimeTrigger()),
+    # pt 0: a's session [0,10) (by processing time), end timer 9 (event time); the watermark 5 - 1 = 4.
+    step(r(5, 1), pt=0, wm_after=4),
+    # pt 4: [4,14) merges with it: [0,14), end timer 13; the watermark 11 is below it.
+    step(r(12, 2), pt=4, wm_after=11),
+    # pt 6: [6,16) extends it to [0,16); the watermark 19 passes 15: pane 0 (s 7), EARLY (15 is
+    # after the clock 6); nothing it merged had emitted.
+    step(r(20, 4), pt=6, wm_after=19, panes=[P("a", 0, 16, 0, EARLY, False, s=7, n=3)]),
+    # pt 10: [10,20) extends it to [0,20), whose max_ts 19 the watermark has reached already: the row
+    # registers the end timer anyway, which fires after the rows: pane 1 (s 15, accumulating), EARLY
+    # (19 after the clock 10); it supersedes [0,16), which had emitted.
+    step(r(0, 8), pt=10, panes=[P("a", 0, 20, 1, EARLY, False, supersedes=[(0, 16)], s=15, n=4)]),
+    # pt 25: the clock cleans [0,20) before the row (no pane: the end timer fired already). b's row
+    # opens [25,35), end timer 34 (the watermark stays 19).
+    step(r(0, 16, k="b"), pt=25, metrics=dict(windows_cleaned=1)),
+    # pt 40: the clock cleans [25,35) before the (empty) batch: the watermark never reached 34, so
+    # it never fired: b's 16 is dropped.
+    step(pt=40, metrics=dict(windows_cleaned=1)),
+    # pt 41: a's [41,51), end timer 50; the watermark 49 is below it.
+    step(r(50, 32), pt=41, wm_after=49),
+    # the flush: the watermark reaches 50 first: ON_TIME (the clock is past max_ts), then the cleanup.
+    flush([P("a", 41, 51, 0, ON_TIME, True, s=32, n=1)], metrics=dict(windows_cleaned=1)),
+    doc="the plain EventTimeTrigger on processing-time sessions: merging by processing time, the "
+        "watermark fires, the clock cleans (a session it cleans first never fires)")
+
+transcript(
+    "purging_early_late_trigger_on_processing_time_sessions",
+    spec(ProcessingTimeSessionWindows.with_gap(10),
+         trigger=PurgingTrigger(EarlyLateEventTimeTrigger(early_interval_ms=4, late_every_n=2))),
+    # pt 0: [0,10): end timer 9, early timer 0 + 4 = 4. Watermark -1.
+    step(r(0, 1), pt=0),
+    # pt 6: before the row the clock goes to 5: the early timer 4 fires on [0,10) as it is (9 after
+    # the watermark -1): pane 0 (s 1), EARLY (9 after the clock 5), purged. Then the row's [6,16)
+    # extends the session to [0,16): end timer 15, early timer 6 + 4 = 10.
+    step(r(0, 2), pt=6, panes=[P("a", 0, 10, 0, EARLY, False, s=1, n=1)]),
+    # pt 9: [9,19) extends it to [0,19): the pending early timer 10 carries over; end timer 18. The
+    # watermark 29 passes 18 after the rows: pane 1 (s 2 + 4, discarding), EARLY (18 after the clock
+    # 9), the pane index continuing from [0,10)'s; it supersedes [0,10), which emitted pane 0 before it
+    # was merged away ([0,16) never emitted). The end firing deletes the early timer.
+    step(r(30, 4), pt=9, wm_after=29, panes=[P("a", 0, 19, 1, EARLY, False, supersedes=[(0, 10)], s=6, n=2)]),
+    # pt 12: [12,22) extends it to [0,22), whose max_ts 21 is behind the watermark 29: the rows are late
+    # for the trigger: the 2nd fires (s 8 + 16, purged), EARLY by the clock 12.
+    step(r(0, 8), r(0, 16), pt=12, panes=[P("a", 0, 22, 2, EARLY, False, supersedes=[(0, 19)], s=24, n=2)]),
+    # pt 30: the clock cleans [0,22) before the (empty) batch: nothing left in it.
+    step(pt=30, metrics=dict(windows_cleaned=1)),
+    flush(),
+    doc="discarding early/late firings on processing-time sessions: the pending early timer survives "
+        "a merge, the watermark's end firing, late firings by count")

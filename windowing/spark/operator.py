@@ -536,7 +536,8 @@ class SparkWindowOperator:
         if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
             return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]))
         if self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]),
+            return self._state_by_end(state, ptp.session_relevant_end_ranges(self.plan.kind, times,
+                                                                             stats["min_accepted_ts"]),
                                       ptp.due_timers(self.plan.kind, ctx.wm_end_ms, clock))
         if self._is_session:
             return self._relevant_session_state(state, ctx, stats, clock)

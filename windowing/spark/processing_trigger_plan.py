@@ -1,8 +1,9 @@
 """Processing-time windows (tumbling, sliding, sessions with a static gap or a
-gap column) with CountTrigger or ContinuousProcessingTimeTrigger (each
-optionally purging), and tumbling/sliding ones with DeltaTrigger on the
-built-in AbsoluteDifference, the plain EventTimeTrigger, EarlyLateEventTimeTrigger
-or ContinuousEventTimeTrigger (each optionally purging), as DataFrame plans.
+gap column) with CountTrigger, ContinuousProcessingTimeTrigger, the plain
+EventTimeTrigger, EarlyLateEventTimeTrigger or ContinuousEventTimeTrigger
+(each optionally purging), and tumbling/sliding ones with DeltaTrigger on the
+built-in AbsoluteDifference (optionally purging; it cannot merge), as
+DataFrame plans.
 
 Sessions are the session trigger plan (:mod:`windowing.spark.session_trigger_plan`:
 merging around the same phases) on the same clock: a session the clock closes
@@ -73,7 +74,7 @@ _RULE_SETS = {"count": tp.COUNT_TRIGGER_PLAN, "continuous": tp.CONTINUOUS_PROCES
 rule set with neither early nor late firings)."""
 WINDOW_KINDS = {name: f"processing_time_{name}" for name in _RULE_SETS}
 """Trigger name -> plan kind on processing-time tumbling/sliding windows."""
-SESSION_KINDS = {name: f"processing_time_session_{name}" for name in ("count", "continuous")}
+SESSION_KINDS = {name: f"processing_time_session_{name}" for name in _RULE_SETS if name != "delta"}
 """Trigger name -> plan kind on processing-time session windows (a DeltaTrigger cannot merge: the
 spec refuses it on sessions)."""
 PROCESSING_TRIGGER_PLAN_KINDS = frozenset(WINDOW_KINDS.values())
@@ -167,6 +168,19 @@ def relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None
         ranges.append((tp._clamp(wm0 + 2), tp._clamp(wm1 + 1)))   # max_ts in (wm0, wm1]
     if min_accepted_ts is not None:
         ranges.append((min_accepted_ts + 1, min(max_accepted_ts + size_ms, MAX_TIMESTAMP_MS)))
+    return ranges
+
+
+def session_relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None) -> list[tuple[int, int]]:
+    """Window ends (inclusive ranges) of the open sessions a batch can touch by their end: those of
+    :func:`windowing.spark.processing_session_plan.relevant_end_ranges` and (the event-time triggers)
+    those whose ``max_ts`` the watermark passes (see :func:`due_timers` for the rest)."""
+    from windowing.spark.processing_session_plan import relevant_end_ranges as session_ranges   # imports plans
+
+    ranges = session_ranges(times, min_accepted_ts)
+    wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms
+    if base_kind(kind) in (tp.EARLY_LATE_PLAN, tp.CONTINUOUS_EVENT_TIME_PLAN) and wm1 > wm0:
+        ranges.append((tp._clamp(wm0 + 2), tp._clamp(wm1 + 1)))   # max_ts in (wm0, wm1]
     return ranges
 
 
