@@ -9,7 +9,7 @@ the batching-invariant ones, and random streams against the reference model.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import transcripts_model  # noqa: F401  (registers every transcript, these included)
@@ -93,7 +93,6 @@ _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 70))
 
 
 @pytest.mark.spark
-@settings(max_examples=14, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(window=st.sampled_from(["tumbling", "sliding", "sliding_gaps"]),
        trigger=st.sampled_from(["count", "continuous", "delta", "event_time", "early_late", "early_timer",
                                 "continuous_event_time"]), purge=st.booleans(),
@@ -133,7 +132,6 @@ def _check_against_model(spark, s, batches) -> None:
 
 
 @pytest.mark.spark
-@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(gap=st.sampled_from(["static", "column"]),
        trigger=st.sampled_from(["count", "continuous", "event_time", "early_late", "continuous_event_time"]),
        purge=st.booleans(), by_ingestion=st.booleans(), batches=st.lists(_batch, min_size=1, max_size=3))
