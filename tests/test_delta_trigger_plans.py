@@ -8,7 +8,7 @@ ones, and random streams against the reference model.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import transcripts_model  # noqa: F401  (registers every transcript, these included)
@@ -93,7 +93,6 @@ _row = st.fixed_dictionaries({"k": st.sampled_from(["a", "b"]), "ts": st.integer
 
 
 @pytest.mark.spark
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(window=st.sampled_from(["tumbling", "sliding", "global"]), mode=st.sampled_from(["accumulating", "discarding"]),
        threshold=st.sampled_from([0, 2, 3.5]), lateness=st.sampled_from([0, 15]), delay=st.sampled_from([0, 3]),
        batches=st.lists(st.lists(_row, max_size=5), min_size=1, max_size=3))

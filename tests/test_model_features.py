@@ -8,7 +8,8 @@ import transcripts_model as tm
 from transcripts import r
 from windowing import (
     APPEND, FINAL, UPSERT, ContinuousEventTimeTrigger, Count, CountTrigger, DeltaTrigger, EventTimeSessionWindows,
-    EventTimeTrigger, ProcessingTimeSessionWindows, ReferenceOperator, Sum, TriggerBase, TriggerResult,
+    EventTimeTrigger, NeverTrigger, ProcessingTimeSessionWindows, ReferenceOperator, Sum, TriggerBase,
+    TriggerResult,
     TumblingEventTimeWindows, TumblingProcessingTimeWindows, WindowSpecBuilder, sink_view)
 
 T100 = TumblingEventTimeWindows.of(100)
@@ -151,8 +152,7 @@ def test_which_session_specs_run_per_key():
     assert unplanned_features(spec) == ()
     # The built-in triggers on event-time sessions have DataFrame plans (session_trigger_plan.py);
     # so do processing-time sessions with their ProcessingTimeTrigger (processing_session_plan.py)
-    # or a count / continuous processing-time trigger (processing_trigger_plan.py), but not with an
-    # event-time trigger.
+    # or another built-in trigger that can merge (processing_trigger_plan.py), but not NeverTrigger.
     counted = base().window(EventTimeSessionWindows.with_gap(5)).trigger(CountTrigger(2)).aggregate(Count())
     assert unplanned_features(counted) == ()
     by_clock = WindowSpecBuilder().key_by("k").window(ProcessingTimeSessionWindows.with_gap(5)).aggregate(Count())
@@ -162,9 +162,13 @@ def test_which_session_specs_run_per_key():
     assert unplanned_features(by_clock_counted) == ()
     by_clock_event_time = (WindowSpecBuilder().key_by("k").window(ProcessingTimeSessionWindows.with_gap(5))
                            .trigger(EventTimeTrigger()).aggregate(Count()))
-    assert unplanned_features(by_clock_event_time) == (
-        "trigger EventTimeTrigger() on processing-time session windows (their plans take ProcessingTimeTrigger, "
-        "CountTrigger or ContinuousProcessingTimeTrigger)",)
+    assert unplanned_features(by_clock_event_time) == ()
+    by_clock_never = (WindowSpecBuilder().key_by("k").window(ProcessingTimeSessionWindows.with_gap(5))
+                      .trigger(NeverTrigger()).aggregate(Count()))
+    assert unplanned_features(by_clock_never) == (
+        "trigger NeverTrigger() on processing-time session windows (their plans take ProcessingTimeTrigger, "
+        "CountTrigger, ContinuousProcessingTimeTrigger, EventTimeTrigger, EarlyLateEventTimeTrigger or "
+        "ContinuousEventTimeTrigger)",)
 
 
 @pytest.mark.parametrize("sessions", [EventTimeSessionWindows.with_gap(5), EventTimeSessionWindows.with_dynamic_gap("g")])

@@ -18,7 +18,8 @@ from windowing.core.assigners import ProcessingTimeSessionWindows
 from windowing.core.records import LATE_PROCESSING_TIME_WINDOW_FIRED
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
-from windowing.core.triggers import ContinuousProcessingTimeTrigger, EventTimeTrigger, ProcessingTimeTrigger, PurgingTrigger
+from windowing.core.triggers import (ContinuousProcessingTimeTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger,
+                                     PurgingTrigger)
 
 BY_NAME = {t.name: t for t in TRANSCRIPTS}
 REPLAYED = ("replayed_row_joins_its_session_before_the_clock_closes_it",
@@ -70,8 +71,10 @@ def test_what_stays_per_key_on_processing_time_sessions_says_why():
         "MyTrigger() on processing-time session windows (their plans take ProcessingTimeTrigger, " in path
     assert execution_path(_sessions(ContinuousProcessingTimeTrigger(10))) == \
         "dataframe plan processing_time_session_continuous"   # processing_trigger_plan.py
-    assert execution_path(_sessions(EventTimeTrigger())).startswith(
-        "per-key model (no DataFrame plan for trigger EventTimeTrigger() on processing-time session windows")
+    assert execution_path(_sessions(EventTimeTrigger())) == \
+        "dataframe plan processing_time_session_event_time"   # processing_trigger_plan.py
+    assert execution_path(_sessions(NeverTrigger())).startswith(
+        "per-key model (no DataFrame plan for trigger NeverTrigger() on processing-time session windows")
     assert execution_path(_sessions(gap=ProcessingTimeSessionWindows.with_dynamic_gap(GapOfTwo()))) == \
         "dataframe plan processing_time_session"
 

@@ -1,4 +1,5 @@
-"""CountTrigger and ContinuousProcessingTimeTrigger on processing-time windows as DataFrame plans
+"""The built-in triggers on processing-time windows as DataFrame plans (CountTrigger,
+ContinuousProcessingTimeTrigger, DeltaTrigger, the event-time triggers: plain, early/late, continuous)
 (windowing/spark/processing_trigger_plan.py; transcripts in transcripts_processing_triggers.py).
 
 The transcripts run step by step on Spark in ``test_transcripts_executors.py`` (they take a plan, so
@@ -8,7 +9,7 @@ the batching-invariant ones, and random streams against the reference model.
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import transcripts_model  # noqa: F401  (registers every transcript, these included)
@@ -21,8 +22,8 @@ from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProce
                                       TumblingProcessingTimeWindows)
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
-from windowing.core.triggers import (ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, EventTimeTrigger,
-                                     PurgingTrigger)
+from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
+                                     DeltaTrigger, EarlyLateEventTimeTrigger, EventTimeTrigger, PurgingTrigger)
 
 BY_NAME = {t.name: t for t in TRANSCRIPTS}
 
@@ -57,6 +58,13 @@ def test_processing_trigger_plans_salt_the_fingerprint():
     assert state_fingerprint(s) != event_time_fingerprint(s, "count_trigger")
 
 
+def test_the_delta_trigger_cannot_merge_so_sessions_refuse_it():
+    """No plan needed: the spec refuses a DeltaTrigger on processing-time sessions (it cannot merge)."""
+    with pytest.raises(ValueError, match="cannot merge"):
+        (WindowSpecBuilder().key_by("k").window(ProcessingTimeSessionWindows.with_gap(5))
+         .trigger(DeltaTrigger(1, value_column="v")).aggregate(n=Count()))
+
+
 # ------------------------------------------------------------------------- Spark
 
 INVARIANT = [BY_NAME[n] for n in PROCESSING_TRIGGER_TRANSCRIPTS if BY_NAME[n].batching_invariant]
@@ -85,9 +93,9 @@ _batch = st.tuples(st.lists(_row, max_size=4), st.integers(0, 70))
 
 
 @pytest.mark.spark
-@settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(window=st.sampled_from(["tumbling", "sliding", "sliding_gaps"]),
-       trigger=st.sampled_from(["count", "continuous", "delta", "event_time"]), purge=st.booleans(),
+       trigger=st.sampled_from(["count", "continuous", "delta", "event_time", "early_late", "early_timer",
+                                "continuous_event_time"]), purge=st.booleans(),
        by_ingestion=st.booleans(),
        batches=st.lists(_batch, min_size=1, max_size=3))
 def test_random_streams_processing_trigger_plan_matches_model(spark, window, trigger, purge, by_ingestion,
@@ -97,7 +105,11 @@ def test_random_streams_processing_trigger_plan_matches_model(spark, window, tri
     assigner = {"tumbling": TumblingProcessingTimeWindows.of(20), "sliding": SlidingProcessingTimeWindows.of(20, 10),
                 "sliding_gaps": SlidingProcessingTimeWindows.of(10, 15)}[window]
     t = {"count": CountTrigger(2), "continuous": ContinuousProcessingTimeTrigger(7),
-         "delta": DeltaTrigger(3, value_column="v"), "event_time": EventTimeTrigger()}[trigger]
+         "delta": DeltaTrigger(3, value_column="v"), "event_time": EventTimeTrigger(),
+         # early timers that may lie after max_ts (interval 7 on windows of 10 and 20), counts both ways
+         "early_late": EarlyLateEventTimeTrigger(early_every_n=2, early_interval_ms=7, late_every_n=2),
+         "early_timer": EarlyLateEventTimeTrigger(early_interval_ms=4),
+         "continuous_event_time": ContinuousEventTimeTrigger(6)}[trigger]
     b = WindowSpecBuilder().key_by("k").event_time("ts")
     if by_ingestion:
         b = b.processing_time("ingest")
@@ -120,8 +132,8 @@ def _check_against_model(spark, s, batches) -> None:
 
 
 @pytest.mark.spark
-@settings(max_examples=6, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(gap=st.sampled_from(["static", "column"]), trigger=st.sampled_from(["count", "continuous"]),
+@given(gap=st.sampled_from(["static", "column"]),
+       trigger=st.sampled_from(["count", "continuous", "event_time", "early_late", "continuous_event_time"]),
        purge=st.booleans(), by_ingestion=st.booleans(), batches=st.lists(_batch, min_size=1, max_size=3))
 def test_random_streams_processing_session_trigger_plan_matches_model(spark, gap, trigger, purge, by_ingestion,
                                                                        batches):
@@ -129,7 +141,9 @@ def test_random_streams_processing_session_trigger_plan_matches_model(spark, gap
     touches them, replayed rows whose sessions closed): every batch agrees with the model."""
     assigner = ProcessingTimeSessionWindows.with_gap(8) if gap == "static" \
         else ProcessingTimeSessionWindows.with_dynamic_gap("g")
-    t = CountTrigger(2) if trigger == "count" else ContinuousProcessingTimeTrigger(7)
+    t = {"count": CountTrigger(2), "continuous": ContinuousProcessingTimeTrigger(7), "event_time": EventTimeTrigger(),
+         "early_late": EarlyLateEventTimeTrigger(early_every_n=2, early_interval_ms=7, late_every_n=2),
+         "continuous_event_time": ContinuousEventTimeTrigger(6)}[trigger]
     b = WindowSpecBuilder().key_by("k").event_time("ts")
     if by_ingestion:
         b = b.processing_time("ingest")

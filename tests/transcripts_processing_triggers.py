@@ -1,4 +1,4 @@
-"""Transcripts of CountTrigger and ContinuousProcessingTimeTrigger on processing-time windows.
+"""Transcripts of the built-in triggers on processing-time windows and sessions (not ProcessingTimeTrigger).
 
 Same format and rules as ``transcripts.py`` / ``transcripts_model.py`` (importing this module
 registers them); the expected values were worked out BY HAND from the rules below (the reasoning
@@ -30,6 +30,20 @@ Rules used (windowing/core/reference.py, triggers.py):
 * EventTimeTrigger: each element registers an event-time timer at ``max_ts``, which fires when the
   watermark (from the event times) reaches it, after the rows and before the clock's cleanup of
   the same phase; the firing is EARLY or ON_TIME by the clock like any other;
+* EarlyLateEventTimeTrigger: an element of a window whose ``max_ts`` is after the watermark at the
+  start of the batch registers the end timer (event time), counts towards the early count (a
+  firing restarts the early timer) and, when no early timer is pending, registers one at the
+  clock as the rows arrive plus the interval (processing time). That timer fires (EARLY, the
+  early count restarts) unless the watermark passed ``max_ts`` by then; it is ordered with the
+  clock's cleanup timer at ``max_ts``: one after ``max_ts`` never fires (the window is gone), one
+  AT ``max_ts`` is the cleanup timer itself (it fires, ON_TIME, then the window is cleaned). An
+  element of a window whose ``max_ts`` the watermark has passed is late for the trigger: every
+  ``late_every_n`` of them fire it (a count firing, timing by the clock; never LATE);
+* ContinuousEventTimeTrigger(i): an element registers the end timer and, when no timer of the
+  window is pending and its ``max_ts`` is after the watermark, one at the next multiple of i after
+  the element's timestamp (its processing time), capped at ``max_ts``; the watermark fires them
+  after the rows (each firing registers the next multiple after the watermark, capped); the
+  clock's cleanup before the rows takes pending event-time timers away with the window;
 * ``is_final``: the window's last pane in the batch that cleans it;
 * sessions: a row opens ``[pt, pt + gap)``; the batch's windows and the open sessions that
   intersect or touch merge first (counters add, the earliest pending timer stays, the pane index
@@ -45,8 +59,8 @@ from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProce
                                       TumblingProcessingTimeWindows)
 from windowing.core.records import EARLY, ON_TIME
 from windowing.core.spec import WindowSpecBuilder
-from windowing.core.triggers import (ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, EventTimeTrigger,
-                                     PurgingTrigger)
+from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
+                                     DeltaTrigger, EarlyLateEventTimeTrigger, EventTimeTrigger, PurgingTrigger)
 
 
 def by_ingestion(window, trigger):
@@ -63,6 +77,12 @@ PROCESSING_TRIGGER_TRANSCRIPTS = {
     "continuous_processing_time_trigger_in_a_backfill_by_ingestion_time": "processing_time_continuous",
     "delta_trigger_on_processing_time_tumbling_windows": "processing_time_delta",
     "event_time_trigger_on_processing_time_windows": "processing_time_event_time",
+    "early_late_trigger_on_processing_time_tumbling_windows": "processing_time_early_late",
+    "purging_continuous_event_time_trigger_on_processing_time_sliding_windows":
+        "processing_time_continuous_event_time",
+    "early_firing_timer_at_the_cleanup_time_of_a_processing_time_window": "processing_time_early_late",
+    "event_time_trigger_on_processing_time_sessions": "processing_time_session_event_time",
+    "purging_early_late_trigger_on_processing_time_sessions": "processing_time_session_early_late",
     "count_trigger_on_processing_time_sessions": "processing_time_session_count",
     "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column": "processing_time_session_continuous",
 }
@@ -252,3 +272,144 @@ transcript(
     # ON_TIME (the clock is past max_ts), then the cleanup: final.
     flush([P("a", 30, 40, 0, ON_TIME, True, s=32, n=1)]),
     doc="the plain EventTimeTrigger on processing-time windows: the watermark fires, the clock cleans")
+
+transcript(
+    "early_late_trigger_on_processing_time_tumbling_windows",
+    spec(TumblingProcessingTimeWindows.of(20),
+         trigger=EarlyLateEventTimeTrigger(early_every_n=3, early_interval_ms=6, late_every_n=2)),
+    # pt 2: both rows in [0,20) (by processing time): end timer 19, early timer 2 + 6 = 8, early count 2.
+    # The watermark 0 - 1 = -1.
+    step(r(0, 1), r(0, 2), pt=2),
+    # pt 10: before the row the clock goes to 9: the early timer 8 fires (19 is after the watermark
+    # -1): pane 0 (s 3), EARLY (19 is after the clock 9); the early count restarts. The row counts 1
+    # and registers the early timer 16.
+    step(r(1, 4), pt=10, panes=[P("a", 0, 20, 0, EARLY, False, s=3, n=2)]),
+    # pt 15: nothing is due below 15. a's 8 and 16 make the early count 3: a count firing (s 31),
+    # EARLY (19 after the clock 15); it deletes the early timer 16. b's row opens b's [0,20) with the
+    # early timer 15 + 6 = 21, AFTER its max_ts 19.
+    step(r(2, 8), r(3, 16), r(0, 5, k="b"), pt=15, panes=[P("a", 0, 20, 1, EARLY, False, s=31, n=5)]),
+    # pt 17: a's row counts 1 and registers the early timer 23 (after max_ts 19 too).
+    step(r(4, 32), pt=17),
+    # pt 25: before the (empty) batch the clock goes to 24; processing-time timers in time order:
+    # the cleanup timers at 19 come first (the watermark 3 never reached the end timers): both
+    # windows are cleaned with their pending early timers (21, 23): no pane, a's 32 and b's 5 dropped.
+    step(pt=25, metrics=dict(windows_cleaned=2)),
+    # pt 33: [20,40): end timer 39, early timer 33 + 6 = 39: the cleanup timer's time.
+    step(r(10, 64), pt=33),
+    # pt 41: before the batch the clock goes to 40: the timer at 39 is the early timer AND the
+    # cleanup: it fires (39 is after the watermark 9), ON_TIME (a timer at max_ts), then the window
+    # is cleaned: final.
+    step(pt=41, panes=[P("a", 20, 40, 0, ON_TIME, True, s=64, n=1)], metrics=dict(windows_cleaned=1)),
+    # pt 45: [40,60), early timer 51; the watermark jumps to 99 and the end timer 59 fires after the
+    # rows: pane 0 (s 3), EARLY (59 after the clock 45); the early timer is deleted.
+    step(r(100, 1), r(100, 2), pt=45, wm_after=99, panes=[P("a", 40, 60, 0, EARLY, False, s=3, n=2)]),
+    # pt 50: max_ts 59 is behind the watermark 99: the rows are late for the trigger: the 2nd one
+    # fires (s 15, accumulating), EARLY by the clock 50; the 16 starts a new late count.
+    step(r(0, 4), r(0, 8), r(0, 16), pt=50, panes=[P("a", 40, 60, 1, EARLY, False, s=15, n=4)]),
+    # pt 105: the clock cleans [40,60) before the row (the 16 is dropped); the row opens [100,120)
+    # (119 after the watermark 99): end timer 119, early timer 111.
+    step(r(0, 32), pt=105, metrics=dict(windows_cleaned=1)),
+    # the flush: the watermark reaches 119 first (event-time timers before processing-time ones):
+    # ON_TIME (the clock is past max_ts), the early timer is deleted; then the cleanup: final.
+    flush([P("a", 100, 120, 0, ON_TIME, True, s=32, n=1)], metrics=dict(windows_cleaned=1)),
+    doc="EarlyLateEventTimeTrigger on processing-time windows: early timers ordered against the clock's "
+        "cleanup, the watermark's end firing, late firings by count")
+
+transcript(
+    "purging_continuous_event_time_trigger_on_processing_time_sliding_windows",
+    spec(SlidingProcessingTimeWindows.of(20, 10), trigger=PurgingTrigger(ContinuousEventTimeTrigger(5))),
+    # pt 3: windows [-10,10) and [0,20); end timers 9, 19; the continuous timer at the multiple of 5
+    # after the element's timestamp, its processing time 3: 5 (capped at max_ts: 5 both). Watermark 0.
+    step(r(0, 1), r(1, 2), pt=3),
+    # pt 6: the row joins both; the watermark 5 fires both timers at 5 (discarding: s 7 each), EARLY
+    # (max_ts 9, 19 after the clock 6); next: the multiple after the watermark 5: 10, capped: 9 and 10.
+    step(r(6, 4), pt=6, panes=[P("a", -10, 10, 0, EARLY, False, s=7, n=3),
+                               P("a", 0, 20, 0, EARLY, False, s=7, n=3)]),
+    # pt 8: the row joins both windows; the watermark stays 5: nothing fires.
+    step(r(6, 16), pt=8),
+    # pt 12: before the row the clock goes to 11 and cleans [-10,10) (its 16 and its timers 9 go: the
+    # watermark will pass 9 after the rows, but no timer is left). The row joins [0,20) (s 16 + 8) and
+    # opens [10,30) (timer at the multiple after 12: 15). The watermark 19 fires [0,20)'s timer 10
+    # (s 24, EARLY: 19 after the clock 12; next min(20, 19) = 19, which fires in the same phase with
+    # the end timer: one pane) and [10,30)'s 15 (s 8, EARLY; next 20).
+    step(r(20, 8), pt=12, panes=[P("a", 0, 20, 1, EARLY, False, s=24, n=2),
+                                 P("a", 10, 30, 0, EARLY, False, s=8, n=1)],
+         metrics=dict(windows_cleaned=1)),
+    # pt 25: the clock cleans [0,20) (empty) before the (empty) batch; [10,30)'s timer 20 waits for the
+    # watermark (19).
+    step(pt=25, metrics=dict(windows_cleaned=1)),
+    # pt 26: the row joins [10,30) (29 after the clock 25) and opens [20,40) (timer 30). The watermark
+    # stays 19.
+    step(r(0, 32), pt=26),
+    # the flush: the watermark fires [10,30)'s timer 20 and end 29 (one pane, ON_TIME: the clock is at
+    # +infinity) and [20,40)'s 30 and 39; then the cleanups: final.
+    flush([P("a", 10, 30, 1, ON_TIME, True, s=32, n=1), P("a", 20, 40, 0, ON_TIME, True, s=32, n=1)],
+          metrics=dict(windows_cleaned=2)),
+    doc="discarding ContinuousEventTimeTrigger(5) on processing-time sliding windows: timers by the "
+        "watermark from the processing time, the clock's cleanup before the rows takes them away")
+
+transcript(
+    "early_firing_timer_at_the_cleanup_time_of_a_processing_time_window",
+    spec(TumblingProcessingTimeWindows.of(10), trigger=EventTimeTrigger().with_early_firings(every="7 ms")),
+    # pt 2: [0,10): end timer 9 (event time), early timer 2 + 7 = 9: the time of the cleanup timer, so
+    # they are ONE processing-time timer. The watermark 49 fires the end timer after the row: pane 0,
+    # EARLY (9 after the clock 2); the trigger deletes its early timer, which must not take the
+    # cleanup along (Flink's would: the window would never be cleaned).
+    step(r(50, 1), pt=2, wm_after=49, panes=[P("a", 0, 10, 0, EARLY, False, s=1, n=1)]),
+    # pt 12: the cleanup timer 9 fires before the (empty) batch: the trigger expects no early timer
+    # any more (no pane); the window is cleaned.
+    step(pt=12, metrics=dict(windows_cleaned=1)),
+    flush(),
+    doc="an early-firing timer at max_ts of a processing-time window, deleted by the end firing: the "
+        "cleanup timer stays (the model keeps the operator's cleanup timer)")
+
+transcript(
+    "event_time_trigger_on_processing_time_sessions",
+    spec(ProcessingTimeSessionWindows.with_gap(10), trigger=EventTimeTrigger()),
+    # pt 0: a's session [0,10) (by processing time), end timer 9 (event time); the watermark 5 - 1 = 4.
+    step(r(5, 1), pt=0, wm_after=4),
+    # pt 4: [4,14) merges with it: [0,14), end timer 13; the watermark 11 is below it.
+    step(r(12, 2), pt=4, wm_after=11),
+    # pt 6: [6,16) extends it to [0,16); the watermark 19 passes 15: pane 0 (s 7), EARLY (15 is
+    # after the clock 6); nothing it merged had emitted.
+    step(r(20, 4), pt=6, wm_after=19, panes=[P("a", 0, 16, 0, EARLY, False, s=7, n=3)]),
+    # pt 10: [10,20) extends it to [0,20), whose max_ts 19 the watermark has reached already: the row
+    # registers the end timer anyway, which fires after the rows: pane 1 (s 15, accumulating), EARLY
+    # (19 after the clock 10); it supersedes [0,16), which had emitted.
+    step(r(0, 8), pt=10, panes=[P("a", 0, 20, 1, EARLY, False, supersedes=[(0, 16)], s=15, n=4)]),
+    # pt 25: the clock cleans [0,20) before the row (no pane: the end timer fired already). b's row
+    # opens [25,35), end timer 34 (the watermark stays 19).
+    step(r(0, 16, k="b"), pt=25, metrics=dict(windows_cleaned=1)),
+    # pt 40: the clock cleans [25,35) before the (empty) batch: the watermark never reached 34, so
+    # it never fired: b's 16 is dropped.
+    step(pt=40, metrics=dict(windows_cleaned=1)),
+    # pt 41: a's [41,51), end timer 50; the watermark 49 is below it.
+    step(r(50, 32), pt=41, wm_after=49),
+    # the flush: the watermark reaches 50 first: ON_TIME (the clock is past max_ts), then the cleanup.
+    flush([P("a", 41, 51, 0, ON_TIME, True, s=32, n=1)], metrics=dict(windows_cleaned=1)),
+    doc="the plain EventTimeTrigger on processing-time sessions: merging by processing time, the "
+        "watermark fires, the clock cleans (a session it cleans first never fires)")
+
+transcript(
+    "purging_early_late_trigger_on_processing_time_sessions",
+    spec(ProcessingTimeSessionWindows.with_gap(10),
+         trigger=PurgingTrigger(EarlyLateEventTimeTrigger(early_interval_ms=4, late_every_n=2))),
+    # pt 0: [0,10): end timer 9, early timer 0 + 4 = 4. Watermark -1.
+    step(r(0, 1), pt=0),
+    # pt 6: before the row the clock goes to 5: the early timer 4 fires on [0,10) as it is (9 after
+    # the watermark -1): pane 0 (s 1), EARLY (9 after the clock 5), purged. Then the row's [6,16)
+    # extends the session to [0,16): end timer 15, early timer 6 + 4 = 10.
+    step(r(0, 2), pt=6, panes=[P("a", 0, 10, 0, EARLY, False, s=1, n=1)]),
+    # pt 9: [9,19) extends it to [0,19): the pending early timer 10 carries over; end timer 18. The
+    # watermark 29 passes 18 after the rows: pane 1 (s 2 + 4, discarding), EARLY (18 after the clock
+    # 9), the pane index continuing from [0,10)'s; it supersedes [0,10), which emitted pane 0 before it
+    # was merged away ([0,16) never emitted). The end firing deletes the early timer.
+    step(r(30, 4), pt=9, wm_after=29, panes=[P("a", 0, 19, 1, EARLY, False, supersedes=[(0, 10)], s=6, n=2)]),
+    # pt 12: [12,22) extends it to [0,22), whose max_ts 21 is behind the watermark 29: the rows are late
+    # for the trigger: the 2nd fires (s 8 + 16, purged), EARLY by the clock 12.
+    step(r(0, 8), r(0, 16), pt=12, panes=[P("a", 0, 22, 2, EARLY, False, supersedes=[(0, 19)], s=24, n=2)]),
+    # pt 30: the clock cleans [0,22) before the (empty) batch: nothing left in it.
+    step(pt=30, metrics=dict(windows_cleaned=1)),
+    flush(),
+    doc="discarding early/late firings on processing-time sessions: the pending early timer survives "
+        "a merge, the watermark's end firing, late firings by count")

@@ -119,13 +119,29 @@ class _Context:
         self._op._register_timer(EVENT, time_ms, self._key, self._window)
 
     def delete_event_time_timer(self, time_ms: int) -> None:
-        self._op._timers[EVENT].discard((time_ms, self._key, self._window))
+        if not self._is_cleanup_timer(EVENT, time_ms):
+            self._op._timers[EVENT].discard((time_ms, self._key, self._window))
 
     def register_processing_time_timer(self, time_ms: int) -> None:
         self._op._register_timer(PROCESSING, time_ms, self._key, self._window)
 
     def delete_processing_time_timer(self, time_ms: int) -> None:
-        self._op._timers[PROCESSING].discard((time_ms, self._key, self._window))
+        if not self._is_cleanup_timer(PROCESSING, time_ms):
+            self._op._timers[PROCESSING].discard((time_ms, self._key, self._window))
+
+    def _is_cleanup_timer(self, domain: str, time_ms: int) -> bool:
+        """The operator's own cleanup timer of the window, which a trigger cannot delete.
+
+        A trigger timer at the cleanup time is the same timer (one per time, key and window, as in
+        Flink's timer service). Flink lets a trigger delete it, and the window is then never
+        cleaned (e.g. early firings on processing-time windows: an early timer at ``max_ts``
+        deleted by the end-of-window firing). The contract is that a window's state is gone at its
+        cleanup time, so the timer stays; it still fires the trigger, which ignores a timer it
+        no longer expects.
+        """
+        own = EVENT if self._op.spec.is_event_time else PROCESSING
+        return (domain == own and not self._window.is_global
+                and time_ms == self._op._cleanup_time(self._window))
 
     def get_state(self, name: str, default: Any = None) -> Any:
         return self._state.trigger_state.get(name, default)

@@ -9,19 +9,22 @@ as on time windows, DeltaTrigger with the built-in AbsoluteDifference,
 processing-time tumbling and sliding windows with their ProcessingTimeTrigger
 (``processing_time``), CountTrigger or ContinuousProcessingTimeTrigger
 (``processing_time_count``, ``processing_time_continuous``), DeltaTrigger with
-the built-in AbsoluteDifference (``processing_time_delta``) or the plain
-EventTimeTrigger (``processing_time_event_time``), processing-time
-sessions (static gap or a gap column, optionally purging) with the same three
-triggers (``processing_time_session``, ``processing_time_session_count``,
-``processing_time_session_continuous``), session gaps from a Python function
+the built-in AbsoluteDifference (``processing_time_delta``), the plain
+EventTimeTrigger (``processing_time_event_time``), early/late firings
+(``processing_time_early_late``) or ContinuousEventTimeTrigger
+(``processing_time_continuous_event_time``), processing-time
+sessions (static gap or a gap column, optionally purging) with the same
+triggers but the DeltaTrigger, which cannot merge (``processing_time_session``,
+``processing_time_session_count``, ``processing_time_session_continuous``,
+``processing_time_session_event_time``, ``processing_time_session_early_late``,
+``processing_time_session_continuous_event_time``), session gaps from a Python function
 (a UDF computes each row's gap, then the session plans run), idleness, several
 watermark sources and window_all; aggregates include user aggregates and reduce
 functions (a reduce function must be associative, need not be commutative: the
 plans fold in the model's order, see :mod:`windowing.spark.aggregates`).
 Everything else (user triggers, evictors other than the sliding count
-window's, process functions, DeltaTrigger with a user delta function,
-early/late and continuous event-time triggers on processing-time windows,
-the event-time trigger on processing-time sessions) runs on the per-key path
+window's, process functions, DeltaTrigger with a user delta function)
+runs on the per-key path
 (:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
 key in ``applyInArrow``, its state in Delta. Both operators have the same
 interface and the same commit protocol.

@@ -536,8 +536,9 @@ class SparkWindowOperator:
         if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
             return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]))
         if self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]),
-                                      ptp.due_timers(self.plan.kind, clock))
+            return self._state_by_end(state, ptp.session_relevant_end_ranges(self.plan.kind, times,
+                                                                             stats["min_accepted_ts"]),
+                                      ptp.due_timers(self.plan.kind, ctx.wm_end_ms, clock))
         if self._is_session:
             return self._relevant_session_state(state, ctx, stats, clock)
         size = getattr(self.spec.assigner, "size_ms", None)
@@ -547,7 +548,7 @@ class SparkWindowOperator:
             ranges = ptp.relevant_end_ranges(self.plan.kind, times, stats["min_accepted_ts"],
                                              stats["max_accepted_ts"], size)
             return self._state_by_end(state, ranges,
-                                      ptp.due_timers(self.plan.kind, clock))
+                                      ptp.due_timers(self.plan.kind, ctx.wm_end_ms, clock))
         if self.plan.kind == PROCESSING_TIME_PLAN:
             # Processing-time windows: those the batch's rows fall in, and those whose end the clock passes.
             ranges = state_end_ranges(times)

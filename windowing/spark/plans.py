@@ -44,10 +44,14 @@ picks one; anything else is refused with a message that names it):
   phases with the processing-time clock cleaning the windows
   (``processing_time_delta``: DeltaTrigger with the built-in
   AbsoluteDifference there; ``processing_time_event_time``: the plain
-  EventTimeTrigger; each optionally purging);
-  ``processing_time_session_count``, ``processing_time_session_continuous``:
-  the same triggers on processing-time sessions (static gap or a gap column):
-  the session trigger plan on that clock
+  EventTimeTrigger; ``processing_time_early_late``: EarlyLateEventTimeTrigger;
+  ``processing_time_continuous_event_time``: ContinuousEventTimeTrigger; each
+  optionally purging);
+  ``processing_time_session_count``, ``processing_time_session_continuous``,
+  ``processing_time_session_event_time``, ``processing_time_session_early_late``,
+  ``processing_time_session_continuous_event_time``: those triggers but the
+  DeltaTrigger (which cannot merge) on processing-time sessions (static gap or a
+  gap column): the session trigger plan on that clock
   (:mod:`windowing.spark.processing_trigger_plan`).
 * ``processing_time_session``: processing-time session windows (static gap or
   a gap column) with the ProcessingTimeTrigger, optionally purging: the
@@ -177,7 +181,8 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
         # trigger (a gap function runs in classify: prepare.gap_function_column).
         if type(trigger) is not ProcessingTimeTrigger and processing_trigger_plan.session_plan_kind(trigger) is None:
             found.append(f"trigger {trigger!r} on processing-time session windows (their plans take "
-                         f"ProcessingTimeTrigger, CountTrigger or ContinuousProcessingTimeTrigger)")
+                         f"ProcessingTimeTrigger, CountTrigger, ContinuousProcessingTimeTrigger, "
+                         f"EventTimeTrigger, EarlyLateEventTimeTrigger or ContinuousEventTimeTrigger)")
         if spec.evictor is not None:
             found.append(f"evictor on session windows {spec.evictor!r}")
     elif isinstance(spec.assigner, EventTimeSessionWindows):
@@ -189,11 +194,12 @@ def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
             found.append(f"evictor on session windows {spec.evictor!r}")
     elif isinstance(spec.assigner, PROCESSING_TIME_ASSIGNERS):
         # Processing-time windows run as the processing_time plan with their own trigger, or as a
-        # processing-time trigger plan with CountTrigger / ContinuousProcessingTimeTrigger.
+        # processing-time trigger plan with another built-in trigger (processing_trigger_plan.py).
         if type(trigger) is not ProcessingTimeTrigger and processing_trigger_plan.plan_kind(trigger) is None:
             found.append(f"trigger {trigger!r} on processing-time windows (their plans take "
-                         f"ProcessingTimeTrigger, CountTrigger, ContinuousProcessingTimeTrigger, the plain "
-                         f"EventTimeTrigger or DeltaTrigger with the built-in AbsoluteDifference)")
+                         f"ProcessingTimeTrigger, CountTrigger, ContinuousProcessingTimeTrigger, "
+                         f"EventTimeTrigger, EarlyLateEventTimeTrigger, ContinuousEventTimeTrigger or "
+                         f"DeltaTrigger with the built-in AbsoluteDifference)")
         if spec.evictor is not None:
             found.append(f"evictor {spec.evictor!r}")
     else:

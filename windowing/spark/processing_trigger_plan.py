@@ -1,8 +1,9 @@
 """Processing-time windows (tumbling, sliding, sessions with a static gap or a
-gap column) with CountTrigger or ContinuousProcessingTimeTrigger (each
-optionally purging), and tumbling/sliding ones with DeltaTrigger on the
-built-in AbsoluteDifference or the plain EventTimeTrigger (each optionally
-purging), as DataFrame plans.
+gap column) with CountTrigger, ContinuousProcessingTimeTrigger, the plain
+EventTimeTrigger, EarlyLateEventTimeTrigger or ContinuousEventTimeTrigger
+(each optionally purging), and tumbling/sliding ones with DeltaTrigger on the
+built-in AbsoluteDifference (optionally purging; it cannot merge), as
+DataFrame plans.
 
 Sessions are the session trigger plan (:mod:`windowing.spark.session_trigger_plan`:
 merging around the same phases) on the same clock: a session the clock closes
@@ -33,7 +34,14 @@ as the reference model runs processing-time windows:
 * EventTimeTrigger: an element registers an event-time timer at ``max_ts``;
   it fires after the rows when the watermark reaches it, before the clock's
   cleanup of the same phase; a window the clock cleaned before the rows is
-  gone with its timer;
+  gone with its timer (so are a ContinuousEventTimeTrigger's pending timers:
+  event-time timers never fire before the rows);
+* early/late firings: the end-of-window and the late firings as the
+  EventTimeTrigger's (late for the trigger: ``max_ts`` behind the watermark);
+  the early-firing timer is a processing-time timer, ordered in time with the
+  clock's cleanup timer at ``max_ts``: one after ``max_ts`` never fires (the
+  window is gone first), one AT ``max_ts`` is the cleanup timer itself (it
+  fires, ON_TIME, then the window is cleaned);
 * ``is_final`` marks the window's last pane of the batch that cleans it.
 
 The state rows are the trigger plans' (``trigger_count``, ``timer_ms``); the
@@ -50,54 +58,52 @@ from pyspark.sql import functions as F
 
 from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
 from windowing.core.time import MAX_TIMESTAMP_MS
-from windowing.core.triggers import ContinuousProcessingTimeTrigger, CountTrigger, EventTimeTrigger
+from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
+                                     DeltaTrigger, EarlyLateEventTimeTrigger, EventTimeTrigger)
 from windowing.spark.batch_time import BatchTime
 from windowing.spark.prepare import WE, long_lit
 from windowing.spark import trigger_plans as tp
 
-WINDOW_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_count",
-                tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_continuous",
-                tp.DELTA_PLAN: "processing_time_delta",
-                tp.EARLY_LATE_PLAN: "processing_time_event_time"}
-"""Trigger-plan rule set -> plan kind on processing-time tumbling/sliding windows."""
-SESSION_KINDS = {tp.COUNT_TRIGGER_PLAN: "processing_time_session_count",
-                 tp.CONTINUOUS_PROCESSING_TIME_PLAN: "processing_time_session_continuous"}
-"""Trigger-plan rule set -> plan kind on processing-time session windows."""
+_TRIGGER_NAMES = {CountTrigger: "count", ContinuousProcessingTimeTrigger: "continuous", DeltaTrigger: "delta",
+                  EventTimeTrigger: "event_time", EarlyLateEventTimeTrigger: "early_late",
+                  ContinuousEventTimeTrigger: "continuous_event_time"}
+_RULE_SETS = {"count": tp.COUNT_TRIGGER_PLAN, "continuous": tp.CONTINUOUS_PROCESSING_TIME_PLAN,
+              "delta": tp.DELTA_PLAN, "event_time": tp.EARLY_LATE_PLAN, "early_late": tp.EARLY_LATE_PLAN,
+              "continuous_event_time": tp.CONTINUOUS_EVENT_TIME_PLAN}
+"""Trigger name -> the trigger plans' rule set it runs (the plain EventTimeTrigger is the early/late
+rule set with neither early nor late firings)."""
+WINDOW_KINDS = {name: f"processing_time_{name}" for name in _RULE_SETS}
+"""Trigger name -> plan kind on processing-time tumbling/sliding windows."""
+SESSION_KINDS = {name: f"processing_time_session_{name}" for name in _RULE_SETS if name != "delta"}
+"""Trigger name -> plan kind on processing-time session windows (a DeltaTrigger cannot merge: the
+spec refuses it on sessions)."""
 PROCESSING_TRIGGER_PLAN_KINDS = frozenset(WINDOW_KINDS.values())
 PROCESSING_SESSION_TRIGGER_PLAN_KINDS = frozenset(SESSION_KINDS.values())
-_BASE_KIND = {v: k for kinds in (WINDOW_KINDS, SESSION_KINDS) for k, v in kinds.items()}
+_BASE_KIND = {kind: _RULE_SETS[name] for kinds in (WINDOW_KINDS, SESSION_KINDS) for name, kind in kinds.items()}
 STATE_LAYOUT = "processing-time-trigger-state-v1"
 """Salt of the state fingerprint of specs on these plans."""
 ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
 
 
-def _rule_set(trigger) -> str | None:
-    """The trigger plans' rule set of a (non-purging) built-in trigger these plans cover, else None.
+def _trigger_name(trigger) -> str | None:
+    """The name of a (non-purging) built-in trigger these plans cover, else None.
 
-    Exact types only: a user subclass is a user trigger and runs per key.
+    Exact types only: a user subclass is a user trigger and runs per key; so does a DeltaTrigger
+    with a user delta function.
     """
-    if type(trigger) is CountTrigger:
-        return tp.COUNT_TRIGGER_PLAN
-    if type(trigger) is ContinuousProcessingTimeTrigger:
-        return tp.CONTINUOUS_PROCESSING_TIME_PLAN
-    if tp.plan_kind(trigger) == tp.DELTA_PLAN:   # DeltaTrigger with the built-in AbsoluteDifference
-        return tp.DELTA_PLAN
-    if type(trigger) is EventTimeTrigger:   # the early/late rule set with neither early nor late firings
-        return tp.EARLY_LATE_PLAN
-    return None
+    if type(trigger) is DeltaTrigger and tp.plan_kind(trigger) != tp.DELTA_PLAN:
+        return None
+    return _TRIGGER_NAMES.get(type(trigger))
 
 
 def plan_kind(trigger) -> str | None:
     """The plan kind of ``trigger`` (not purging) on processing-time tumbling/sliding windows, else None."""
-    base = _rule_set(trigger)
-    return None if base is None else WINDOW_KINDS[base]
+    return WINDOW_KINDS.get(_trigger_name(trigger))
 
 
 def session_plan_kind(trigger) -> str | None:
-    """The plan kind of ``trigger`` (not purging) on processing-time session windows, else None
-    (a DeltaTrigger cannot merge: the spec refuses it on sessions)."""
-    base = _rule_set(trigger)
-    return SESSION_KINDS.get(base)
+    """The plan kind of ``trigger`` (not purging) on processing-time session windows, else None."""
+    return SESSION_KINDS.get(_trigger_name(trigger))
 
 
 def base_kind(kind: str) -> str:
@@ -152,22 +158,36 @@ def processing_session_trigger_plan(ctx, plan, elements: DataFrame, state: DataF
 def relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None, max_accepted_ts: int | None,
                         size_ms: int) -> list[tuple[int, int]]:
     """Window ends (inclusive ranges) of the state rows a batch can touch by their end: those its
-    rows fall in, those whose ``max_ts`` the clock passes and (EventTimeTrigger) those whose
+    rows fall in, those whose ``max_ts`` the clock passes and (the event-time triggers) those whose
     ``max_ts`` the watermark passes (see :func:`due_timers` for the rest)."""
     from windowing.spark.processing_plan import state_end_ranges   # it imports plans, which imports this module
 
     ranges = state_end_ranges(times)
     wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms
-    if base_kind(kind) == tp.EARLY_LATE_PLAN and wm1 > wm0:
+    if base_kind(kind) in (tp.EARLY_LATE_PLAN, tp.CONTINUOUS_EVENT_TIME_PLAN) and wm1 > wm0:
         ranges.append((tp._clamp(wm0 + 2), tp._clamp(wm1 + 1)))   # max_ts in (wm0, wm1]
     if min_accepted_ts is not None:
         ranges.append((min_accepted_ts + 1, min(max_accepted_ts + size_ms, MAX_TIMESTAMP_MS)))
     return ranges
 
 
-def due_timers(kind: str, clock: "tp.BatchClock") -> Column | None:
-    """State rows a batch must read because a continuous timer of theirs comes due."""
-    return tp.due_timers(base_kind(kind), MAX_TIMESTAMP_MS, clock)
+def session_relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None) -> list[tuple[int, int]]:
+    """Window ends (inclusive ranges) of the open sessions a batch can touch by their end: those of
+    :func:`windowing.spark.processing_session_plan.relevant_end_ranges` and (the event-time triggers)
+    those whose ``max_ts`` the watermark passes (see :func:`due_timers` for the rest)."""
+    from windowing.spark.processing_session_plan import relevant_end_ranges as session_ranges   # imports plans
+
+    ranges = session_ranges(times, min_accepted_ts)
+    wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms
+    if base_kind(kind) in (tp.EARLY_LATE_PLAN, tp.CONTINUOUS_EVENT_TIME_PLAN) and wm1 > wm0:
+        ranges.append((tp._clamp(wm0 + 2), tp._clamp(wm1 + 1)))   # max_ts in (wm0, wm1]
+    return ranges
+
+
+def due_timers(kind: str, wm_end_ms: int, clock: "tp.BatchClock") -> Column | None:
+    """State rows a batch must read because a timer of theirs comes due: a continuous timer, an
+    early-firing timer (by the clock) or a continuous event-time timer (by the watermark ``wm_end_ms``)."""
+    return tp.due_timers(base_kind(kind), wm_end_ms, clock)
 
 
 def state_fingerprint(spec) -> str:

@@ -165,9 +165,10 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
         processing_time_windows: processing-time sessions
             (:mod:`windowing.spark.processing_trigger_plan`): the processing-time clock takes the
             watermark's place. A session whose ``max_ts`` the clock reaches before the rows is
-            cleaned then (after its phase-A firing) and merges with nothing; an island of this
-            batch's windows only whose ``max_ts`` is at or below that clock is late; a session
-            is cleaned when the clock after the rows reaches its ``max_ts``.
+            cleaned then (after its phase-A firing, its event-time timers gone with it) and
+            merges with nothing; an island of this batch's windows only whose ``max_ts`` is at
+            or below that clock is late; a session is cleaned when the clock after the rows
+            reaches its ``max_ts`` (after its event-time timers the watermark reached).
     """
     from windowing.spark.plans import END_BUCKET   # plans imports this module
 

@@ -171,8 +171,10 @@ class _Rules:
         # (the cleanup timer is a processing-time timer, ordered with the trigger's own, after the
         # event-time timers of the same phase), their late rows were left out before the plan, and
         # a firing is EARLY while max_ts is ahead of the clock, else ON_TIME (never LATE): the
-        # model's rules for them. Only the plain EventTimeTrigger of the early/late rule set runs
-        # on them (its end-of-window timer in event time).
+        # model's rules for them. The event-time rule sets (early/late, the plain EventTimeTrigger
+        # among them, and continuous event time) keep their timers in event time; the early-firing
+        # timer is a processing-time timer that loses to the cleanup when it lies after max_ts
+        # (:meth:`before_cleanup`).
         self.processing_time_windows = processing_time_windows
         # The global window (null start/end) has max_ts = Long.MAX: a constant, so its
         # conditions are decided on the driver; its firings are all ON_TIME (the model's rule).
@@ -267,6 +269,15 @@ class _Rules:
             return F.lit(False)
         return self.at_or_below(self.clock.at_rows_ms)
 
+    def before_cleanup(self, timer: Column) -> Column:
+        """A processing-time timer at ``timer`` fires before the window is gone: on processing-time
+        windows the clock's cleanup timer at ``max_ts`` fires in time order with the trigger's own
+        (an early-firing timer at ``max_ts`` is that same timer: it fires, then the window is
+        cleaned), so a timer after ``max_ts`` never fires. Event-time windows: always true."""
+        if not self.processing_time_windows:
+            return F.lit(True)
+        return F.coalesce(timer <= self.max_ts(), F.lit(False))
+
     def capped(self, at: int | None) -> Column:
         """A timer at ``at`` capped at the window's max timestamp (null when ``at`` is never reached)."""
         return F.when(F.lit(at is not None), F.least(_opt_lit(at), self.max_ts())).otherwise(F.lit(None).cast("long"))
@@ -287,7 +298,7 @@ def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame, carry: tuple[st
     if a is None:
         fire = F.lit(False)
     elif kind == EARLY_LATE_PLAN:
-        fire = F.coalesce(timer <= long_lit(a), F.lit(False))
+        fire = F.coalesce(timer <= long_lit(a), F.lit(False)) & rules.before_cleanup(timer)
     elif kind == PROCESSING_TIME_PLAN:
         # Every window in state registered a timer at its max_ts; those above the old clock are pending.
         fire = rules.above(clock.before_ms) & rules.at_or_below(a)
@@ -593,10 +604,11 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
     end_fire, nf_fire, proc_fire = no, no, no
     if kind == EARLY_LATE_PLAN:
         end_fire = end_due & (~late | F.lit(rules.late_n is None) & (m > 0)) & ~rules.closed_before_rows()
-        proc_fire = ~end_due & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
+        proc_fire = ~end_due & F.coalesce(timer_b <= long_lit(clock.after_ms), no) & rules.before_cleanup(timer_b)
     elif kind == CONTINUOUS_EVENT_TIME_PLAN:
-        end_fire = end_due & (~late | (m > 0))
-        nf_fire = ~end_due & F.coalesce(timer_b <= long_lit(wm1), no)
+        # (processing-time windows: the clock's cleanup before the rows took the event-time timers along)
+        end_fire = end_due & (~late | (m > 0)) & ~rules.closed_before_rows()
+        nf_fire = ~end_due & F.coalesce(timer_b <= long_lit(wm1), no) & ~rules.closed_before_rows()
     elif kind == PROCESSING_TIME_PLAN:
         pending_from = clock.pre_rows_ms if clock.pre_rows_ms is not None else clock.before_ms
         registered = (m > 0) | (F.col("__in_state") & rules.above(pending_from))
