@@ -116,3 +116,17 @@ def keyed_time_windows_left(operator: KeyedModelOperator) -> list:
     state_at = operator.state_table.schema.names.index(STATE) if operator.state_table.schema else None
     return [(row[:len(operator.spec.key_columns)], w) for row in operator.open_keys()
             for w in pickle.loads(row[state_at]).windows if not w.is_global]
+
+
+def assert_plan_refuses_per_key_state(spark, spec: WindowSpec, processing_time_ms: int | None = None) -> None:
+    """State the per-key path wrote for ``spec`` (before the spec had a plan) has another layout: the
+    DataFrame-plan operator refuses it (the salted fingerprint) and accepts it after the reset the
+    message names."""
+    import pytest
+    from windowing.spark.operator import SparkWindowOperator, SpecMismatchError
+    store = MemoryStore(spark)
+    KeyedModelOperator(spark, spec, store).process_batch(
+        spark.createDataFrame([("a", 1, 1)], "k string, ts bigint, v bigint"), 0, processing_time_ms=processing_time_ms)
+    with pytest.raises(SpecMismatchError, match="reset_state=True"):
+        SparkWindowOperator(spark, spec, store)
+    SparkWindowOperator(spark, spec, store, reset_state=True)   # the way out the message names

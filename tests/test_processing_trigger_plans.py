@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import transcripts_model  # noqa: F401  (registers every transcript, these included)
-from spark_adapter import SparkExecutor, infer_schema
+from spark_adapter import SparkExecutor, assert_plan_refuses_per_key_state, infer_schema
 from test_transcripts_reference import check_batching_invariance
 from transcripts import TRANSCRIPTS
 from transcripts_processing_triggers import PROCESSING_TRIGGER_TRANSCRIPTS
@@ -158,16 +158,7 @@ def test_random_streams_processing_session_trigger_plan_matches_model(spark, gap
 def test_per_key_state_is_refused_by_the_plan(spark, name):
     """These specs ran per key before they had a plan: state the per-key path wrote has another
     layout, so the plan refuses it (the salted fingerprint) and names the way out."""
-    from windowing.spark.keyed import KeyedModelOperator
-    from windowing.spark.operator import SparkWindowOperator, SpecMismatchError
-    from windowing.spark.stores import MemoryStore
-    s = BY_NAME[name].spec
-    store = MemoryStore(spark)
-    KeyedModelOperator(spark, s, store).process_batch(
-        spark.createDataFrame([("a", 1, 1)], "k string, ts bigint, v bigint"), 0, processing_time_ms=3)
-    with pytest.raises(SpecMismatchError, match="reset_state=True"):
-        SparkWindowOperator(spark, s, store)
-    SparkWindowOperator(spark, s, store, reset_state=True)   # the way out the message names
+    assert_plan_refuses_per_key_state(spark, BY_NAME[name].spec, processing_time_ms=3)
 
 
 class Crash(Exception):

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import transcripts_model  # noqa: F401  (registers every transcript, the trigger ones included)
-from spark_adapter import SparkExecutor, infer_schema
+from spark_adapter import SparkExecutor, assert_plan_refuses_per_key_state, infer_schema
 from test_transcripts_reference import check_batching_invariance
 from transcripts import SPARK_BATCH, TRANSCRIPTS, sliding, spec, tumbling
 from windowing.core.assigners import GlobalWindows
@@ -183,16 +183,7 @@ def test_random_streams_plan_matches_model(spark, trigger, window, mode, latenes
 @pytest.mark.spark
 def test_per_key_state_is_refused_by_the_plan(spark):
     """State the per-key path wrote for such a spec (before it had a plan) has another layout."""
-    from windowing.spark.keyed import KeyedModelOperator
-    from windowing.spark.operator import SparkWindowOperator, SpecMismatchError
-    from windowing.spark.stores import MemoryStore
-    s = BY_NAME["early_count_and_late_count_firings_use_separate_counters"].spec
-    store = MemoryStore(spark)
-    KeyedModelOperator(spark, s, store).process_batch(
-        spark.createDataFrame([("a", 1, 1)], "k string, ts bigint, v bigint"), 0)
-    with pytest.raises(SpecMismatchError, match="reset_state=True"):
-        SparkWindowOperator(spark, s, store)
-    SparkWindowOperator(spark, s, store, reset_state=True)   # the way out the message names
+    assert_plan_refuses_per_key_state(spark, BY_NAME["early_count_and_late_count_firings_use_separate_counters"].spec)
 
 
 class Crash(Exception):
