@@ -1,5 +1,11 @@
 """Shared fixtures: ONE SparkSession (with Delta) for the whole test run; Hypothesis profiles.
 
+Code generation: the test session runs Spark's expressions interpreted (no whole-stage or
+expression code generation). Test batches are a few rows; compiling generated Java for every
+new plan shape cost about a fifth of the suite's time. Tests marked ``codegen`` (the
+end-to-end pipelines and the plan-vs-model comparisons) switch it back on, as production runs,
+and ``WINDOWING_TEST_CODEGEN=1`` runs the whole suite with it.
+
 Hypothesis profiles: the properties that run on Spark (every example is several Spark jobs, seconds
 each) leave ``max_examples`` to the profile loaded here: ``ci`` (the default, 3 examples) or
 ``thorough`` (20), chosen with ``HYPOTHESIS_PROFILE=thorough``. The pure-model properties set their
@@ -36,7 +42,30 @@ os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_TESTS, os.environ.get("P
 def spark():
     from windowing.spark.session import get_spark
     import json
-    conf = {"spark.default.parallelism": "2", **json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))}
+    conf = {"spark.default.parallelism": "2",
+            **({} if os.environ.get("WINDOWING_TEST_CODEGEN") == "1" else _INTERPRETED),
+            **json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))}
     session = get_spark("tests", shuffle_partitions=2, conf=conf)
     yield session
     session.stop()
+
+
+_INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
+_CODEGEN = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
+
+
+@pytest.fixture(autouse=True)
+def _codegen_where_marked(request):
+    """Tests marked ``codegen`` run with Spark's code generation on (both settings are per session)."""
+    if request.node.get_closest_marker("codegen") is None:
+        yield
+        return
+    session = request.getfixturevalue("spark")
+    before = {key: session.conf.get(key) for key in _CODEGEN}
+    for key, value in _CODEGEN.items():
+        session.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            session.conf.set(key, value)

@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 
 from windowing.core.triggers import CountTrigger
 from windowing.spark.aggregates import running_exprs
-from windowing.spark.prepare import SEQ, TS, WE, WS, long_lit
+from windowing.spark.prepare import SEQ, TS, WE, WS, count_each, long_lit
 from windowing.spark.session_plan import (EMITTED, SUPERSEDES, SUPERSEDES_TYPE, SessionOutput, _empty_supersedes,
                                           _islands)
 from windowing.spark import trigger_plans as tp
@@ -230,15 +230,17 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
     gone = is_old & ((F.col(WS) != F.col("__isl_ws")) | (F.col(WE) != F.col("__isl_we"))
                      | (F.col("__isl_we") <= long_lit(cleaned_end_at_or_below)))
     deletes = united.where(gone).select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET))
-    closed_count = 0
+    late_elements = united.where(~is_old & F.col("__late"))
+    to_count = {"late": late_elements, "cleaned": j.where(F.col("__cleaned"))}
     if processing_time_windows:
         closed_before_rows = after_a.where("__closed_before_rows")
         deletes = deletes.unionByName(closed_before_rows.select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET)))
-        closed_count = closed_before_rows.count()
+        to_count["closed"] = closed_before_rows
+    counts = count_each(to_count)
     # A phase-A firing changes a session's state even when nothing else touches it this batch.
-    late = united.where(~is_old & F.col("__late")).select(*input_columns, TS)
-    late_count = united.where(~is_old & F.col("__late")).count()
-    cleaned_count = j.where(F.col("__cleaned")).count() + closed_count
+    late = late_elements.select(*input_columns, TS)
+    late_count = counts["late"]
+    cleaned_count = counts["cleaned"] + counts.get("closed", 0)
     cached = [after_a, united, j] + ([groups] if rules.has_count_rule else [])
     return SessionOutput(panes, upserts, deletes, late, late_count, cleaned_count, cached=cached)
 
