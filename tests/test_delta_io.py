@@ -8,6 +8,7 @@ to Delta's own record.
 """
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 
@@ -113,3 +114,24 @@ def test_row_counts_of_a_batch_come_from_its_commit(spark, tmp_path):
     assert delta_io.merge_deleted_rows(spark, path, "op", 3) == 0
     assert delta_io.merge_deleted_rows(spark, path, "op", 1) is None           # batch 2's commit is newer
     assert delta_io.merge_deleted_rows(spark, path, "someone else", 0) == 0    # never wrote: nothing deleted
+
+
+def test_results_table_collects_file_statistics_on_window_bounds_and_batch_id_not_keys(spark, tmp_path):
+    """Every results file spans nearly every key (writes are hash-partitioned by key and window):
+    key statistics would skip nothing and cost a comparison per row; the window bounds and the
+    batch id are what readers select panes by."""
+    from windowing.core.aggregates import Count
+    from windowing.core.assigners import TumblingEventTimeWindows
+    from windowing.core.spec import WindowSpecBuilder
+    from windowing.spark.operator import SparkWindowOperator
+
+    spec = (WindowSpecBuilder().key_by("user", "shop").event_time("ts").window(TumblingEventTimeWindows.of(10))
+            .aggregate(n=Count()))
+    results = str(tmp_path / "results")
+    op = SparkWindowOperator.on_delta(spark, spec, "stats", str(tmp_path / "state"), results_path=results)
+    op.process_batch(spark.createDataFrame([("u", "s", 1), ("v", "s", 12)], "user string, shop string, ts long"), 0)
+    properties = spark.sql(f"DESCRIBE DETAIL delta.`{results}`").first()["properties"]
+    assert properties["delta.dataSkippingStatsColumns"] == "window_start_ms,window_end_ms,batch_id"
+    log = spark.read.json(f"{results}/_delta_log/*.json")
+    stats = json.loads(log.where("add IS NOT NULL").select("add.stats").first()[0])
+    assert set(stats["minValues"]) == {"window_start_ms", "window_end_ms", "batch_id"}
