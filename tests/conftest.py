@@ -2,7 +2,7 @@
 
 Code generation: the test session runs Spark's expressions interpreted (no whole-stage or
 expression code generation). Test batches are a few rows; compiling generated Java for every
-new plan shape cost about a fifth of the suite's time. Tests marked ``codegen`` (the
+new plan shape cost about a fifth of a Spark transcript test's time. Tests marked ``codegen`` (the
 end-to-end pipelines and the plan-vs-model comparisons) switch it back on, as production runs,
 and ``WINDOWING_TEST_CODEGEN=1`` runs the whole suite with it.
 

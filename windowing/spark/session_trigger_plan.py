@@ -219,6 +219,7 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
             extra={SUPERSEDES: F.when(F.col("__g") == 0, sup).otherwise(_empty_supersedes())}))
 
     emitted_now = (k > 0) | c_pane
+    # A phase-A firing changes a session's state even when nothing else touches it this batch.
     changed = (F.col("__m") > 0) | F.col("__a_fire") | F.col("__c_fire")
     upserts = (j.where(~F.col("__cleaned") & changed)
                .select(*ctx.window_keys, *tp.state_after_batch(rules),
@@ -237,7 +238,6 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
         deletes = deletes.unionByName(closed_before_rows.select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET)))
         to_count["closed"] = closed_before_rows
     counts = count_each(to_count)
-    # A phase-A firing changes a session's state even when nothing else touches it this batch.
     late = late_elements.select(*input_columns, TS)
     late_count = counts["late"]
     cleaned_count = counts["cleaned"] + counts.get("closed", 0)
