@@ -1,10 +1,13 @@
 """Shared fixtures: ONE SparkSession (with Delta) for the whole test run; Hypothesis profiles.
 
-Code generation: the test session runs Spark's expressions interpreted (no whole-stage or
-expression code generation). Test batches are a few rows; compiling generated Java for every
-new plan shape cost about a fifth of a Spark transcript test's time. Tests marked ``codegen`` (the
-end-to-end pipelines and the plan-vs-model comparisons) switch it back on, as production runs,
-and ``WINDOWING_TEST_CODEGEN=1`` runs the whole suite with it.
+Spark settings: the test session runs Spark's expressions interpreted (no whole-stage or
+expression code generation) and without adaptive query execution. Test batches are a few rows:
+compiling generated Java for every new plan shape cost about a fifth of a Spark transcript
+test's time, and AQE submits every shuffle stage of a query as a job of its own and re-plans
+between them (a batch of a trigger plan ran about 3 times as many jobs; alternating in one process,
+AQE off took 6-15% less wall time and 14-17% less CPU). Tests marked ``production_spark`` (the
+end-to-end pipelines and the plan-vs-model comparisons) switch both back on, as production runs,
+and ``WINDOWING_TEST_PRODUCTION_SPARK=1`` runs the whole suite with them.
 
 Hypothesis profiles: the properties that run on Spark (every example is several Spark jobs, seconds
 each) leave ``max_examples`` to the profile loaded here: ``ci`` (the default, 3 examples) or
@@ -43,26 +46,29 @@ def spark():
     from windowing.spark.session import get_spark
     import json
     conf = {"spark.default.parallelism": "2",
-            **({} if os.environ.get("WINDOWING_TEST_CODEGEN") == "1" else _INTERPRETED),
+            **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else _TEST_SETTINGS),
             **json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))}
     session = get_spark("tests", shuffle_partitions=2, conf=conf)
     yield session
     session.stop()
 
 
-_INTERPRETED = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN"}
-_CODEGEN = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK"}
+# Per-session settings (each can change between tests): the test session's, and production's.
+_TEST_SETTINGS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+                  "spark.sql.adaptive.enabled": "false"}
+_PRODUCTION = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK",
+               "spark.sql.adaptive.enabled": "true"}
 
 
 @pytest.fixture(autouse=True)
-def _codegen_where_marked(request):
-    """Tests marked ``codegen`` run with Spark's code generation on (both settings are per session)."""
-    if request.node.get_closest_marker("codegen") is None:
+def _production_spark_where_marked(request):
+    """Tests marked ``production_spark`` run with code generation and adaptive query execution on."""
+    if request.node.get_closest_marker("production_spark") is None:
         yield
         return
     session = request.getfixturevalue("spark")
-    before = {key: session.conf.get(key) for key in _CODEGEN}
-    for key, value in _CODEGEN.items():
+    before = {key: session.conf.get(key) for key in _PRODUCTION}
+    for key, value in _PRODUCTION.items():
         session.conf.set(key, value)
     try:
         yield

@@ -9,7 +9,7 @@ import pytest
 
 from pipelines.job import load_job
 
-pytestmark = [pytest.mark.spark, pytest.mark.codegen]
+pytestmark = [pytest.mark.spark, pytest.mark.production_spark]
 
 START = dt.datetime(2026, 11, 1, 9, 0, 0)
 JOB = Path(__file__).resolve().parent.parent / "jobs" / "custom_trigger.toml"

@@ -9,7 +9,7 @@ from pipelines.cli import main as winjob
 from pipelines.demo import run_demo
 from pipelines.job import load_job
 
-pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.codegen]
+pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.production_spark]
 
 
 def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, tmp_path, capsys):

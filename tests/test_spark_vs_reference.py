@@ -17,7 +17,7 @@ from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import CountTrigger
 
-pytestmark = [pytest.mark.spark, pytest.mark.codegen]
+pytestmark = [pytest.mark.spark, pytest.mark.production_spark]
 
 
 def B():

@@ -1,4 +1,4 @@
-"""The test session's code-generation switch (tests/conftest.py): interpreted unless a test is marked."""
+"""The test session's Spark settings (tests/conftest.py): test settings unless a test is marked."""
 from __future__ import annotations
 
 import os
@@ -10,19 +10,26 @@ from windowing.spark.prepare import count_each
 pytestmark = pytest.mark.spark
 
 
-def test_unmarked_tests_run_interpreted(spark):
-    if os.environ.get("WINDOWING_TEST_CODEGEN") == "1":
-        pytest.skip("WINDOWING_TEST_CODEGEN=1: the whole suite runs with code generation")
+def test_unmarked_tests_run_interpreted_without_adaptive_execution(spark):
+    if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1":
+        pytest.skip("WINDOWING_TEST_PRODUCTION_SPARK=1: the whole suite runs with production's settings")
     assert spark.conf.get("spark.sql.codegen.wholeStage") == "false"
     assert spark.conf.get("spark.sql.codegen.factoryMode") == "NO_CODEGEN"
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "false"
+    plan = spark.range(4).selectExpr("id % 2 AS k").groupBy("k").count()._jdf.queryExecution() \
+        .executedPlan().toString()
+    assert "AdaptiveSparkPlan" not in plan and "WholeStageCodegen" not in plan
 
 
-@pytest.mark.codegen
-def test_marked_tests_run_with_code_generation(spark):
+@pytest.mark.production_spark
+def test_marked_tests_run_with_code_generation_and_adaptive_execution(spark):
     assert spark.conf.get("spark.sql.codegen.wholeStage") == "true"
     assert spark.conf.get("spark.sql.codegen.factoryMode") == "FALLBACK"
+    assert spark.conf.get("spark.sql.adaptive.enabled") == "true"
     plan = spark.range(3).selectExpr("id + 1 AS x")._jdf.queryExecution().executedPlan().toString()
     assert "WholeStageCodegen" in plan or "*(" in plan
+    shuffled = spark.range(4).selectExpr("id % 2 AS k").groupBy("k").count()
+    assert "AdaptiveSparkPlan" in shuffled._jdf.queryExecution().executedPlan().toString()
 
 
 def test_count_each_counts_every_frame(spark):
