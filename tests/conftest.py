@@ -53,7 +53,7 @@ def spark():
     session.stop()
 
 
-# Per-session settings (each can change between tests): the test session's, and production's.
+# SQL settings a test can change at run time: the test session's, and production's.
 _TEST_SETTINGS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
                   "spark.sql.adaptive.enabled": "false"}
 _PRODUCTION = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK",
