@@ -8,6 +8,7 @@ to Delta's own record.
 """
 from __future__ import annotations
 
+import decimal
 import json
 import os
 from pathlib import Path
@@ -135,3 +136,19 @@ def test_results_table_collects_file_statistics_on_window_bounds_and_batch_id_no
     log = spark.read.json(f"{results}/_delta_log/*.json")
     stats = json.loads(log.where("add IS NOT NULL").select("add.stats").first()[0])
     assert set(stats["minValues"]) == {"window_start_ms", "window_end_ms", "batch_id"}
+
+
+def test_conform_casts_only_the_columns_of_another_type(spark):
+    from pyspark.sql import types as T
+    table = T.StructType([T.StructField("k", T.StringType()), T.StructField("n", T.LongType()),
+                          T.StructField("d", T.DecimalType(10, 2)),
+                          T.StructField("s", T.StructType([T.StructField("a b", T.LongType())])),
+                          T.StructField("missing", T.TimestampType())])
+    df = spark.createDataFrame([("x", 1, "2.5", (7,))], "k string, n int, d string, s struct<`a b`: int>") \
+        .withColumn("missing", F.lit(None))
+    out = delta_io.conform(df.select("n", "k", "d", "s", "missing"), table)
+    assert out.schema == table                      # order, atomic, decimal, nested (quoted name) and null columns
+    assert [tuple(r) for r in out.collect()] == [("x", 1, decimal.Decimal("2.50"), (7,), None)]
+    already = delta_io.conform(out, table)
+    assert already is out                           # nothing to select or cast: the same DataFrame
+    assert delta_io.conform(out.select("n", "k", "d", "s", "missing"), table).columns == table.names

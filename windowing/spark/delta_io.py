@@ -287,6 +287,28 @@ def read_as_of(spark: SparkSession, path: str, version: int | None) -> DataFrame
 
 
 def conform(df: DataFrame, schema) -> DataFrame:
-    """Select and cast ``df``'s columns to a table's schema (untyped nulls included)."""
+    """Select and cast ``df``'s columns to a table's schema (untyped nulls included).
+
+    Only columns of another type are cast; ``df`` itself comes back when it has the
+    table's columns in order with their types. (Each cast is several py4j calls and a
+    state table has dozens of columns: on small streaming batches that was a visible
+    share of the driver's time per batch.)
+    """
     from pyspark.sql import functions as F
-    return df.select(*[F.col(f.name).cast(f.dataType).alias(f.name) for f in schema.fields])
+    have = {f.name: f.dataType for f in df.schema.fields}
+    if df.columns == schema.names and all(have[f.name] == f.dataType for f in schema.fields):
+        return df
+    return df.select(*[f.name if have.get(f.name) == f.dataType else cast_to(F.col(f.name), f.dataType).alias(f.name)
+                       for f in schema.fields])
+
+
+def cast_to(column, data_type):
+    """``column.cast(data_type)`` in one py4j call for atomic types (their DDL name).
+
+    Casting to a ``DataType`` object first converts the type through the JVM (several
+    calls); nested types, whose DDL names would need quoting, still go that way.
+    """
+    from pyspark.sql import types as T
+    if isinstance(data_type, (T.StructType, T.ArrayType, T.MapType, T.UserDefinedType)):
+        return column.cast(data_type)
+    return column.cast(data_type.simpleString())

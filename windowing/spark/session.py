@@ -39,6 +39,10 @@ def get_spark(app_name: str = "spark-flink-windows", master: str | None = None,
                .config("spark.databricks.delta.snapshotPartitions", "2")
                .config("spark.databricks.delta.properties.defaults.enableDeletionVectors", "true")
                .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+               # PySpark otherwise records the Python call site of every DataFrame function and
+               # Column operator in the JVM for error messages: five py4j calls around each one,
+               # two thirds of all py4j calls a streaming batch's plan building makes.
+               .config("spark.python.sql.dataFrameDebugging.enabled", "false")
                .config("spark.driver.memory", os.environ.get("SPARK_DRIVER_MEMORY", "4g")))
     jars = delta_jars()
     if jars:

@@ -78,9 +78,10 @@ class ConcurrentWriterError(RuntimeError):
 
 def merge_source(upserts: DataFrame, deletes: DataFrame, schema: T.StructType) -> DataFrame:
     """One change set for a MERGE: ``upserts`` rows and ``deletes`` keys (other columns null), flagged ``__delete``."""
-    for f in schema.fields:
-        if f.name not in deletes.columns:
-            deletes = deletes.withColumn(f.name, F.lit(None).cast(f.dataType))
+    present = set(deletes.columns)
+    missing = {f.name: delta_io.cast_to(F.lit(None), f.dataType) for f in schema.fields if f.name not in present}
+    if missing:
+        deletes = deletes.withColumns(missing)
     return (delta_io.conform(upserts, schema).withColumn("__delete", F.lit(False))
             .unionByName(delta_io.conform(deletes, schema).withColumn("__delete", F.lit(True))))
 
