@@ -132,7 +132,11 @@ def test_real_scheduler_streams_and_backfills_two_intervals(spark, tmp_path):
                            env_overrides={"WINDOWING_DATA_ROOT": str(data), "WINDOWING_AIRFLOW_JOBS": str(job_file),
                                           # the DAG files do not change during the test: parse them once, not
                                           # every 30 s (each parse is a process importing Airflow)
-                                          "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "3600"})
+                                          "AIRFLOW__DAG_PROCESSOR__MIN_FILE_PROCESS_INTERVAL": "3600",
+                                          # Every task is a short process with its own JVM on a few rows: with
+                                          # the C1 compiler alone such a JVM uses about half the CPU (C2 compiles
+                                          # for the long runs of production; the pytest JVMs keep it too).
+                                          "JAVA_TOOL_OPTIONS": "-XX:TieredStopAtLevel=1"})
     started: list[int] = []
     try:
         airflow.start()
