@@ -1,4 +1,7 @@
-"""The test session's Spark settings (tests/conftest.py): test settings unless a test is marked."""
+"""The test session's Spark settings (tests/conftest.py) and the in-memory store's frames.
+
+Test settings unless a test is marked.
+"""
 from __future__ import annotations
 
 import os
@@ -37,3 +40,25 @@ def test_count_each_counts_every_frame(spark):
     assert count_each({"even": df.where("id % 2 = 0"), "none": df.where("id < 0"), "all": df}) == \
         {"even": 5, "none": 0, "all": 10}
     assert count_each({}) == {}
+
+
+def test_memory_store_frames_are_local_relations_for_flat_columns(spark):
+    import decimal
+    import datetime as dt
+    from pyspark.sql import types as T
+    from windowing.spark.stores import local_frame
+    flat = T.StructType([T.StructField("k", T.StringType()), T.StructField("n", T.LongType()),
+                         T.StructField("x", T.DoubleType()), T.StructField("ok", T.BooleanType()),
+                         T.StructField("d", T.DecimalType(10, 2))])
+    rows = [("a", 2**62, 0.5, True, decimal.Decimal("1.25")), (None, None, None, None, None)]
+    frame = local_frame(spark, rows, flat)
+    assert "LocalTableScan" in frame._jdf.queryExecution().executedPlan().toString()
+    assert frame.schema == flat and [tuple(r) for r in frame.collect()] == rows
+    empty = local_frame(spark, [], flat)
+    assert empty.schema == flat and empty.count() == 0
+    # A timestamp column keeps createDataFrame's list path (its time-zone reading of Python datetimes).
+    timed = T.StructType([T.StructField("t", T.TimestampType())])
+    when = dt.datetime(2026, 11, 1, 9, 30)
+    frame = local_frame(spark, [(when,)], timed)
+    assert frame.collect()[0]["t"] == when
+    assert "LocalTableScan" not in frame._jdf.queryExecution().executedPlan().toString()
