@@ -110,6 +110,41 @@ def test_one_pass_closing_batch_agrees_with_reference(spark, name):
     assert executor.open_windows() == []
 
 
+@pytest.mark.parametrize("dirty", [False, True])
+def test_one_pass_accounting_comes_from_the_results_write_when_every_row_is_accepted(spark, monkeypatch, dirty):
+    """Tumbling windows, one closing batch: when every input row is in a pane, the row
+    accounting and the largest event time come from what the results write observed (no
+    second pass); one quarantined row sends it back to the pass. Both agree with the model."""
+    from windowing.spark.operator import SparkWindowOperator
+    spec = SPECS["tumbling_lateness_user_agg"]
+    rng = random.Random(11)
+    rows = [dict(k=rng.choice("abc"), ts=rng.randint(-35, 60), v=rng.randint(-5, 9), w=1.5) for _ in range(25)]
+    if dirty:
+        rows.append(dict(k=None, ts=99, v=1, w=1.5))   # quarantined: its event time must not count
+    observed = []
+    original = SparkWindowOperator._observed_accounting
+
+    def spy(*args):
+        observed.append(original(*args))
+        return observed[-1]
+    monkeypatch.setattr(SparkWindowOperator, "_observed_accounting", staticmethod(spy))
+    expected = ReferenceOperator(spec)
+    expected_result = expected.process_batch(rows, 0, watermark_ms=2**63 - 1)
+    executor = SparkExecutor(spark, spec, infer_schema(spec, rows))
+    report = executor.operator.process_batch(
+        spark.createDataFrame([tuple(r.get(c) for c in executor.columns) for r in rows], executor.schema),
+        0, watermark_ms=2**63 - 1)
+    assert report.plan == "closing"
+    assert len(observed) == 1 and (observed[0] is None) == dirty
+    got = executor._result(report)
+    assert _norm_panes(got.panes) == _norm_panes(expected_result.panes)
+    m, e = got.metrics, expected_result.metrics
+    assert (m.input_rows, m.accepted_rows, m.quarantined_rows, m.late_rows, m.unassigned_rows, m.panes_emitted) == \
+        (e.input_rows, e.accepted_rows, e.quarantined_rows, e.late_rows, e.unassigned_rows, len(expected_result.panes))
+    assert executor.operator.last_progress()["max_seen_ms"] == expected.max_seen_timestamp_ms == \
+        max(r["ts"] for r in rows if r["k"] is not None)
+
+
 def test_batching_does_not_change_final_results_on_spark(spark):
     """Nothing late: one batch, batches of 1 and of 2 give the same final panes.
 

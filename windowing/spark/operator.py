@@ -30,7 +30,7 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -98,6 +98,22 @@ def _accounting_exprs(times_of_accepted: bool = True) -> list:
                   F.min(F.when(accepted, F.col(TS))).alias("min_accepted_ts"),
                   F.max(F.when(accepted, F.col(TS))).alias("max_accepted_ts")]
     return exprs
+
+
+def _metrics_of(observation: Observation, wait_s: float = 10.0) -> dict | None:
+    """An observation's metrics, or None if they have not come within ``wait_s``.
+
+    Spark fills them when the action that computed the observed rows ends
+    (synchronously in Spark 4); ``Observation.get`` would wait forever for an
+    action that never computed them, so this polls the JVM side's future.
+    """
+    future = observation._jo.future()   # set by DataFrame.observe
+    deadline = time.monotonic() + wait_s
+    while not future.isCompleted():
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.01)
+    return observation.get
 
 
 def default_bucket_ms(spec: WindowSpec) -> int:
@@ -311,27 +327,36 @@ class SparkWindowOperator:
         Same results as the general path (it is the special case "empty state,
         every window closes"), computed in one pass over the input: no state
         join, no caching, no state MERGE. The panes emitted are the rows the
-        results write committed; the row accounting is one aggregate over the
-        input afterwards (see below); a batch that has late or quarantined rows
-        reads its input once more to write them.
+        results write committed. The row accounting comes from that same pass
+        where it can (see :meth:`_observed_accounting`); otherwise it is one
+        aggregate over the input afterwards. A batch that has late or
+        quarantined rows reads its input once more to write them.
         """
         spec = self.spec
         wm0, wm1 = MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS
         now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
-        classified = classify(df, spec, wm0, now_ms, arrival_ms=batch_time.arrival_ms(MIN_TIMESTAMP_MS, None, True))
+        arrival = batch_time.arrival_ms(MIN_TIMESTAMP_MS, None, True)
+        classified = classify(df, spec, wm0, now_ms, arrival_ms=arrival)
         ctx = PlanContext(spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
-        closing = closing_session_plan if self.plan.kind == SESSION_PLAN else closing_time_plan
-        panes = closing(ctx, self._elements(classified, wm0))
+        # An observation counts the input rows only where each element is in one pane and
+        # every valid row has the same processing time (the batch's arrival).
+        observation = (Observation() if self.plan.kind == TIME_PLAN and not has_window_array(spec)
+                       and spec.ingestion_time_column is None else None)
+        elements = self._elements(classified, wm0)
+        panes = (closing_time_plan(ctx, elements, observation) if self.plan.kind == TIME_PLAN
+                 else closing_session_plan(ctx, elements))
         self._fault("before_outputs")
         # Every window closes in this batch, so every pane is final and an output mode's
         # filter keeps them all: the rows written are the panes emitted.
         panes_emitted = self.store.write_output("results", panes, None, batch_id)
-        if panes_emitted is None:       # a commit without metrics: count them again
-            panes_emitted = panes.count()
-        # The row accounting is a second, code-generated pass over the input. Observing it
-        # during the write (an Observation) costs more: CollectMetrics breaks whole-stage
-        # code generation and makes every row compute its status and reason as strings.
-        stats = classified.agg(*_accounting_exprs(times_of_accepted=False)).first().asDict()
+        stats = self._observed_accounting(df, observation, panes_emitted, arrival)
+        if stats is None:
+            if panes_emitted is None:       # a replay, or a commit without metrics: count them again
+                panes_emitted = panes.count()
+            # A second, code-generated pass over the input. Observing the input rows during
+            # the write instead costs more: CollectMetrics below the aggregate breaks whole-stage
+            # code generation and makes every row compute its status and reason as strings.
+            stats = classified.agg(*_accounting_exprs(times_of_accepted=False)).first().asDict()
         metrics = BatchMetrics(
             input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
             late_rows=(stats[LATE] or 0) if spec.late_output else 0,
@@ -354,6 +379,32 @@ class SparkWindowOperator:
                      times.time_state)
         self._fault("after_progress")
         return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started, CLOSING_PLAN)
+
+    @staticmethod
+    def _observed_accounting(df: DataFrame, observation: Observation | None, panes_written: int | None,
+                             arrival_ms: int) -> dict | None:
+        """A closing batch's row accounting from what its results write observed, or None.
+
+        The observation (see :func:`windowing.spark.plans.closing_time_plan`)
+        counted the elements the panes aggregate: the accepted rows. When they
+        are all the input rows, no row was late, unassigned or quarantined, and
+        the accounting needs no pass over the input: ``df.count()`` of a Delta
+        table scan is answered from the table's log.
+
+        None (the caller makes the pass) when there is no observation; when the
+        write may not have computed the panes (``panes_written`` None: a replay
+        found the results written, or the commit has no row count); when the
+        metrics did not come; when the observed panes are not the rows written;
+        or when some input rows were not accepted.
+        """
+        seen = _metrics_of(observation) if observation is not None and panes_written is not None else None
+        if seen is None:
+            return None
+        elements = seen["elements"] or 0          # a sum over no panes is null
+        if seen["panes"] != panes_written or elements != df.count():
+            return None
+        return {"input": elements, ACCEPTED: elements, LATE: 0, UNASSIGNED: 0, QUARANTINED: 0,
+                "max_ts": seen["max_ts"], "max_pt": arrival_ms}
 
     def flush(self, batch_id: int, processing_time_ms: int | None = None) -> BatchReport:
         """End of input: watermark to +infinity; every time window fires and is cleaned."""

@@ -71,7 +71,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
 from windowing.core.assigners import (EventTimeSessionWindows, GlobalWindows,
@@ -363,7 +363,7 @@ def time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: D
     return PlanOutput(panes, upserts, deletes, cached=[j])
 
 
-def closing_time_plan(ctx: PlanContext, elements: DataFrame) -> DataFrame:
+def closing_time_plan(ctx: PlanContext, elements: DataFrame, observation: Observation | None = None) -> DataFrame:
     """Panes of a batch that starts with no state and in which every window closes.
 
     The one-pass form of :func:`time_plan` for its special case: no state to
@@ -375,12 +375,30 @@ def closing_time_plan(ctx: PlanContext, elements: DataFrame) -> DataFrame:
 
     Sliding windows are built from per-slice partials by running differences
     or slice explosion (:func:`windowing.spark.slicing.closing_window_partials`).
+
+    ``observation`` (one window per element only: each element is in exactly
+    one pane) is filled when the panes are computed, from the aggregated rows:
+    ``panes`` (how many), ``elements`` (the elements they aggregate, null for
+    none) and ``max_ts`` (the largest element timestamp). It costs two hidden
+    aggregates per window, not a pass over the elements.
+
+    Raises:
+        ValueError: an ``observation`` for sliding windows.
     """
     if slicing.is_sliding(ctx.spec):
+        if observation is not None:
+            raise ValueError("an observation of the panes counts elements only when each is in one window; "
+                             f"{ctx.spec.assigner!r} puts an element in several")
         partials = slicing.closing_window_partials(ctx.spec.assigner, ctx.compiled, list(ctx.spec.key_columns),
                                                    elements)
-    else:
+    elif observation is None:
         partials = elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled))
+    else:
+        partials = (elements.groupBy(*ctx.window_keys)
+                    .agg(*partial_exprs(ctx.compiled), F.count(F.lit(1)).alias("__elements"),
+                         F.max(TS).alias("__max_ts"))
+                    .observe(observation, F.count(F.lit(1)).alias("panes"), F.sum("__elements").alias("elements"),
+                             F.max("__max_ts").alias("max_ts")))
     return (partials
             .withColumn("pane_index", F.lit(0).cast("long"))
             .withColumn("timing", F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
