@@ -1,11 +1,13 @@
 """Run transcripts through the Spark executor: the same interface as the reference model."""
 from __future__ import annotations
 
+from pyspark.sql.types import DataType
+
 from windowing.core.records import BatchMetrics, BatchResult, LateElement, Pane, QuarantinedRow
 from windowing.core.spec import WindowSpec
 from windowing.spark.dispatch import make_operator
 from windowing.spark.keyed import KeyedModelOperator
-from windowing.spark.stores import MemoryStore
+from windowing.spark.stores import MemoryStore, local_frame
 
 _SPARK_TYPES = {bool: "boolean", int: "bigint", float: "double", str: "string"}
 
@@ -38,6 +40,7 @@ class SparkExecutor:
 
     def __init__(self, spark, spec: WindowSpec, schema: str, store=None):
         self.spark, self.spec, self.schema = spark, spec, schema
+        self.struct = DataType.fromDDL(schema)
         self.store = store or MemoryStore(spark)
         self.operator = make_operator(spark, spec, self.store)
 
@@ -47,7 +50,8 @@ class SparkExecutor:
 
     def process_batch(self, rows, batch_id: int, watermark_ms: int | None = None,
                       processing_time_ms: int | None = None) -> BatchResult:
-        df = self.spark.createDataFrame([tuple(r.get(c) for c in self.columns) for r in rows], self.schema)
+        # A local relation (as the MemoryStore's state): no RDD scan for every query on the batch.
+        df = local_frame(self.spark, [tuple(r.get(c) for c in self.columns) for r in rows], self.struct)
         return self._result(self.operator.process_batch(df, batch_id, watermark_ms=watermark_ms,
                                                         processing_time_ms=processing_time_ms))
 

@@ -20,6 +20,7 @@ from pyspark.sql import types as T
 
 from windowing.core.spec import WindowSpec
 from windowing.spark import delta_io
+from windowing.spark.stores import local_frame
 from windowing.spark.prepare import QUARANTINED, STATUS, TS, long_lit
 
 SEEN_TS = "event_time_ms"
@@ -60,7 +61,7 @@ class SeenIds:
 
     def _all(self) -> DataFrame:
         if self.path is None:
-            return self.spark.createDataFrame(self._memory, self._schema)
+            return local_frame(self.spark, self._memory, self._schema)
         return self.spark.read.format("delta").load(self.path)
 
     def visible(self, batch_id: int, wm_start_ms: int, id_type: T.DataType) -> DataFrame:

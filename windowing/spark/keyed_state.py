@@ -27,7 +27,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from windowing.spark import delta_io
-from windowing.spark.stores import merge_source
+from windowing.spark.stores import local_frame, merge_source
 
 SCOPE, STATE = "scope", "state"
 NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER = "next_event_timer_ms", "next_processing_timer_ms"
@@ -90,7 +90,7 @@ class KeyedStateTable:
 
     def read(self, version: int | None) -> DataFrame:
         if self.path is None:
-            return self.spark.createDataFrame(self._rows, self.schema)
+            return local_frame(self.spark, self._rows, self.schema)
         return delta_io.read_as_of(self.spark, self.path, version)
 
     def merge(self, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int) -> int:

@@ -39,7 +39,7 @@ from windowing.core.spec import FINAL, WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.spark.stores import (ConcurrentWriterError, DeltaStore, MemoryStore, SpecMismatchError,  # noqa: F401
-                                    bind_output_mode, check_fingerprint, delta_store)
+                                    bind_output_mode, check_fingerprint, delta_store, local_frame)
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.dedup import SeenIds
 from windowing.spark.plans import (
@@ -412,7 +412,7 @@ class SparkWindowOperator:
         if last is None:
             raise RuntimeError(f"operator {self.operator_id!r} has no committed batch to flush")
         schema = T.StructType.fromJson(json.loads(last["input_schema"]))
-        empty = self.spark.createDataFrame([], schema)
+        empty = local_frame(self.spark, [], schema)
         return self.process_batch(empty, batch_id, watermark_ms=MAX_TIMESTAMP_MS,
                                   processing_time_ms=processing_time_ms)
 
