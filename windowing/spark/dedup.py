@@ -20,8 +20,8 @@ from pyspark.sql import types as T
 
 from windowing.core.spec import WindowSpec
 from windowing.spark import delta_io
-from windowing.spark.stores import local_frame
 from windowing.spark.prepare import QUARANTINED, STATUS, TS, long_lit
+from windowing.spark.stores import local_frame
 
 SEEN_TS = "event_time_ms"
 SEEN_BATCH = "batch_id"
