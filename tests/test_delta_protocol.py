@@ -1,13 +1,17 @@
 """Delta state and the exactly-once commit protocol, on real Delta tables."""
 from __future__ import annotations
 
+import datetime
+import threading
+
 import pytest
 
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
 from windowing.spark.operator import SparkWindowOperator, SpecMismatchError
-from windowing.spark.stores import ConcurrentWriterError
+from windowing.spark import delta_io
+from windowing.spark.stores import PROGRESS_SCHEMA, ConcurrentWriterError, DeltaStore
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("delta_protocol")]  # module-scoped fixtures: one test process
 
@@ -110,6 +114,61 @@ def test_two_writers_of_one_operator_do_not_both_succeed(spark, tmp_path):
     with pytest.raises(ConcurrentWriterError, match="batch 0"):
         second.process_batch(df, 0)
     assert spark.read.format("delta").load(first.store.progress_path).count() == 1
+
+
+def _progress_row(batch_id: int, writer_id: str) -> dict:
+    return dict(batch_id=batch_id, watermark_ms=batch_id, max_seen_ms=batch_id, spec_fingerprint="f",
+                spec_description="d", input_schema="{}", writer_id=writer_id, metrics="{}",
+                committed_at=datetime.datetime.now(datetime.timezone.utc))
+
+
+def test_of_two_writers_racing_on_each_batch_exactly_one_commits_it(spark, tmp_path):
+    """Two stores of one operator commit the same batches at the same moment (threads released together).
+
+    Whichever wins each race, exactly one of them commits each batch, the
+    other is told, and the table keeps one progress row per batch: the winner's.
+    """
+    root, batches = str(tmp_path / "s"), range(6)
+    stores = {name: DeltaStore(spark, "op", root) for name in ("w1", "w2")}
+    barrier, outcomes = threading.Barrier(2), {name: {} for name in stores}
+
+    def writer(name):
+        for batch_id in batches:
+            barrier.wait()
+            try:
+                stores[name].commit_progress(_progress_row(batch_id, name))
+                outcomes[name][batch_id] = "committed"
+            except ConcurrentWriterError:
+                outcomes[name][batch_id] = "refused"
+            except Exception as error:      # noqa: BLE001 - reported by the assertion below
+                outcomes[name][batch_id] = repr(error)
+
+    threads = [threading.Thread(target=writer, args=(name,)) for name in stores]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    progress = spark.read.format("delta").load(stores["w1"].progress_path)
+    rows = {r["batch_id"]: r["writer_id"] for r in progress.collect()}
+    assert progress.count() == len(batches)
+    for batch_id in batches:
+        results = sorted(outcomes[name][batch_id] for name in stores)
+        assert results == ["committed", "refused"], (batch_id, outcomes)
+        assert outcomes[rows[batch_id]][batch_id] == "committed"
+    assert DeltaStore(spark, "op", root).last_progress()["writer_id"] == rows[batches[-1]]
+
+
+def test_a_losing_writers_row_left_behind_does_not_count(spark, tmp_path):
+    """A writer that lost a race and stopped before withdrawing its row: the batch's first commit counts."""
+    root = str(tmp_path / "s")
+    store = DeltaStore(spark, "op", root)
+    store.commit_progress(_progress_row(0, "first"))
+    store.commit_progress(_progress_row(1, "first"))
+    late = dict(_progress_row(1, "second"), committed_at=datetime.datetime(2000, 1, 1))   # a clock far behind
+    (spark.createDataFrame([tuple(late.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
+     .write.format("delta").mode("append").option("userMetadata", delta_io.marker("op", 1, "second"))
+     .save(store.progress_path))
+    assert DeltaStore(spark, "op", root).last_progress()["writer_id"] == "first"
 
 
 def test_relative_state_root_works(spark, tmp_path, monkeypatch):
