@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import functools
 
-from delta.exceptions import ConcurrentAppendException, MetadataChangedException, ProtocolChangedException
+from delta.exceptions import (ConcurrentAppendException, ConcurrentWriteException, MetadataChangedException,
+                              ProtocolChangedException)
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -302,7 +303,8 @@ class DeltaStore:
                                    properties=PROGRESS_PROPERTIES, writer_id=writer_id)
         try:
             appended = append()
-        except (ProtocolChangedException, MetadataChangedException, ConcurrentAppendException):
+        except (ProtocolChangedException, MetadataChangedException, ConcurrentAppendException,
+                ConcurrentWriteException):
             if before != -1:
                 raise
             appended = append()     # another writer created the table first: check its batches, then append
