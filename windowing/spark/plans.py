@@ -86,7 +86,7 @@ from windowing.core.triggers import (CountTrigger, DeltaTrigger, EventTimeTrigge
                                      PurgingTrigger)
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
 from windowing.spark import slicing
-from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit
+from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit, single_window_end
 from windowing.spark.processing_session_plan import PROCESSING_TIME_SESSION_PLAN
 from windowing.spark.session_plan import SESSION_PLAN
 from windowing.spark.session_trigger_plan import session_plan_kind
@@ -391,14 +391,17 @@ def closing_time_plan(ctx: PlanContext, elements: DataFrame, observation: Observ
                              f"{ctx.spec.assigner!r} puts an element in several")
         partials = slicing.closing_window_partials(ctx.spec.assigner, ctx.compiled, list(ctx.spec.key_columns),
                                                    elements)
-    elif observation is None:
-        partials = elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled))
     else:
-        partials = (elements.groupBy(*ctx.window_keys)
-                    .agg(*partial_exprs(ctx.compiled), F.count(F.lit(1)).alias("__elements"),
-                         F.max(TS).alias("__max_ts"))
-                    .observe(observation, F.count(F.lit(1)).alias("panes"), F.sum("__elements").alias("elements"),
-                             F.max("__max_ts").alias("max_ts")))
+        # One window per element: grouped by its start alone, the end derived afterwards.
+        by_start = elements.groupBy(*ctx.spec.key_columns, WS)
+        if observation is None:
+            partials = by_start.agg(*partial_exprs(ctx.compiled))
+        else:
+            partials = (by_start.agg(*partial_exprs(ctx.compiled), F.count(F.lit(1)).alias("__elements"),
+                                     F.max(TS).alias("__max_ts"))
+                        .observe(observation, F.count(F.lit(1)).alias("panes"),
+                                 F.sum("__elements").alias("elements"), F.max("__max_ts").alias("max_ts")))
+        partials = partials.withColumn(WE, single_window_end(ctx.spec, F.col(WS)))
     return (partials
             .withColumn("pane_index", F.lit(0).cast("long"))
             .withColumn("timing", F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)))

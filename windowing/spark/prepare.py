@@ -292,12 +292,23 @@ def single_window(spec: WindowSpec, ts: Column) -> tuple[Column, Column]:
     """(start, end) of the one window of a tumbling or global assigner (null for global)."""
     assigner = spec.assigner
     if isinstance(assigner, GlobalWindows):
-        null_long = F.lit(None).cast("long")
-        return null_long, null_long
+        return F.lit(None).cast("long"), single_window_end(spec, None)
     if isinstance(assigner, (TumblingEventTimeWindows, TumblingProcessingTimeWindows)):
         start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(assigner.size_ms))
-        return start, start + long_lit(assigner.size_ms)
+        return start, single_window_end(spec, start)
     raise ValueError(f"{assigner!r} may assign several windows; use assigned_windows()")
+
+
+def single_window_end(spec: WindowSpec, start: Column | None) -> Column:
+    """The end of the window starting at ``start`` for a tumbling or global assigner (null for global).
+
+    The same expression :func:`single_window` uses, so a plan may group by the
+    start alone and derive the end afterwards: one grouping key fewer to hash,
+    compare and shuffle.
+    """
+    if isinstance(spec.assigner, GlobalWindows):
+        return F.lit(None).cast("long")
+    return start + long_lit(spec.assigner.size_ms)
 
 
 def _mark_duplicates(out: DataFrame, id_column: str, seen_ids: DataFrame | None) -> DataFrame:
