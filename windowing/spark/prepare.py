@@ -330,12 +330,9 @@ def _mark_duplicates(out: DataFrame, id_column: str, seen_ids: DataFrame | None)
 def assigned_windows(spec: WindowSpec, ts: Column) -> Column:
     """An array of structs (window_start_ms, window_end_ms) per element."""
     assigner = spec.assigner
-    null_long = F.lit(None).cast("long")
-    if isinstance(assigner, GlobalWindows):
-        return F.array(F.struct(null_long.alias(WS), null_long.alias(WE)))
-    if isinstance(assigner, (TumblingEventTimeWindows, TumblingProcessingTimeWindows)):
-        start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(assigner.size_ms))
-        return F.array(F.struct(start.alias(WS), (start + long_lit(assigner.size_ms)).alias(WE)))
+    if isinstance(assigner, (GlobalWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)):
+        start, end = single_window(spec, ts)
+        return F.array(F.struct(start.alias(WS), end.alias(WE)))
     if isinstance(assigner, (SlidingEventTimeWindows, SlidingProcessingTimeWindows)):
         size, slide = assigner.size_ms, assigner.slide_ms
         last_start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(slide))
