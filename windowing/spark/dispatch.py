@@ -39,11 +39,10 @@ def uses_dataframe_plan(spec: WindowSpec) -> bool:
 def written_per_key(spark: SparkSession, store) -> bool:
     """Whether ``store``'s committed state was written by the per-key path (its keyed state table exists).
 
-    A spec that ran per key before a DataFrame plan took it over (window_all,
-    processing time, idleness, several sources, sessions with early/late,
-    continuous, processing-time or count triggers, processing-time sessions,
-    reduce functions) keeps its state there: the plan operator could not read
-    it, so such an operator stays on the per-key path until its state is reset.
+    State the per-key path wrote (for a spec that had no DataFrame plan in the
+    release that wrote it) has another layout than a plan's: the plan operator
+    could not read it, so such an operator stays on the per-key path until its
+    state is reset.
     """
     windows_path = getattr(store, "windows_path", None)
     if windows_path is None or store.last_progress() is None:
