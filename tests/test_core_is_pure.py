@@ -29,11 +29,12 @@ def test_core_has_modules():
 
 
 def test_importing_every_core_module_does_not_import_pyspark():
-    """A fresh interpreter imports each core module; pyspark (and py4j) must stay out of sys.modules."""
+    """A fresh interpreter imports each core module and the ``windowing`` package (whose Spark names
+    load lazily); pyspark, py4j and delta must stay out of sys.modules."""
     script = (
         "import importlib, json, sys\n"
         "assert not any(m == 'pyspark' or m.startswith('pyspark.') for m in sys.modules)\n"
-        f"for name in {_core_modules()!r}:\n"
+        f"for name in {_core_modules() + ['windowing']!r}:\n"
         "    importlib.import_module(name)\n"
         "print(json.dumps(sorted(m for m in sys.modules\n"
         "                        if m.split('.')[0] in ('pyspark', 'py4j', 'delta'))))\n"

@@ -128,19 +128,11 @@ def test_specs_with_functions_have_equality_and_stable_fingerprints():
     assert a.fingerprint() != b.fingerprint()
 
 
-def test_foundation_specs_keep_their_fingerprint():
-    """Specs that use none of the new fields hash as before them (value from the foundation code),
-    so jobs resumed after the upgrade are not refused."""
+def test_basic_specs_keep_their_fingerprint():
+    """A spec that uses only the basic fields (``spec._FOUNDATION_FIELDS``) has a fixed fingerprint,
+    so state written by any release resumes without being refused."""
     spec = base().window(TumblingEventTimeWindows.of(10)).aggregate(s=Sum("v"))
     assert spec.fingerprint() == "f1457104651d790e"
-    assert spec.model_only_features == ()
-
-
-def test_every_model_feature_has_a_spark_path():
-    """Sessions of every kind, idleness, window_all, output modes: each runs on a plan or per key."""
-    spec = (base(keys=()).window(EventTimeSessionWindows.with_dynamic_gap(tm.GapByKind()))
-            .watermark_idleness("1 minute").output_mode(UPSERT).aggregate(Count()))
-    assert spec.model_only_features == ()
 
 
 def test_which_session_specs_run_per_key():

@@ -16,7 +16,7 @@ def test_session_window_with_a_static_gap_or_a_gap_column():
     assert spec.assigner == EventTimeSessionWindows.with_gap(30_000) and spec.output_mode == UPSERT
     spec = build_spec(SOURCE, {"type": "session", "gap_column": "gap_ms"}, AGGREGATES)
     assert spec.assigner.dynamic_gap == GapFromColumn("gap_ms")
-    assert "gap_ms" in spec.input_columns and spec.model_only_features == ()
+    assert "gap_ms" in spec.input_columns
 
 
 @pytest.mark.parametrize("window, message", [

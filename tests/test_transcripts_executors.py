@@ -51,20 +51,12 @@ def _spark_params():
     for t in TRANSCRIPTS:
         marks = []
         if SPARK_BATCH not in t.executors:
-            features = ", ".join(t.spec.model_only_features) or "marked model-only"
-            marks.append(pytest.mark.skip(reason=f"no Spark path yet: {features}"))
+            marks.append(pytest.mark.skip(reason="marked model-only"))
         elif not ALL_ON_SPARK and t.name not in KEYED_ON_SPARK and _is_per_key(t):
             marks.append(pytest.mark.skip(reason="per-key path: outside KEYED_ON_SPARK (set "
                                                  "WINDOWING_ALL_SPARK_TRANSCRIPTS=1 to run it)"))
         out.append(pytest.param(t, id=t.name, marks=marks))
     return out
-
-
-def test_model_only_transcripts_use_model_only_features():
-    """A transcript is marked model-only exactly when its spec uses a feature no Spark path has."""
-    for t in TRANSCRIPTS:
-        assert bool(t.spec.model_only_features) == (SPARK_BATCH not in t.executors), \
-            (t.name, t.spec.model_only_features, t.executors)
 
 
 def test_keyed_on_spark_names_per_key_transcripts():
@@ -76,7 +68,7 @@ def test_keyed_on_spark_names_per_key_transcripts():
     assert sum(_is_per_key(names[n]) for n in KEYED_ON_SPARK) >= 5
 
 
-def test_dispatch_picks_a_path_for_every_transcript_and_refuses_model_only_specs():
+def test_dispatch_picks_a_path_for_every_transcript():
     pytest.importorskip("pyspark")
     from windowing.core.spec import WindowSpecBuilder
     from windowing.core.aggregates import Count
@@ -88,7 +80,7 @@ def test_dispatch_picks_a_path_for_every_transcript_and_refuses_model_only_specs
     assert paths["user_trigger_state_survives_across_batches"].startswith(
         "per-key model (no DataFrame plan for trigger EveryTwoNegatives")
     assert paths["non_keyed_windows"] == "dataframe plan time"
-    # issue 3: processing-time windows, idleness, several sources and window_all run as DataFrame plans
+    # processing-time windows, idleness, several sources and window_all run as DataFrame plans
     for name, kind in [("processing_time_tumbling_with_controlled_clock", "processing_time"),
                        ("processing_time_sliding", "processing_time"),
                        ("processing_time_from_ingestion_column", "processing_time"),

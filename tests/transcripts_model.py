@@ -1,4 +1,4 @@
-"""Transcripts of the full window model (issue 3): sessions, every trigger, evictors, window
+"""Transcripts of the full window model: sessions, every trigger, evictors, window
 functions, processing time, idleness, several sources, non-keyed windows.
 
 Same format and rules as ``transcripts.py`` (importing this module registers these

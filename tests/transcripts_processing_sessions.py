@@ -119,8 +119,8 @@ transcript(
     step(r(0, 1, ingest=0), pt=0),
     # the batch comes at pt 30 with a row ingested at 5: the timers below min(30, 5) = 5 fire first
     # (none: [0,10) ends at 9), the row's [5,15) merges with [0,10) -> [0,15), then the clock moves
-    # to 30 and [0,15) fires ONCE with both rows (before, [0,10) fired alone and the row reopened
-    # a fragment [5,15) that fired again with pane index 0).
+    # to 30 and [0,15) fires ONCE with both rows (not [0,10) alone and then a fragment [5,15) with
+    # pane index 0 again).
     step(r(0, 2, ingest=5), pt=30, panes=[P("a", 0, 15, 0, ON_TIME, True, s=3, n=2)]),
     # pt 40: the clock before the batch is 30; a row ingested at 12 ([12,22), max_ts 21 <= 30) belongs
     # to a session time that already closed: late. The row ingested at 35 opens [35,45).

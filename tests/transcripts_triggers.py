@@ -1,4 +1,5 @@
-"""Transcripts of the built-in triggers with timers and trigger state (issue 3's trigger plans).
+"""Transcripts of the built-in triggers with timers and trigger state (the trigger plans of
+``windowing/spark/trigger_plans.py``).
 
 Same format and rules as ``transcripts.py`` / ``transcripts_model.py`` (importing this module
 registers them); expected values worked out BY HAND from the rules below, the reasoning in the

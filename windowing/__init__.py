@@ -3,9 +3,8 @@
 The public names, importable from ``windowing``. The Spark-side names are
 imported lazily so that the pure core stays usable without pyspark. On Spark,
 ``operator_on_delta`` / ``make_operator`` pick a DataFrame plan when one covers
-the spec and the per-key path (``KeyedModelOperator``) otherwise; only the
-features listed by ``WindowSpec.model_only_features`` run in the reference
-model alone.
+the spec and the per-key path (``KeyedModelOperator``) otherwise, so every
+spec the reference model runs also runs on Spark.
 """
 from windowing.core.aggregates import (
     AggregateFunction, Avg, Count, Max, Min, Reduce, ReduceFunction, Sum, UserAggregate)

@@ -254,19 +254,6 @@ class WindowSpec:
         return tuple(dict.fromkeys(cols))
 
     @property
-    def model_only_features(self) -> tuple[str, ...]:
-        """The features of this spec that no Spark path runs yet (only the reference model).
-
-        Spark runs a spec on a DataFrame plan when one covers it, else per key
-        with the reference model (windowing/spark/dispatch.py), so this lists
-        only what neither path does; the Spark dispatch refuses such a spec.
-        """
-        found = []
-        # Every feature has a Spark path now (output modes are applied by the stores of both
-        # paths); a feature added to the model without one is listed here until it has.
-        return tuple(found)
-
-    @property
     def required_columns(self) -> tuple[str, ...]:
         """Every column an input must have: the operator's inputs plus the checked ones."""
         cols = list(self.input_columns) + [column for column, _, _ in self.value_bounds]

@@ -53,9 +53,14 @@ def floor_mod(dividend: int, divisor: int) -> int:
     return dividend % divisor
 
 
+def clamp_ms(value: int) -> int:
+    """``value`` clamped to the int64 range, so that it fits a Spark ``long`` literal."""
+    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
+
+
 def saturating_add(a: int, b: int) -> int:
     """``a + b`` clamped to the int64 range (Flink guards cleanup time so)."""
-    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, a + b))
+    return clamp_ms(a + b)
 
 
 def require_picklable(value, what: str) -> None:

@@ -1,33 +1,15 @@
 """Which Spark path runs a window spec: a DataFrame plan, or the per-key model.
 
-The built-in triggers the planner knows (:func:`windowing.spark.plans.plan_for`)
-run as DataFrame plans: column expressions, joins and aggregations, no Python
-per row; so do event-time sessions with the built-in triggers (event time,
-early/late, continuous, processing time, count), the timer triggers (early/late,
-continuous, processing time) and the plain event-time trigger on global windows
-as on time windows, DeltaTrigger with the built-in AbsoluteDifference,
-processing-time tumbling and sliding windows with their ProcessingTimeTrigger
-(``processing_time``), CountTrigger or ContinuousProcessingTimeTrigger
-(``processing_time_count``, ``processing_time_continuous``), DeltaTrigger with
-the built-in AbsoluteDifference (``processing_time_delta``), the plain
-EventTimeTrigger (``processing_time_event_time``), early/late firings
-(``processing_time_early_late``) or ContinuousEventTimeTrigger
-(``processing_time_continuous_event_time``), processing-time
-sessions (static gap or a gap column, optionally purging) with the same
-triggers but the DeltaTrigger, which cannot merge (``processing_time_session``,
-``processing_time_session_count``, ``processing_time_session_continuous``,
-``processing_time_session_event_time``, ``processing_time_session_early_late``,
-``processing_time_session_continuous_event_time``), session gaps from a Python function
-(a UDF computes each row's gap, then the session plans run), idleness, several
-watermark sources and window_all; aggregates include user aggregates and reduce
-functions (a reduce function must be associative, need not be commutative: the
-plans fold in the model's order, see :mod:`windowing.spark.aggregates`).
-Everything else (user triggers, evictors other than the sliding count
-window's, process functions, DeltaTrigger with a user delta function)
-runs on the per-key path
-(:class:`windowing.spark.keyed.KeyedModelOperator`): the reference model per
-key in ``applyInArrow``, its state in Delta. Both operators have the same
-interface and the same commit protocol.
+A spec runs as a DataFrame plan (column expressions, joins and aggregations,
+no Python per row but user code) when :func:`windowing.spark.plans.plan_for`
+finds one: the built-in assigners and triggers, sessions, processing time,
+idleness, several watermark sources, window_all, user aggregates and reduce
+functions. Everything else (user triggers, evictors other than the sliding
+count window's, process functions, DeltaTrigger with a user delta function)
+runs on the per-key path (:class:`windowing.spark.keyed.KeyedModelOperator`):
+the reference model per key in ``applyInArrow``, its state in Delta. Both
+operators have the same interface and the same commit protocol.
+``docs/execution_paths.py`` prints the path of each feature.
 """
 from __future__ import annotations
 
@@ -42,19 +24,8 @@ from windowing.spark.stores import delta_store
 DATAFRAME_PLAN, PER_KEY_MODEL = "dataframe plan", "per-key model"
 
 
-def _refuse_model_only(spec: WindowSpec) -> None:
-    if spec.model_only_features:
-        raise NotImplementedError(f"no Spark path yet for {', '.join(spec.model_only_features)} "
-                                  f"(reference model only)")
-
-
 def execution_path(spec: WindowSpec) -> str:
-    """``"dataframe plan <kind>"`` or ``"per-key model (<why no plan>)"``.
-
-    Raises:
-        NotImplementedError: for a spec that no Spark path runs (``spec.model_only_features``).
-    """
-    _refuse_model_only(spec)
+    """``"dataframe plan <kind>"`` or ``"per-key model (<why no plan>)"``: every spec has a Spark path."""
     try:
         return f"{DATAFRAME_PLAN} {plan_for(spec).kind}"
     except NotImplementedError as refusal:
@@ -68,11 +39,10 @@ def uses_dataframe_plan(spec: WindowSpec) -> bool:
 def written_per_key(spark: SparkSession, store) -> bool:
     """Whether ``store``'s committed state was written by the per-key path (its keyed state table exists).
 
-    A spec that ran per key before a DataFrame plan took it over (window_all,
-    processing time, idleness, several sources, sessions with early/late,
-    continuous, processing-time or count triggers, processing-time sessions,
-    reduce functions) keeps its state there: the plan operator could not read
-    it, so such an operator stays on the per-key path until its state is reset.
+    State the per-key path wrote (for a spec that had no DataFrame plan in the
+    release that wrote it) has another layout than a plan's: the plan operator
+    could not read it, so such an operator stays on the per-key path until its
+    state is reset.
     """
     windows_path = getattr(store, "windows_path", None)
     if windows_path is None or store.last_progress() is None:

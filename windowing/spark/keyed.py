@@ -1,8 +1,11 @@
 """The per-key path: the reference model run per key on Spark, its state in Delta.
 
-For every spec that has no DataFrame plan (user triggers, evictors, process
-functions, the built-in triggers without a plan, sessions,
-processing time, idleness, several sources, window_all): one batch is
+For every spec that has no DataFrame plan (:func:`windowing.spark.plans.plan_for`):
+user triggers, evictors (except the sliding count window's ``CountEvictor``),
+process functions and ``DeltaTrigger`` with a user delta function; and for an
+operator whose state this path wrote (:func:`windowing.spark.dispatch.written_per_key`).
+Sessions, processing time, idleness, several sources and window_all have
+DataFrame plans; ``docs/execution-paths.md`` lists every feature's path. One batch is
 
 1. batch-wide, as column expressions: event time to ms, processing time
    (the batch's, or each row's ``ingestion_time_column``), quarantine reasons

@@ -81,7 +81,7 @@ from windowing.core.assigners import (EventTimeSessionWindows, GlobalWindows,
 from windowing.core.evictors import CountEvictor
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.spec import WindowSpec
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.core.triggers import (CountTrigger, DeltaTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger,
                                      PurgingTrigger)
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
@@ -98,10 +98,6 @@ PROCESSING_TIME_PLAN = "processing_time"   # windowing.spark.processing_plan
 PROCESSING_TIME_ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
 END_BUCKET = "end_bucket"
 BOOKKEEPING = ("contents_count", "trigger_count", "pane_index", "elements_total")
-
-
-def _clamp(value: int) -> int:
-    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
 
 
 @dataclass(frozen=True)
@@ -174,7 +170,7 @@ def plan_for(spec: WindowSpec) -> TriggerPlan:
 
 def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
     """The features of ``spec`` that no DataFrame plan covers (they run on the per-key path)."""
-    found = list(spec.model_only_features)
+    found = []
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
     if isinstance(spec.assigner, ProcessingTimeSessionWindows):
         # Processing-time sessions run as the processing_time_session plan with their own

@@ -21,13 +21,12 @@ from windowing.core.records import (
     QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS)
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.core.spec import WindowSpec
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
 
 TS = "__ts_ms"
 SEQ = "__seq"
 STATUS = "__status"
 REASON = "__reason"
-WINDOWS = "__windows"   # no longer built (sliding uses slices); kept for code importing the name
 WS, WE = "window_start_ms", "window_end_ms"
 EVENT_MS, PT, SRC = "__event_ms", "__pt_ms", "__source"
 """The row's event time (null without an event-time column), its processing time and its watermark source."""
@@ -35,10 +34,6 @@ GAP = "__gap_ms"
 """The session gap a gap function gave the row (null: not a positive int, or the row failed an earlier check)."""
 
 ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
-
-
-def _clamp(value: int) -> int:
-    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
 
 
 def long_lit(value: int) -> Column:

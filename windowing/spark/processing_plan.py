@@ -27,16 +27,12 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from windowing.core.records import ON_TIME
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.spark.batch_time import BatchTime
 from windowing.spark.plans import (END_BUCKET, PROCESSING_TIME_PLAN, PlanContext, PlanOutput, TriggerPlan,  # noqa: F401
                                    _merge_pair, window_partials)
 from windowing.spark import slicing
 from windowing.spark.prepare import ACCEPTED, STATUS, TS, UNASSIGNED, WE, long_lit
-
-
-def _clamp(value: int) -> int:
-    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
 
 
 def state_end_ranges(times: BatchTime) -> list[tuple[int, int]]:

@@ -44,7 +44,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.records import LATE, ON_TIME
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.spark.aggregates import partial_exprs, running_exprs
 from windowing.spark.prepare import SEQ, TS, WE, WS, long_lit
 
@@ -62,10 +62,6 @@ _OLD_ACC = "__old__"    # prefix of the state sessions' merged accumulators
 def session_state_fields() -> list[T.StructField]:
     """The columns a merging spec's ``windows`` state table has beyond the time plan's."""
     return [T.StructField(EMITTED, T.BooleanType(), True), T.StructField(SUPERSEDES, SUPERSEDES_TYPE, True)]
-
-
-def _clamp(value: int) -> int:
-    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
 
 
 def _empty_supersedes() -> Column:

@@ -57,7 +57,7 @@ from pyspark.sql import types as T
 
 from windowing.core.assigners import GlobalWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, floor_mod
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, floor_mod, clamp_ms as _clamp
 from windowing.core.triggers import (AbsoluteDifference, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
                                      DeltaTrigger, EarlyLateEventTimeTrigger, ProcessingTimeTrigger)
 from windowing.spark.aggregates import partial_exprs, running_exprs
@@ -95,10 +95,6 @@ def plan_kind(trigger) -> str | None:
 def trigger_state_fields() -> list[T.StructField]:
     """The columns a spec on these plans has in its ``windows`` table beyond the time plan's."""
     return [T.StructField(LATE_COUNT, T.LongType(), True), T.StructField(TIMER, T.LongType(), True)]
-
-
-def _clamp(value: int) -> int:
-    return max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, value))
 
 
 def _boundary_after(now_ms: int, interval_ms: int) -> int | None:

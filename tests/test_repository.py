@@ -1,0 +1,139 @@
+"""The repository speaks about the product, not about how it was developed.
+
+Users cannot know what a numbered work period, an issue number or a dated lab
+note means, and such text goes stale the day it is written: development
+history belongs in commit messages. This module scans every file of the
+repository (tracked, plus new files not yet committed) for the forms that
+history takes:
+
+* numbered work periods and tickets: "session 12", "sessions 13 to 20",
+  "issue 3", "sprint 2", "#14";
+* references to issues by position: "the next issue", "the foundation issue";
+* dated lab entries: "measured 2026-11-23"; in Markdown, any ISO date in the
+  prose (dates in code spans and code blocks are examples, not history);
+* "fixed the bug where ...".
+
+The one exclusion is this file, which must spell the forms out to test them.
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+THIS_FILE = Path(__file__).resolve().relative_to(REPO).as_posix()
+UNTRACKED_TREES = (".git", ".venv", ".jars", "airflow-home", "demo-output", "__pycache__", ".pytest_cache",
+                   ".hypothesis")
+"""Folders that hold no file of the repository (virtualenv, jars, run outputs): skipped without git."""
+
+HISTORY_FORMS = {
+    "a numbered work period or ticket": re.compile(
+        r"\b(?:sessions?|issues?|sprints?|milestones?|tickets?|work periods?|pull requests?)\s+#?\d+\b",
+        re.IGNORECASE),
+    "an issue number": re.compile(r"(?:^|[\s(\[])#\d+\b"),
+    "an issue named by its position": re.compile(
+        r"\b(?:next|previous|earlier|later|this|that|foundation|first|second|third)\s+issues?\b", re.IGNORECASE),
+    "a dated lab entry": re.compile(
+        r"\b(?:measured|benchmarked|profiled|timed|ran|re-run|rerun)\b[^\n]{0,40}?\b20\d\d-[01]\d-[0-3]\d\b",
+        re.IGNORECASE),
+    "a bug-fix story": re.compile(r"\bfixed\s+(?:the|a|an)\s+(?:bug|defect|issue)\b", re.IGNORECASE),
+}
+MARKDOWN_DATE = re.compile(r"\b20\d\d-[01]\d-[0-3]\d\b")
+_FENCED_BLOCK = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
+_CODE_SPAN = re.compile(r"(`+)(?:(?!\1).)+?\1", re.DOTALL)
+
+
+def repository_files() -> list[str]:
+    """The repository's files relative to its root: git's tracked and not-ignored new files, else a walk."""
+    try:
+        listed = subprocess.run(["git", "ls-files", "--cached", "--others", "--exclude-standard", "-z"],
+                                cwd=REPO, capture_output=True, check=True, timeout=60).stdout
+        names = [name for name in listed.decode("utf-8").split("\0") if name]
+        return sorted(name for name in names if (REPO / name).is_file())
+    except (OSError, subprocess.CalledProcessError):
+        return sorted(p.relative_to(REPO).as_posix() for p in REPO.rglob("*")
+                      if p.is_file() and not set(p.relative_to(REPO).parts) & set(UNTRACKED_TREES))
+
+
+def markdown_prose(text: str) -> str:
+    """``text`` with code blocks and code spans blanked (newlines kept, so line numbers stay right)."""
+    blank = lambda match: re.sub(r"[^\n]", " ", match.group(0))  # noqa: E731
+    return _CODE_SPAN.sub(blank, _FENCED_BLOCK.sub(blank, text))
+
+
+def history_in(name: str, text: str) -> list[str]:
+    """Every line of ``text`` (the file ``name``) that carries development history, as ``name:line: form``."""
+    hits = []
+    forms = list(HISTORY_FORMS.items())
+    scans = [(text, forms)]
+    if name.endswith(".md"):
+        scans.append((markdown_prose(text), [("a date in the prose", MARKDOWN_DATE)]))
+    for scanned, checks in scans:
+        for form, pattern in checks:
+            for match in pattern.finditer(scanned):
+                line = scanned.count("\n", 0, match.start()) + 1
+                hits.append(f"{name}:{line}: {form}: {match.group(0).strip()!r}")
+    return hits
+
+
+def test_no_file_carries_development_history():
+    hits = []
+    for name in repository_files():
+        if name == THIS_FILE:
+            continue
+        try:
+            text = (REPO / name).read_text(encoding="utf-8")
+        except UnicodeDecodeError:
+            continue  # binary files hold no prose
+        hits += history_in(name, text)
+    assert hits == [], "development history belongs in commit messages:\n" + "\n".join(hits)
+
+
+def test_the_scan_sees_the_repository():
+    files = repository_files()
+    assert {"README.md", "windowing/core/spec.py", THIS_FILE} <= set(files), files[:20]
+    assert not any(name.startswith((".venv/", ".jars/")) for name in files)
+
+
+@pytest.mark.parametrize("text", [
+    "Measured in session 19 (the same code).",
+    "Sessions 13 to 20 measured the ratio.",
+    "The transcripts of issue 3's trigger plans.",
+    "See #14 for the discussion.",
+    "dags/ and expectations/ are the next issues.",
+    "the fingerprint of the foundation issue",
+    "Measured output (2026-11-23, on the plan):",
+    "This fixed the bug where late rows vanished.",
+])
+def test_history_forms_are_found(text):
+    assert history_in("notes.txt", text) != []
+
+
+@pytest.mark.parametrize("text", [
+    "Processing-time sessions merge; a SparkSession per process; session windows of 30 s.",
+    "A window fires when the watermark passes its end; issues of late data go to the late table.",
+    "CountTrigger(3) fires every 3 elements; the 2 sessions merge into 1.",
+    "T0 = 1_767_225_600_000   # 2026-01-01T00:00:00Z",
+])
+def test_product_text_is_not_history(text):
+    assert history_in("module.py", text) == []
+
+
+def test_markdown_dates_count_in_prose_only():
+    example = ("Run `winjob backfill --start 2026-11-01T09:00` for an hour.\n"
+               "```bash\n./dev winjob backfill --end 2026-11-01T10:00\n```\n")
+    assert history_in("docs/x.md", example) == []
+    assert history_in("docs/x.md", example + "On 2026-11-23 the ratio was 1.2x.\n") == [
+        "docs/x.md:5: a date in the prose: '2026-11-23'"]
+
+
+def test_the_execution_paths_doc_is_what_the_dispatch_decides():
+    """docs/execution-paths.md's table is regenerated from ``plan_for`` (``docs/execution_paths.py --write``)."""
+    pytest.importorskip("pyspark")
+    import importlib
+    paths = importlib.import_module("docs.execution_paths")   # the repository root is on sys.path
+    documented = paths.documented_table(paths.DOC.read_text(encoding="utf-8"))
+    assert documented == paths.markdown_table(), "run ./dev python docs/execution_paths.py --write"
