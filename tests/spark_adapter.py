@@ -1,13 +1,15 @@
-"""Run transcripts through the Spark executor: the same interface as the reference model."""
+"""Run transcripts through the Spark executor (on in-memory or Delta state): the same interface as the
+reference model."""
 from __future__ import annotations
 
 from pyspark.sql.types import DataType
 
 from windowing.core.records import BatchMetrics, BatchResult, LateElement, Pane, QuarantinedRow
-from windowing.core.spec import WindowSpec
+from windowing.core.spec import APPEND, WindowSpec
+from windowing.spark import delta_io
 from windowing.spark.dispatch import make_operator
 from windowing.spark.keyed import KeyedModelOperator
-from windowing.spark.stores import MemoryStore, local_frame
+from windowing.spark.stores import MemoryStore, delta_store, local_frame
 
 _SPARK_TYPES = {bool: "boolean", int: "bigint", float: "double", str: "string"}
 
@@ -60,38 +62,39 @@ class SparkExecutor:
             return self.process_batch([], batch_id, watermark_ms=2**63 - 1)
         return self._result(self.operator.flush(batch_id))
 
+    def _written(self, kind: str, batch_id: int) -> list[dict]:
+        """The rows the batch wrote to an output (``results``, ``late`` or ``quarantine``)."""
+        return [r for r in self.store.outputs[kind] if r["batch_id"] == batch_id]
+
     def _result(self, report) -> BatchResult:
         spec, b = self.spec, report.batch_id
         keys = spec.key_columns
         out = BatchResult(b, report.watermark_before_ms, report.watermark_after_ms, metrics=report.metrics)
         panes: dict = {}
-        for r in self.store.outputs["results"]:
-            if r["batch_id"] == b:
-                ident = (tuple(r[k] for k in keys), r["window_start_ms"], r["window_end_ms"], r["pane_index"])
-                supersedes = tuple((s["window_start_ms"], s["window_end_ms"]) for s in r.get("supersedes") or ())
-                pane = panes.get(ident)
-                if pane is None:
-                    pane = panes[ident] = Pane(
-                        ident[0], ident[1], ident[2], {n: _plain(r[n]) for n, _ in spec.aggregates},
-                        r["pane_index"], r["timing"], r["is_final"], r["watermark_ms"], b, supersedes,
-                        rows=() if spec.process_function is not None else None)
-                if spec.process_function is not None and r["row_index"] is not None:
-                    row = {c: r[c] for c in spec.process_function.output_columns}
-                    panes[ident] = Pane(**{**pane.__dict__, "rows": pane.rows + ((r["row_index"], row),)})
+        for r in self._written("results", b):
+            ident = (tuple(r[k] for k in keys), r["window_start_ms"], r["window_end_ms"], r["pane_index"])
+            supersedes = tuple((s["window_start_ms"], s["window_end_ms"]) for s in r.get("supersedes") or ())
+            pane = panes.get(ident)
+            if pane is None:
+                pane = panes[ident] = Pane(
+                    ident[0], ident[1], ident[2], {n: _plain(r[n]) for n, _ in spec.aggregates},
+                    r["pane_index"], r["timing"], r["is_final"], r["watermark_ms"], b, supersedes,
+                    rows=() if spec.process_function is not None else None)
+            if spec.process_function is not None and r["row_index"] is not None:
+                row = {c: r[c] for c in spec.process_function.output_columns}
+                panes[ident] = Pane(**{**pane.__dict__, "rows": pane.rows + ((r["row_index"], row),)})
         for pane in panes.values():
             if pane.rows is not None:   # process function rows in the order it emitted them
                 pane = Pane(**{**pane.__dict__, "rows": tuple(row for _, row in sorted(pane.rows, key=lambda x: x[0]))})
             out.panes.append(pane)
-        for r in self.store.outputs["late"]:
-            if r["batch_id"] == b:
-                row = {k: v for k, v in r.items()
-                       if k not in ("event_time_ms", "reason", "watermark_ms", "batch_id")}
-                out.late.append(LateElement(tuple(r[k] for k in keys), r["event_time_ms"], row, r["reason"],
-                                            r["watermark_ms"], b))
-        for r in self.store.outputs["quarantine"]:
-            if r["batch_id"] == b:
-                row = {k: v for k, v in r.items() if k not in ("reason", "batch_id")}
-                out.quarantined.append(QuarantinedRow(row, r["reason"], b))
+        for r in self._written("late", b):
+            row = {k: v for k, v in r.items()
+                   if k not in ("event_time_ms", "reason", "watermark_ms", "batch_id")}
+            out.late.append(LateElement(tuple(r[k] for k in keys), r["event_time_ms"], row, r["reason"],
+                                        r["watermark_ms"], b))
+        for r in self._written("quarantine", b):
+            row = {k: v for k, v in r.items() if k not in ("reason", "batch_id")}
+            out.quarantined.append(QuarantinedRow(row, r["reason"], b))
         out.metrics = report.metrics if isinstance(report.metrics, BatchMetrics) else BatchMetrics()
         return out
 
@@ -106,6 +109,49 @@ class SparkExecutor:
             return keyed_time_windows_left(self.operator)
         start = self.store._schemas["windows"].names.index("window_start_ms") if self.store._schemas else None
         return [] if start is None else [r for r in self.store.open_windows() if r[start] is not None]
+
+
+class DeltaExecutor(SparkExecutor):
+    """The Spark executor on a :class:`DeltaStore` under ``root``: state in Delta tables, and every
+    batch's panes, late and quarantined rows read back from the Delta output tables.
+
+    ``plans_run``: the plan kind of every batch that ran (``BatchReport.plan``), so a test can tell
+    which plans a transcript exercised on Delta. Append output mode only (the results table of
+    ``final`` and ``upsert`` holds what the mode keeps, not every pane a batch emitted).
+    """
+
+    def __init__(self, spark, spec: WindowSpec, schema: str, root: str, operator_id: str = "transcript"):
+        if spec.output_mode != APPEND:
+            raise ValueError(f"DeltaExecutor reads every pane back from the results table: output mode "
+                             f"{spec.output_mode!r} keeps only some; use a spec in mode {APPEND!r}")
+        self.plans_run: list[str] = []
+        super().__init__(spark, spec, schema, delta_store(spark, spec, operator_id, root))
+
+    def _written(self, kind: str, batch_id: int) -> list[dict]:
+        path = {"results": self.store.results_path, "late": self.store.late_path,
+                "quarantine": self.store.quarantine_path}[kind]
+        if not delta_io.table_exists(self.spark, path):
+            return []
+        table = self.spark.read.format("delta").load(path)
+        return [r.asDict() for r in table.where(table["batch_id"] == batch_id).collect()]
+
+    def _result(self, report) -> BatchResult:
+        if report.plan is not None:
+            self.plans_run.append(report.plan)
+        return super()._result(report)
+
+    def open_windows(self) -> list:
+        if isinstance(self.operator, KeyedModelOperator):
+            return self.operator.open_keys()
+        if not delta_io.table_exists(self.spark, self.store.windows_path):
+            return []
+        return [tuple(r) for r in self.spark.read.format("delta").load(self.store.windows_path).collect()]
+
+    def time_windows_left(self) -> list:
+        if isinstance(self.operator, KeyedModelOperator):
+            return keyed_time_windows_left(self.operator)
+        start = len(self.spec.key_columns)    # the windows table: key columns, then the window start
+        return [r for r in self.open_windows() if r[start] is not None]
 
 
 def _plain(value):

@@ -6,11 +6,12 @@ and the batch that first kept it. The horizon is event time behind the
 watermark: an id kept with event time ``t`` stays visible while
 ``t > watermark_at_batch_start - horizon``.
 
-Exactly once without a version in ``progress``: batch ``b`` sees only rows of
-batches ``< b`` that are still within the horizon, and pruning deletes only
-rows that ``b`` cannot see anyway. A replay of ``b`` after a crash therefore
-sees the same ids whatever the crashed attempt wrote; its append of the kept
-ids lands once (``delta_io.append``).
+Exactly once without a version in ``progress``: batch ``b`` reads the table
+as of its version at the batch's start and sees only rows of batches ``< b``
+that are still within the horizon; pruning deletes only rows that ``b`` cannot
+see anyway. A replay of ``b`` after a crash therefore sees the same ids
+whatever the crashed attempt wrote; its append of the kept ids lands once
+(``delta_io.append``).
 """
 from __future__ import annotations
 
@@ -59,16 +60,18 @@ class SeenIds:
             if self.path is not None:
                 delta_io.create_empty(self.spark, self._schema, self.path)
 
-    def _all(self) -> DataFrame:
+    def _at_start(self) -> DataFrame:
+        """Every remembered id as the table is now, pinned to its current version (a read later in
+        the batch, after this batch's :meth:`record`, still sees this version)."""
         if self.path is None:
             return local_frame(self.spark, self._memory, self._schema)
-        return self.spark.read.format("delta").load(self.path)
+        return delta_io.read_as_of(self.spark, self.path, delta_io.latest_version(self.spark, self.path))
 
     def visible(self, batch_id: int, wm_start_ms: int, id_type: T.DataType) -> DataFrame:
         """The ids batch ``batch_id`` must treat as seen: from earlier batches, within the horizon."""
         self._ensure(id_type)
         forget_at_or_below = wm_start_ms - self.spec.dedup_horizon_ms
-        seen = self._all().where(F.col(SEEN_BATCH) < long_lit(batch_id))
+        seen = self._at_start().where(F.col(SEEN_BATCH) < long_lit(batch_id))
         if forget_at_or_below >= -(2**63):
             seen = seen.where(F.col(SEEN_TS) > long_lit(forget_at_or_below))
         return seen.select(self.spec.dedup_column)

@@ -118,8 +118,13 @@ def merge_once(spark: SparkSession, path: str, source: DataFrame, keys: list[str
 
     ``source`` has the table's columns plus a boolean ``__delete``: rows
     flagged with it delete the matching row, the others insert it, or replace
-    it when ``update`` (else a matching row is left as it is). Rows match on
-    ``keys`` with null-safe equality.
+    it when ``update``. Rows match on ``keys`` with null-safe equality.
+    Insert-only (``update`` False): a row that would insert over an existing
+    row fails the MERGE (nothing of it lands) with a :class:`MergeCollisionError`
+    naming the table, the application, the batch and the key.
+
+    Raises:
+        MergeCollisionError: an insert-only MERGE met a row with one of its keys.
     """
     target = DeltaTable.forPath(spark, path)
     values = {name: f"s.`{name}`" for name in source.columns if name != "__delete"}
@@ -127,9 +132,64 @@ def merge_once(spark: SparkSession, path: str, source: DataFrame, keys: list[str
     merge = target.alias("t").merge(source.alias("s"), cond).whenMatchedDelete(condition="s.__delete")
     if update:
         merge = merge.whenMatchedUpdate(set=values)
+    else:
+        column = next(iter(values))
+        merge = merge.whenMatchedUpdate(set={column: _collision_error(path, keys, app_id, batch_id)
+                                             .cast(source.schema[column].dataType)})
     merge = merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values)
-    run_once(spark, path, app_id, batch_id, merge.execute)
+    try:
+        run_once(spark, path, app_id, batch_id, merge.execute)
+    except Exception as error:  # noqa: BLE001 - only the collision raised above is translated
+        if _COLLISION not in str(error):
+            raise
+        detail = str(error)[str(error).index(_COLLISION):].splitlines()[0].split(" SQLSTATE")[0].rstrip(". ")
+        raise MergeCollisionError(detail) from None
     return latest_version(spark, path)
+
+
+_COLLISION = "insert-only MERGE into "
+
+
+class MergeCollisionError(RuntimeError):
+    """An insert-only MERGE found a row with the key of a row it inserts (it would have dropped it)."""
+
+
+def _collision_error(path: str, keys: list[str], app_id: str, batch_id: int):
+    """A column that fails the query with a message naming the table, application, batch and key."""
+    from pyspark.sql import functions as F
+    key_text = F.concat_ws(", ", *[F.concat(F.lit(f"{k}="), F.coalesce(F.col(f"s.`{k}`").cast("string"),
+                                                                           F.lit("null"))) for k in keys])
+    return F.raise_error(F.concat(
+        F.lit(f"{_COLLISION}{path} by operator {app_id!r}, batch {int(batch_id)}: the table already has "
+              f"a row with key "), key_text,
+        F.lit(" (an insert-only table never replaces a row; the state it was derived from was not "
+              "the state this batch started from)")))
+
+
+def version_before_marks(spark: SparkSession, path: str, app_id: str) -> int:
+    """The version of the table at ``path`` before the oldest commit ``app_id`` marked for a batch.
+
+    The table's newest version when the log holds no such commit (or the
+    older commits were cleaned up before one was found). For a state table no
+    committed batch recorded a version of, this is the version a batch must
+    read: the table as created, without what a crashed attempt merged.
+
+    Raises:
+        RuntimeError: the table's first commit is already marked (no version before it).
+    """
+    newest, before = None, None
+    for version, commit_json in _commits_newest_first(spark, path):
+        newest = version if newest is None else newest
+        if commit_json is None:
+            break
+        if _batch_in_commit(commit_json, app_id) is not None:
+            before = version - 1
+    if before is None:
+        return newest
+    if before < 0:
+        raise RuntimeError(f"table {path}: its first commit is a batch of {app_id!r}; there is no version "
+                           f"of it before that batch to read")
+    return before
 
 
 def marker(app_id: str, batch_id: int, writer_id: str | None = None) -> str:

@@ -362,7 +362,7 @@ class KeyedModelOperator:
         flush = _flush or watermark_ms == MAX_TIMESTAMP_MS
         schema = self._state_schema(df)
         self.state_table.ensure(schema)
-        version = last["windows_version"] if last else None
+        version = self.state_table.start_version(last["windows_version"] if last else None)
         operator_state = self._load_operator_state(last, version)
         tracker, clock_before = operator_state["tracker"], operator_state["clock_ms"]
         wm0 = tracker.current_ms

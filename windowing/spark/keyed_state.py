@@ -18,8 +18,9 @@ memory beside a :class:`~windowing.spark.stores.MemoryStore`):
 
 A key whose windows and timers are all gone has no row. Writes are one
 MERGE per batch that lands once per batch (``delta_io.run_once``), and
-reads are AS OF the version recorded in the progress row of the last
-committed batch.
+reads are AS OF the version fixed at the batch's start (:meth:`KeyedStateTable.start_version`):
+the one recorded in the progress row of the last committed batch, or for the
+first batch the table as created.
 """
 from __future__ import annotations
 
@@ -87,6 +88,14 @@ class KeyedStateTable:
             jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
             p = jvm.org.apache.hadoop.fs.Path(self.path)
             p.getFileSystem(conf).delete(p, True)
+
+    def start_version(self, recorded: int | None) -> int | None:
+        """The version a batch reads, fixed at its start (after :meth:`ensure`): ``recorded`` (the last
+        committed batch's), else the table's version before any batch's MERGE (the table as created,
+        without what a crashed attempt merged); None in memory (a read copies the rows)."""
+        if recorded is not None or self.path is None:
+            return recorded
+        return delta_io.version_before_marks(self.spark, self.path, self.app_id)
 
     def read(self, version: int | None) -> DataFrame:
         if self.path is None:

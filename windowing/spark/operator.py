@@ -15,7 +15,8 @@ Outputs (paths given by the caller): ``results`` (panes), ``late`` (late
 elements with reason and watermark) and ``quarantine`` (malformed rows).
 
 Commit protocol for batch ``b``: skip if progress has ``b``; read state AS OF
-the versions recorded by the last committed batch; compute; write outputs and
+the versions fixed at the batch's start (``store.start_versions``: those the last
+committed batch recorded, or a table's version before any batch's commit); compute; write outputs and
 state once per ``(operator_id, b)`` (``delta_io``: a marker in each commit,
 checked before writing); write progress last with Delta ``txnAppId =
 operator_id``, ``txnVersion = b``, then check that the progress row of ``b``
@@ -251,7 +252,9 @@ class SparkWindowOperator:
 
             ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
             clock = trigger_plans.BatchClock.of(times)
-            state = self.store.read_windows(last["windows_version"] if last else None)
+            windows_version, buffers_version = self.store.start_versions(
+                last, buffers=self.plan.kind == EVICTING_COUNT_PLAN)
+            state = self.store.read_windows(windows_version)
             state = self._relevant_state(state, ctx, stats, clock, times)
             value_cols = self._value_columns()
             elements = self._elements(classified, wm0)
@@ -268,7 +271,7 @@ class SparkWindowOperator:
             elif self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
                 out = ptp.processing_trigger_plan(ctx, self.plan, elements, state, clock)
             else:
-                buffer = self.store.read_buffers(last["buffers_version"] if last else None)
+                buffer = self.store.read_buffers(buffers_version)
                 out = evicting_count_plan(ctx, self.plan, elements, state, buffer, value_cols)
             cached.extend(out.cached)
             if isinstance(out, SessionOutput):

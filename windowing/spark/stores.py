@@ -203,6 +203,26 @@ class DeltaStore:
         delta_io.create_empty(self.spark, PROGRESS_SCHEMA, self.progress_path, properties=PROGRESS_PROPERTIES)
         self._tables_ready = True
 
+    def start_versions(self, last: dict | None, buffers: bool) -> tuple[int | None, int | None]:
+        """The versions of ``windows`` and (if ``buffers``) ``buffers`` a batch reads, fixed at its start
+        (after :meth:`ensure_tables`).
+
+        Those the last committed batch recorded; for a table that no committed
+        batch recorded (the first batch, or a table created after the last
+        commit) its version before any batch's commit
+        (:func:`delta_io.version_before_marks`): never what a crashed attempt
+        of this batch merged, never what this batch merges.
+        """
+        def pinned(recorded: int | None, path: str) -> int | None:
+            if recorded is not None:
+                return recorded
+            if not delta_io.table_exists(self.spark, path):
+                return None
+            return delta_io.version_before_marks(self.spark, path, self.operator_id)
+        last = last or {}
+        return (pinned(last.get("windows_version"), self.windows_path),
+                pinned(last.get("buffers_version"), self.buffers_path) if buffers else None)
+
     def read_windows(self, version):
         return delta_io.read_as_of(self.spark, self.windows_path, version)
 
@@ -376,6 +396,10 @@ class MemoryStore:
 
     def _frame(self, rows, kind):
         return local_frame(self.spark, rows, self._schemas[kind])
+
+    def start_versions(self, last: dict | None, buffers: bool) -> tuple[None, None]:
+        """No versions: a read copies the rows as they are (a snapshot taken at the batch's start)."""
+        return None, None
 
     def read_windows(self, version):
         return self._frame(self._windows, "windows")
