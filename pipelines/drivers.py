@@ -5,10 +5,19 @@ Both build the same operator from a :class:`Job` (the one
 DataFrame plan or the per-key model); only how batches are cut differs. Batch ids are deterministic (the stream's own ids,
 or the chunk number), so a rerun after a failure skips what was committed and
 replays the rest exactly once.
+
+Each progress row records which run wrote it (``run``: ``{"kind": "stream"}``, or a
+backfill's range and chunk). A stream's batch ids and a backfill's chunk numbers
+would mean different rows under the same ids, so one operator's state belongs to
+one kind of run: a backfill refuses an operator whose state a stream (or a
+backfill of another range) wrote, and a stream refuses one that a backfill wrote,
+unless the state is reset. A backfill resumes (or, finished, skips) only its own
+range.
 """
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sys
 import time
 from typing import Callable
@@ -21,6 +30,12 @@ from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
 from windowing.spark.dispatch import operator_on_delta
 from windowing.spark.operator import BatchReport, SparkWindowOperator
 from windowing.spark.prepare import by_processing_time
+from windowing.spark.stores import ConcurrentWriterError
+
+STREAM_RUN = {"kind": "stream"}
+"""The ``run`` a stream records in its progress rows."""
+SPARK_CHECKPOINT_CONFLICT = "Multiple streaming jobs detected"
+"""Spark's error when another query wrote the checkpoint's offset log for the same batch."""
 
 
 WHOLE_RANGE = "all"
@@ -36,6 +51,36 @@ def operator_for(spark: SparkSession, job: Job, reset_state: bool = False):
     return operator_on_delta(spark, job.spec, job.operator_id, job.state_root,
                              results_path=job.results_path, late_path=job.late_path,
                              quarantine_path=job.quarantine_path, reset_state=reset_state)
+
+
+def claim_state(operator, job: Job, run: dict) -> None:
+    """Record ``run`` in the progress rows the operator writes; refuse state another kind of run wrote.
+
+    The operator's last progress row says which run wrote it. Equal ``run``: resume
+    (a backfill of the same range and chunks, or the same stream). No row: fresh
+    state, or rows that did not record a run. Otherwise the ids would collide (see
+    the module docstring): raises ValueError naming both runs and the ways out.
+    """
+    last = operator.last_progress()
+    previous = json.loads(last["run"]) if last is not None and last.get("run") else None
+    if previous is not None and previous != run:   # rows of releases that did not record it: unknown
+        wrote = _run_text(previous)
+        raise ValueError(
+            f"job {job.name}: operator {job.operator_id!r} holds state written by {wrote} (batches up to "
+            f"{last['batch_id']}); this run is {_run_text(run)}, which would reuse those batch ids for other "
+            f"rows (committed ids are skipped) or count rows twice. Use a job with another operator id, pass "
+            f"--reset-state (reset_state=True) to recompute from scratch, or `winjob reprocess` to recompute "
+            f"a range.")
+    operator.store.run = json.dumps(run, sort_keys=True)
+
+
+def _run_text(run: dict) -> str:
+    if run.get("kind") != "backfill":
+        return "a stream"
+    if run.get("start_ms") is None:
+        return "a one-batch backfill of the whole table"
+    return (f"a backfill of [{run['start_ms']}, {run['end_ms']}) ms by {run['column']} in chunks of "
+            f"{run['chunk_ms']} ms")
 
 
 def describe(report: BatchReport) -> str:
@@ -73,11 +118,17 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
     """
     validate = job.validate_runs if validate is None else validate
     operator = operator_for(spark, job, reset_state)
+    claim_state(operator, job, STREAM_RUN)
     reports: list[BatchReport] = []
     quality_errors: list[Exception] = []
+    writer_errors: list[ConcurrentWriterError] = []
 
     def each_batch(df, batch_id: int) -> None:
-        report = operator.process_batch(df, batch_id, processing_time_ms=int(time.time() * 1000))
+        try:
+            report = operator.process_batch(df, batch_id, processing_time_ms=int(time.time() * 1000))
+        except ConcurrentWriterError as error:
+            writer_errors.append(error)
+            raise
         reports.append(report)
         log(describe(report))
         if validate and not report.skipped:
@@ -107,9 +158,16 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
     finally:
         if query.isActive:
             query.stop()
+    if writer_errors:
+        raise writer_errors[0]
     if quality_errors:
         raise quality_errors[0]
     if query.exception():
+        if SPARK_CHECKPOINT_CONFLICT in str(query.exception()):
+            raise ConcurrentWriterError(
+                f"job {job.name}: another run is using the checkpoint {job.checkpoint_path} (Spark found the "
+                f"same batch planned twice); this run stopped. Two runs must not write one operator at the same "
+                f"time: let the other run finish (or stop it), then run again.")
         raise RuntimeError(f"streaming job {job.name} failed: {query.exception()}")
     return reports
 
@@ -198,6 +256,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         # unparseable or far-future event time are in it too: the operator quarantines them.
         operator = operator_for(spark, job, reset_state)
         fresh = operator.last_progress() is None
+        claim_state(operator, job, {"kind": "backfill", "start_ms": None})
         report = operator.process_batch(raw, 0, watermark_ms=MAX_TIMESTAMP_MS, processing_time_ms=batch_pt)
         log("backfill 1/1 " + describe(report))
         reports = [report]
@@ -219,6 +278,8 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         fresh = operator.last_progress() is None
         if chunk_ms is None:
             chunk_ms = end_ms - start_ms
+        claim_state(operator, job, {"kind": "backfill", "start_ms": start_ms, "end_ms": end_ms,
+                                    "chunk_ms": chunk_ms, "column": chunk_column})
         n_chunks = -(-(end_ms - start_ms) // chunk_ms)
         reports = []
         for i in range(n_chunks):

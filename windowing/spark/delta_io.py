@@ -58,7 +58,15 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
                  properties: dict[str, str] | None = None) -> None:
     """Create a Delta table with ``schema`` (and table ``properties``) if none exists at ``path``.
 
-    A metadata-only commit (no Spark job writing an empty DataFrame).
+    A metadata-only commit (no Spark job writing an empty DataFrame). Safe against
+    the two ways a creation can meet a folder that is not (yet) a table:
+
+    * another process creates the same table at the same moment: one creates it,
+      the other finds it created and uses it;
+    * a creation that crashed left a ``_delta_log`` without a commit (or data files
+      without a log): the folder was never a table, so it is created anew (by an
+      empty append, which Delta accepts there). A folder whose log holds a commit
+      is never touched.
     """
     if table_exists(spark, path):
         return
@@ -68,7 +76,43 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
         builder = builder.property(key, value)
     if partition_by:
         builder = builder.partitionedBy(*partition_by)
-    builder.execute()
+    try:
+        builder.execute()
+    except Exception:  # noqa: BLE001 - decided by what the folder holds now
+        if table_exists(spark, path):
+            return                  # another writer created it meanwhile
+        if has_commit(spark, path):
+            raise                   # a table this release cannot read: never touch it
+        _create_by_empty_append(spark, schema, path, partition_by, properties)
+
+
+def has_commit(spark: SparkSession, path: str) -> bool:
+    """Whether the folder's ``_delta_log`` holds a commit or checkpoint (then it is a table, readable or not)."""
+    jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
+    log_path = jvm.org.apache.hadoop.fs.Path(absolute(path).rstrip("/") + "/_delta_log")
+    fs = log_path.getFileSystem(conf)
+    if not fs.exists(log_path):
+        return False
+    for status in fs.listStatus(log_path):
+        name = status.getPath().getName()
+        if name == "_last_checkpoint" or (name[:20].isdigit() and (name.endswith(".json")
+                                                                   or ".checkpoint" in name)):
+            return True
+    return False
+
+
+def _create_by_empty_append(spark: SparkSession, schema, path: str, partition_by: list[str] | None,
+                            properties: dict[str, str] | None) -> None:
+    writer = spark.createDataFrame([], schema).write.format("delta").mode("append")
+    for key, value in {**DEFAULT_PROPERTIES, **(properties or {})}.items():
+        writer = writer.option(key, value)
+    if partition_by:
+        writer = writer.partitionBy(*partition_by)
+    try:
+        writer.save(path)
+    except Exception:  # noqa: BLE001 - another creator won the race: its table serves
+        if not table_exists(spark, path):
+            raise
 
 
 def append(df: DataFrame, path: str, app_id: str, batch_id: int, merge_schema: bool = False,
@@ -286,6 +330,18 @@ def first_writer(spark: SparkSession, path: str, app_id: str, batch_id: int, aft
         if mark and mark.get(MARKER_APP) == app_id and mark.get(MARKER_BATCH) == batch_id:
             first = mark.get(MARKER_WRITER)
     return first
+
+
+def markers_newest_first(spark: SparkSession, path: str):
+    """Yield ``(version, marker dict or None)`` of the table's commits from the newest down (see :func:`marker`).
+
+    The walk ends at a version whose commit file was cleaned up after a checkpoint.
+    Reads commit files only (no Spark job).
+    """
+    for version, commit_json in _commits_newest_first(spark, path):
+        if commit_json is None:
+            return
+        yield version, _marker_in_commit(commit_json)
 
 
 def _snapshot(spark: SparkSession, path: str):

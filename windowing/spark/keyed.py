@@ -358,6 +358,19 @@ class KeyedModelOperator:
         wm_last = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
         if last and batch_id <= last["batch_id"]:
             return BatchReport(batch_id, True, wm_last, wm_last, seconds=time.monotonic() - started)
+        self.store.claim(batch_id, self.writer_id)      # before any write; raises ConcurrentWriterError
+        last = self.last_progress()                     # as the claim found it (another run may have committed)
+        try:
+            return self._process_claimed_batch(df, batch_id, watermark_ms, processing_time_ms, _flush, last,
+                                               started)
+        finally:
+            self.store.release(self.writer_id)
+
+    def _process_claimed_batch(self, df: DataFrame, batch_id: int, watermark_ms: int | None,
+                               processing_time_ms: int | None, _flush: bool, last: dict | None,
+                               started: float) -> BatchReport:
+        """:meth:`process_batch` once this writer owns the batch."""
+        spec = self.spec
         self._fault("start")
         flush = _flush or watermark_ms == MAX_TIMESTAMP_MS
         schema = self._state_schema(df)

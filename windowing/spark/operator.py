@@ -14,9 +14,11 @@ Tables of an operator (``operator_id``) under ``state_root/operator_id``:
 Outputs (paths given by the caller): ``results`` (panes), ``late`` (late
 elements with reason and watermark) and ``quarantine`` (malformed rows).
 
-Commit protocol for batch ``b``: skip if progress has ``b``; read state AS OF
-the versions fixed at the batch's start (``store.start_versions``: those the last
-committed batch recorded, or a table's version before any batch's commit); compute; write outputs and
+Commit protocol for batch ``b``: skip if progress has ``b``; claim ``b`` for this
+writer (:mod:`windowing.spark.claims`: another run's live claim stops this one
+before it writes anything); read state AS OF the versions fixed at the batch's
+start (``store.start_versions``: those the last committed batch recorded, or a
+table's version before any batch's commit); compute; write outputs and
 state once per ``(operator_id, b)`` (``delta_io``: a marker in each commit,
 checked before writing); write progress last with Delta ``txnAppId =
 operator_id``, ``txnVersion = b``, then check that the progress row of ``b``
@@ -221,6 +223,17 @@ class SparkWindowOperator:
         wm0 = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
         if last and batch_id <= last["batch_id"]:
             return BatchReport(batch_id, True, wm0, wm0, seconds=time.monotonic() - started)
+        self.store.claim(batch_id, self.writer_id)      # before any write; raises ConcurrentWriterError
+        last = self.last_progress()                     # as the claim found it (another run may have committed)
+        try:
+            return self._process_claimed_batch(df, batch_id, watermark_ms, processing_time_ms, last, started)
+        finally:
+            self.store.release(self.writer_id)
+
+    def _process_claimed_batch(self, df: DataFrame, batch_id: int, watermark_ms: int | None,
+                               processing_time_ms: int | None, last: dict | None, started: float) -> BatchReport:
+        """:meth:`process_batch` once this writer owns the batch."""
+        wm0 = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
         self._fault("start")
         if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind in (TIME_PLAN, SESSION_PLAN) \
                 and self.plan.fires_at_end and self.seen_ids is None and self.spec.source_column is None:

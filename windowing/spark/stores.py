@@ -25,6 +25,7 @@ from pyspark.sql import types as T
 
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io
+from windowing.spark.claims import ClaimLog, ConcurrentWriterError, app_id, release
 
 WS, WE, SUPERSEDES = "window_start_ms", "window_end_ms", "supersedes"
 
@@ -43,6 +44,8 @@ PROGRESS_SCHEMA = T.StructType([
     T.StructField("committed_at", T.TimestampType(), False),
     # Added later, nullable: rows written before it read as null (windowing.spark.batch_time).
     T.StructField("time_state", T.StringType(), True),
+    # Which driver run wrote the batch (JSON, see DeltaStore.run); null when not told.
+    T.StructField("run", T.StringType(), True),
 ])
 PROGRESS_PROPERTIES = {"delta.dataSkippingStatsColumns": "batch_id"}
 """File statistics of the progress table: only ``batch_id`` (a batch's row); statistics of
@@ -76,10 +79,6 @@ def check_fingerprint(store, spec, fingerprint: str | None = None) -> None:
             f"{last['spec_fingerprint']} ({last['spec_description']}); this job's spec is "
             f"{fingerprint} ({spec.describe()}). Resume with the original spec, use a new "
             f"operator id, or pass reset_state=True (CLI: --reset-state) to discard the state.")
-
-
-class ConcurrentWriterError(RuntimeError):
-    """Another writer committed this batch of this operator."""
 
 
 def merge_source(upserts: DataFrame, deletes: DataFrame, schema: T.StructType) -> DataFrame:
@@ -138,8 +137,12 @@ def upsert_changes(panes: DataFrame) -> tuple[DataFrame, DataFrame]:
 class DeltaStore:
     """State and outputs of one operator as Delta tables.
 
-    State under ``state_root/operator_id/{windows,buffers,progress}``; outputs
+    State under ``state_root/operator_id/{windows,buffers,progress,claims}``; outputs
     default to ``state_root/operator_id/{results,late,quarantine}``.
+
+    Writers: a batch is claimed (:meth:`claim`, :mod:`windowing.spark.claims`)
+    before its first write; the outputs' write markers carry the operator's
+    generation (:attr:`app_id`), which a :meth:`reset` advances.
     """
 
     def __init__(self, spark: SparkSession, operator_id: str, state_root: str, results_path: str | None = None,
@@ -156,10 +159,54 @@ class DeltaStore:
         self._loaded = False
         self._tables_ready = False
         self._outputs_ready: set[str] = set()
+        self._progress_version: int | None = None
         self.windows_deleted: int | None = None
         """State rows deleted by the last :meth:`merge_windows` (None: unknown, count them)."""
+        self.claims = ClaimLog(spark, operator_id, f"{base}/claims")
+        self._generation: int | None = None
+        self.run: str | None = None
+        """What the driver records in each progress row's ``run`` column (e.g. a backfill's range)."""
+
+    @property
+    def app_id(self) -> str:
+        """The application id of the outputs' write markers: the operator id and its generation."""
+        if self._generation is None:
+            self._generation, _ = self.claims.read()
+        return app_id(self.operator_id, self._generation)
+
+    def claim(self, batch_id: int, writer_id: str) -> None:
+        """Make ``writer_id`` the one writer of ``batch_id`` before it writes anything (see
+        :mod:`windowing.spark.claims`); raises :class:`ConcurrentWriterError` if another run has it."""
+        def committed() -> bool:
+            self._loaded = False
+            last = self.last_progress()
+            return last is not None and last["batch_id"] >= batch_id
+        self._generation = self.claims.claim(batch_id, writer_id, committed)
+        # Another writer may have committed batches since this store read its progress.
+        if self._loaded and self._progress_version != self._current_progress_version() and committed():
+            release(writer_id)
+            raise ConcurrentWriterError(
+                f"operator {self.operator_id!r}: batch {batch_id} was already committed by another writer; "
+                f"this writer ({writer_id}) wrote nothing of it. Two runs must not write one operator at the "
+                f"same time.")
+
+    def _current_progress_version(self) -> int | None:
+        if not delta_io.table_exists(self.spark, self.progress_path):
+            return None
+        return delta_io.latest_version(self.spark, self.progress_path)
+
+    @staticmethod
+    def release(writer_id: str) -> None:
+        """``writer_id`` left its batch (committed or failed): a later run may take its claim over."""
+        release(writer_id)
 
     def reset(self) -> None:
+        """Discard the state (windows, buffers, progress, seen ids, keyed state) and start a new generation.
+
+        The outputs stay (they may be user-named tables shared with other runs); what
+        the new generation recomputes is written to them again, never skipped as
+        written by the discarded state's batches.
+        """
         jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
         base = self.windows_path.rsplit("/", 1)[0]
         seen_ids_path = base + "/seen_ids"         # windowing.spark.dedup
@@ -168,12 +215,14 @@ class DeltaStore:
             p = jvm.org.apache.hadoop.fs.Path(path)
             p.getFileSystem(conf).delete(p, True)
         self._last, self._loaded, self._tables_ready = None, False, False
+        self._generation = self.claims.new_generation()
 
     def last_progress(self) -> dict | None:
         """The progress row of the last committed batch (read once, then kept)."""
         if not self._loaded:
             self._last = None
-            if delta_io.table_exists(self.spark, self.progress_path):
+            self._progress_version = self._current_progress_version()
+            if self._progress_version is not None:
                 rows = (self.spark.read.format("delta").load(self.progress_path)
                         .orderBy(F.col("batch_id").desc()).limit(4).collect())
                 self._last = self._committed(rows)
@@ -263,17 +312,18 @@ class DeltaStore:
                 written = df.count() if rows is None else None
                 if written != 0:          # a MERGE of nothing would still cost its Spark jobs
                     upserts, deletes = upsert_changes(df)
-                    self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True)
+                    self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True,
+                                app=self.app_id)
             finally:
                 df.unpersist()
             self._outputs_ready.add(kind)
         elif rows or rows is None:
             # Late and quarantine rows carry the whole input row: when the source gains a
             # column (schema drift), the table gains it too instead of refusing the batch.
-            appended = delta_io.append(df, path, self.operator_id, batch_id, merge_schema=kind != "results",
+            appended = delta_io.append(df, path, self.app_id, batch_id, merge_schema=kind != "results",
                                        properties=properties)
             if rows is None and appended:
-                written = delta_io.appended_rows(self.spark, path, self.operator_id, batch_id)
+                written = delta_io.appended_rows(self.spark, path, self.app_id, batch_id)
             self._outputs_ready.add(kind)
         elif kind not in self._outputs_ready:
             delta_io.create_empty(self.spark, df.schema, path, properties=properties)  # readers always find it
@@ -281,11 +331,11 @@ class DeltaStore:
         return written
 
     def _merge(self, path: str, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int,
-               update: bool) -> int:
+               update: bool, app: str | None = None) -> int:
         from delta.tables import DeltaTable
         schema = DeltaTable.forPath(self.spark, path).toDF().schema
         return delta_io.merge_once(self.spark, path, merge_source(upserts, deletes, schema), keys,
-                                   self.operator_id, batch_id, update=update)
+                                   app or self.operator_id, batch_id, update=update)
 
     def windows_version(self) -> int | None:
         """The current version of the windows table (for a batch that did not change it); None if none."""
@@ -316,6 +366,7 @@ class DeltaStore:
         its row (if it wrote one) and raises :class:`ConcurrentWriterError`.
         """
         path, batch_id, writer_id = self.progress_path, row["batch_id"], row["writer_id"]
+        row = {"run": self.run, **row}
         before = delta_io.latest_version(self.spark, path) if delta_io.table_exists(self.spark, path) else -1
         frame = self.spark.createDataFrame([tuple(row.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
         # mergeSchema: a progress table created before a column was added gains it on the next commit.
@@ -329,13 +380,15 @@ class DeltaStore:
                 raise
             appended = append()     # another writer created the table first: check its batches, then append
         if appended and delta_io.first_writer(self.spark, path, self.operator_id, batch_id, before) == writer_id:
-            self._last = row
+            self._last, self._progress_version = row, self._current_progress_version()
+            release(writer_id)
             return
         if appended:      # lost a race: the batch's first commit is another writer's
             from delta.tables import DeltaTable
             DeltaTable.forPath(self.spark, path).delete(
                 (F.col("batch_id") == batch_id) & (F.col("writer_id") == writer_id))
         self._loaded = False
+        release(writer_id)
         raise ConcurrentWriterError(
             f"operator {self.operator_id!r}: batch {batch_id} was already committed by another "
             f"writer; this writer ({writer_id}) did not commit. Two jobs must not run one "
@@ -385,6 +438,12 @@ class MemoryStore:
 
     def reset(self) -> None:
         self.__init__(self.spark, self.operator_id, self.output_mode)
+
+    def claim(self, batch_id: int, writer_id: str) -> None:
+        """One writer in memory: nothing to claim."""
+
+    def release(self, writer_id: str) -> None:
+        """One writer in memory: nothing to release."""
 
     def last_progress(self):
         return self.progress[-1] if self.progress else None
