@@ -48,10 +48,16 @@ def _window(text: str) -> dict:
 
 
 def _spark(job=None, verbose: bool = False):
-    """The process's SparkSession; Spark's own log is off unless ``verbose`` (failures end as one line here)."""
+    """The process's SparkSession.
+
+    A session started here logs nothing of Spark's own unless ``verbose``: a
+    failure ends as one line of :func:`main` (a session the caller started keeps its log level).
+    """
+    from pyspark.sql import SparkSession
     from windowing.spark.session import get_spark
+    started_here = SparkSession.getActiveSession() is None
     spark = get_spark("winjob", conf=(job.spark_conf if job else None))
-    if not verbose:
+    if started_here and not verbose:
         spark.sparkContext.setLogLevel("OFF")
     return spark
 

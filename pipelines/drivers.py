@@ -58,9 +58,10 @@ def format_epoch_ms(ms: int) -> str:
     if ms <= -(2**63):
         return "-inf"
     try:
-        return (_EPOCH + dt.timedelta(milliseconds=ms)).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
+        at = _EPOCH + dt.timedelta(milliseconds=ms)
     except OverflowError:
         return f"{ms} ms since epoch"
+    return f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}"   # %Y drops zeros before 1000
 
 
 def describe(report: BatchReport) -> str:
@@ -109,6 +110,8 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
 
     Raises:
         pipelines.errors.InputError: the raw table is missing or not a Delta table.
+
+    ``fault_injection``: test hook, see :func:`operator_for`.
         pipelines.quality.DataQualityError: a CRITICAL expectation failed.
         RuntimeError: the streaming query failed (the cause is chained).
     """
@@ -220,8 +223,8 @@ def event_time_ms_sql(column: str, type_name: str) -> str:
 
 
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
-                 chunk: str | None = None, reset_state: bool = False, validate: bool | None = None
-                 ) -> list[BatchReport]:
+                 chunk: str | None = None, reset_state: bool = False, validate: bool | None = None,
+                 fault_injection: Callable[[str], None] | None = None) -> list[BatchReport]:
     """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
 
     "Complete" mode: chunks are cut by event time, so with a watermark delay
@@ -287,7 +290,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     if chunk_ms is None and start is None and end is None:
         # The whole table in one batch: no range to compute, no extra scan. Rows with no,
         # unparseable or far-future event time are in it too: the operator quarantines them.
-        operator = operator_for(spark, job, reset_state)
+        operator = operator_for(spark, job, reset_state, fault_injection)
         fresh = operator.last_progress() is None
         report = operator.process_batch(raw, 0, watermark_ms=MAX_TIMESTAMP_MS, processing_time_ms=batch_pt)
         log("backfill chunk 1/1 (the whole table): " + describe(report))
@@ -304,7 +307,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         end_ms = bounds[1] + 1 if end is None else _epoch_ms(end)
         if end_ms <= start_ms:
             raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
-        operator = operator_for(spark, job, reset_state)
+        operator = operator_for(spark, job, reset_state, fault_injection)
         fresh = operator.last_progress() is None
         if chunk_ms is None:
             chunk_ms = end_ms - start_ms
