@@ -100,6 +100,13 @@ def explain(error: BaseException) -> Explained:
     text = " ".join(_one_line(str(item)) for item in chain)
     full = "\n".join(str(item) for item in chain)
     condition = next((c for c in (_condition(item) for item in chain) if c), None)
+    # Raised inside a streaming query's foreachBatch, these come back as the query's text only.
+    for cls, code in ((ConcurrentWriterError, ExitCode.CONFLICT), (SpecMismatchError, ExitCode.JOB),
+                      (InputError, ExitCode.INPUT)):
+        found = re.search(rf"{cls.__name__}: ([^\n]+)", full)
+        if found:
+            hint = " Run again when the other run has finished." if code == ExitCode.CONFLICT else ""
+            return Explained(code, found.group(1).strip() + hint)
     if condition in _UNREADABLE or any(marker in full for marker in _JAVA_UNREADABLE):
         where = _path_in(full)
         return Explained(ExitCode.INPUT,
