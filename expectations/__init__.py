@@ -13,11 +13,12 @@ suite                     module                      table
 ``state_windows``         ``state``                   open windows (as of the last batch)
 ``state_progress``        ``state``                   the progress table
 ``reconciliation``        ``reconciliation``          raw vs results + late + quarantine (backfill)
+``row_accounting``        ``accounting``              each batch's progress metrics vs its rows in the tables
 ========================  ==========================  =========================================
 """
-from expectations import late_quarantine, raw_events, reconciliation, state, window_results
+from expectations import accounting, late_quarantine, raw_events, reconciliation, state, window_results
 
-SUITE_MODULES = (raw_events, window_results, late_quarantine, state, reconciliation)
+SUITE_MODULES = (raw_events, window_results, late_quarantine, state, accounting, reconciliation)
 SUITES = {
     raw_events.SUITE: raw_events,
     window_results.SUITE: window_results,
@@ -25,5 +26,6 @@ SUITES = {
     late_quarantine.QUARANTINE_SUITE: late_quarantine,
     state.WINDOWS_SUITE: state,
     state.PROGRESS_SUITE: state,
+    accounting.SUITE: accounting,
     reconciliation.SUITE: reconciliation,
 }

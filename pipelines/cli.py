@@ -8,7 +8,13 @@
     winjob inspect --job jobs/demo.toml [--root DIR]
     winjob validate --job jobs/demo.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
 
-Exit codes: 0 success, 1 a critical data-quality expectation failed (validate), 2 usage or job errors.
+Every command also takes ``--verbose`` (the stack trace of a failure).
+
+Exit codes (``pipelines.errors.ExitCode``; docs/operations.md says what to do for each):
+0 success; 1 a critical data-quality expectation failed; 2 the command line or the job file is
+wrong, or the job does not fit its state (a changed spec); 3 an input table is missing, not a
+Delta table, or unreadable; 4 another run wrote the same batch at the same time; 5 any other
+failure. A failure prints one line naming what failed, where and what to do.
 """
 from __future__ import annotations
 
@@ -16,8 +22,10 @@ import argparse
 import datetime as dt
 import json
 import sys
+import traceback
 from pathlib import Path
 
+from pipelines.errors import ExitCode, JobError, explain
 from pipelines.job import load_job
 
 
@@ -39,9 +47,19 @@ def _window(text: str) -> dict:
     return value
 
 
-def _spark(job=None):
+def _spark(job=None, verbose: bool = False):
+    """The process's SparkSession.
+
+    A session started here logs nothing of Spark's own unless ``verbose``: a
+    failure ends as one line of :func:`main` (a session the caller started keeps its log level).
+    """
+    from pyspark.sql import SparkSession
     from windowing.spark.session import get_spark
-    return get_spark("winjob", conf=(job.spark_conf if job else None))
+    started_here = SparkSession.getActiveSession() is None
+    spark = get_spark("winjob", conf=(job.spark_conf if job else None))
+    if started_here and not verbose:
+        spark.sparkContext.setLogLevel("OFF")
+    return spark
 
 
 def inspect(spark, job) -> dict:
@@ -70,8 +88,11 @@ def inspect(spark, job) -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="winjob", description="Flink-style windowed jobs on Spark + Delta.")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--verbose", action="store_true", help="on a failure, print the stack trace too")
     sub = parser.add_subparsers(dest="command", required=True)
-    demo = sub.add_parser("demo", help="generate purchases, stream them in arrivals, backfill, compare")
+    demo = sub.add_parser("demo", parents=[common],
+                          help="generate purchases, stream them in arrivals, backfill, compare")
     demo.add_argument("--root", default="demo-output", help="folder for the demo's Delta tables")
     demo.add_argument("--sessions", action="store_true",
                       help="the second example: session windows with early firings and a late bridge")
@@ -81,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
                                      "and replace that range in the results, or write a new output table"),
                        ("inspect", "show watermark, last batch, open windows, table row counts"),
                        ("validate", "check the job's Delta tables with Great Expectations; build Data Docs")):
-        p = sub.add_parser(name, help=text)
+        p = sub.add_parser(name, help=text, parents=[common])
         p.add_argument("--job", required=True, help="job definition (TOML)")
         p.add_argument("--root", default=None, help="folder relative paths of the job resolve against")
         if name in ("stream", "backfill"):
@@ -111,13 +132,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "demo" and args.sessions:
             from pipelines.sessions_demo import run_sessions_demo
-            return 0 if run_sessions_demo(_spark(), Path(args.root) / "sessions") else 1
+            return 0 if run_sessions_demo(_spark(verbose=args.verbose), Path(args.root) / "sessions") else 1
         if args.command == "demo":
             from pipelines.demo import run_demo
-            run_demo(_spark(), args.root)
+            run_demo(_spark(verbose=args.verbose), args.root)
             return 0
-        job = load_job(args.job, root=args.root)
-        spark = _spark(job)
+        job = _load(args.job, args.root)
+        if args.command in ("stream", "backfill", "reprocess"):
+            from pipelines.drivers import require_raw_table
+            require_raw_table(None, job)   # a missing raw table is told before Spark starts
+        spark = _spark(job, args.verbose)
         if args.command == "stream":
             from pipelines.drivers import run_stream
             run_stream(spark, job, processing_time=args.processing_time, timeout_s=args.timeout,
@@ -139,15 +163,26 @@ def main(argv: list[str] | None = None) -> int:
             except DataQualityError as error:
                 print(error.report.summary())
                 print(f"winjob validate: {error}", file=sys.stderr)
-                return 1
+                return ExitCode.DATA_QUALITY
             print(report.summary())
         else:
             print(json.dumps(inspect(spark, job), indent=2, default=str))
-        return 0
-    except (ValueError, FileNotFoundError, RuntimeError) as error:
-        from pipelines.quality import DataQualityError
-        print(f"winjob {args.command}: {error}", file=sys.stderr)
-        return 1 if isinstance(error, DataQualityError) else 2
+        return ExitCode.OK
+    except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 - every failure ends as one line and a code
+        explained = explain(error)
+        if args.verbose:
+            traceback.print_exc()
+        print(f"winjob {args.command}: {explained.line}", file=sys.stderr)
+        return explained.code
+
+
+def _load(path: str, root: str | None):
+    """The job of ``path``; any problem with the file is a :class:`JobError` naming it."""
+    try:
+        return load_job(path, root=root)
+    except (ValueError, TypeError, KeyError, FileNotFoundError, OSError) as error:
+        message = str(error) if str(path) in str(error) else f"job definition {path}: {error}"
+        raise JobError(message) from error
 
 
 if __name__ == "__main__":

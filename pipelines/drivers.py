@@ -38,6 +38,7 @@ SPARK_CHECKPOINT_CONFLICT = "Multiple streaming jobs detected"
 """Spark's error when another query wrote the checkpoint's offset log for the same batch."""
 
 
+RAW_SUITE = "raw_events"
 WHOLE_RANGE = "all"
 """A backfill chunk that is the whole range: one batch, flushed in the same batch."""
 
@@ -46,11 +47,36 @@ def log(message: str) -> None:
     print(f"[{dt.datetime.now().strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
 
 
-def operator_for(spark: SparkSession, job: Job, reset_state: bool = False):
-    """The job's operator: a :class:`SparkWindowOperator` (DataFrame plan) or a ``KeyedModelOperator``."""
+def operator_for(spark: SparkSession, job: Job, reset_state: bool = False,
+                 fault_injection: Callable[[str], None] | None = None):
+    """The job's operator: a :class:`SparkWindowOperator` (DataFrame plan) or a ``KeyedModelOperator``.
+
+    ``fault_injection``: test hook, called with a stage name at each step of a batch's commit.
+    """
     return operator_on_delta(spark, job.spec, job.operator_id, job.state_root,
                              results_path=job.results_path, late_path=job.late_path,
-                             quarantine_path=job.quarantine_path, reset_state=reset_state)
+                             quarantine_path=job.quarantine_path, reset_state=reset_state,
+                             fault_injection=fault_injection)
+
+
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
+
+
+def format_epoch_ms(ms: int) -> str:
+    """Any epoch-ms instant as UTC text: ``+inf``/``-inf`` at the ends of time, the number where no date fits.
+
+    Python dates span the years 1 to 9999; an event time outside them (a row dated year 0, a
+    watermark just before year 1) is shown as ``<ms> ms since epoch``.
+    """
+    if ms >= MAX_TIMESTAMP_MS:
+        return "+inf"
+    if ms <= -(2**63):
+        return "-inf"
+    try:
+        at = _EPOCH + dt.timedelta(milliseconds=ms)
+    except OverflowError:
+        return f"{ms} ms since epoch"
+    return f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}"   # %Y drops zeros before 1000
 
 
 def claim_state(operator, job: Job, run: dict) -> None:
@@ -84,24 +110,29 @@ def _run_text(run: dict) -> str:
 
 
 def describe(report: BatchReport) -> str:
+    """One line on a batch: its rows by outcome, panes, watermark and time (or that it was skipped)."""
     if report.skipped:
         return f"batch {report.batch_id}: already committed, skipped"
     m = report.metrics
-    wm = report.watermark_after_ms
-    if wm >= 2**63 - 1:
-        wm_text = "+inf"
-    elif wm <= -(2**63):
-        wm_text = "-inf"
-    else:
-        wm_text = dt.datetime.fromtimestamp(wm / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S.%f")[:-3]
     return (f"batch {report.batch_id} [{report.plan}]: {m.input_rows} rows -> {m.accepted_rows} in windows, {m.late_rows} late, "
             f"{m.quarantined_rows} quarantined, {m.unassigned_rows} unassigned; {m.panes_emitted} panes; "
-            f"watermark {wm_text}; {report.seconds:.1f}s")
+            f"watermark {format_epoch_ms(report.watermark_after_ms)}; {report.seconds:.1f}s")
+
+
+def require_raw_table(spark: SparkSession | None, job: Job) -> None:
+    """Raise :class:`pipelines.errors.InputError` unless the job's raw table is a Delta table.
+
+    ``spark`` None: only what the local file system tells (no Spark needed).
+    """
+    from pipelines.errors import require_delta_table
+    require_delta_table(spark, job.source_path, "raw table", job.name,
+                        f"land raw rows there first, or fix [source] path in {job.source_file or 'the job file'}")
 
 
 def run_stream(spark: SparkSession, job: Job, available_now: bool = True, processing_time: str | None = None,
                timeout_s: float | None = None, on_batch: Callable[[BatchReport], None] | None = None,
-               reset_state: bool = False, validate: bool | None = None) -> list[BatchReport]:
+               reset_state: bool = False, validate: bool | None = None,
+               fault_injection: Callable[[str], None] | None = None) -> list[BatchReport]:
     """Run the job as a Structured Streaming query over the raw Delta table.
 
     Args:
@@ -109,19 +140,32 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
             scheduled incremental runs).
         processing_time: e.g. ``"30 seconds"``: a long-running query with
             micro-batches at that interval (stops after ``timeout_s`` if given).
-        validate: after each committed batch, validate that batch's output
-            rows and its raw rows (:func:`pipelines.quality.validate_job`, a
-            static DataFrame, never the streaming one). A CRITICAL failure
-            stops the query and is raised as ``DataQualityError`` (the batch
-            stays committed, for inspection). None (default): the job's
+        validate: validate every committed batch exactly once
+            (:func:`pipelines.quality.validate_job` on that batch's output rows
+            and its raw rows, a static DataFrame, never the streaming one):
+            after a batch commits; a batch that Spark replays after a crash
+            (committed, not yet validated) when it comes again, with its raw
+            rows; any other committed batch without a recorded validation run
+            (the ``validation_runs`` table) at the next batch and at the end of
+            the run, without its raw rows (they are not known then). A CRITICAL
+            failure stops the query and is raised as ``DataQualityError`` (the
+            batch stays committed, for inspection). None (default): the job's
             ``[quality] validate_runs`` (true unless the job says otherwise).
+        fault_injection: test hook, see :func:`operator_for`.
+
+    Raises:
+        pipelines.errors.InputError: the raw table is missing or not a Delta table.
+        pipelines.quality.DataQualityError: a CRITICAL expectation failed.
+        RuntimeError: the streaming query failed (the cause is chained).
     """
     validate = job.validate_runs if validate is None else validate
-    operator = operator_for(spark, job, reset_state)
+    require_raw_table(spark, job)
+    operator = operator_for(spark, job, reset_state, fault_injection)
     claim_state(operator, job, STREAM_RUN)
     reports: list[BatchReport] = []
     quality_errors: list[Exception] = []
     writer_errors: list[ConcurrentWriterError] = []
+    ledger = _ValidationLedger(spark, job) if validate else None
 
     def each_batch(df, batch_id: int) -> None:
         try:
@@ -131,12 +175,12 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
             raise
         reports.append(report)
         log(describe(report))
-        if validate and not report.skipped:
-            from pipelines.quality import DataQualityError, validate_job
+        if ledger is not None:
+            from pipelines.quality import DataQualityError
             try:
-                result = validate_job(spark, job, batch_id=batch_id, run_kind="stream", raw=df)
-                log(f"batch {batch_id}: data quality {'passed' if not result.warnings else 'passed with warnings'}"
-                    f" ({len(result.warnings)} warnings); Data Docs {result.data_docs_path}")
+                ledger.committed(batch_id)
+                ledger.validate(batch_id, raw=df)
+                ledger.catch_up(before=batch_id)
             except DataQualityError as error:
                 quality_errors.append(error)
                 raise
@@ -155,6 +199,8 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
             query.awaitTermination(timeout_s)
         else:
             query.awaitTermination()
+    except Exception:   # noqa: BLE001 - the query's own exception is raised below, with its cause
+        pass
     finally:
         if query.isActive:
             query.stop()
@@ -162,14 +208,54 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
         raise writer_errors[0]
     if quality_errors:
         raise quality_errors[0]
-    if query.exception():
-        if SPARK_CHECKPOINT_CONFLICT in str(query.exception()):
+    failure = query.exception()
+    if failure:
+        if SPARK_CHECKPOINT_CONFLICT in str(failure):
             raise ConcurrentWriterError(
                 f"job {job.name}: another run is using the checkpoint {job.checkpoint_path} (Spark found the "
                 f"same batch planned twice); this run stopped. Two runs must not write one operator at the same "
                 f"time: let the other run finish (or stop it), then run again.")
-        raise RuntimeError(f"streaming job {job.name} failed: {query.exception()}")
+        raise RuntimeError(f"streaming job {job.name} failed: {failure}") from failure
+    if ledger is not None:
+        ledger.catch_up()
     return reports
+
+
+class _ValidationLedger:
+    """Which committed stream batches of a job have a recorded validation run; validates the others once.
+
+    Read once from the progress and ``validation_runs`` tables when the run
+    starts, then kept up to date by the run itself (no Spark job per batch).
+    """
+
+    def __init__(self, spark: SparkSession, job: Job):
+        from pipelines.quality import stream_batches
+        self.spark, self.job = spark, job
+        self.known, self.pending = stream_batches(spark, job)
+        self.done: set[int] = set()
+
+    def committed(self, batch_id: int) -> None:
+        """``batch_id`` is committed now: if it was not at the start of the run, it needs a validation."""
+        if batch_id not in self.known:
+            self.known.add(batch_id)
+            self.pending.add(batch_id)
+
+    def validate(self, batch_id: int, raw=None) -> None:
+        """Validate ``batch_id`` if it is committed and not validated yet (``raw``: its raw rows, if known)."""
+        if batch_id not in self.pending:
+            return
+        from pipelines.quality import DEFAULT_SUITES, validate_job
+        self.pending.discard(batch_id)
+        self.done.add(batch_id)
+        # Without its raw rows (not known after a restart) the raw suite would check the whole table.
+        suites = DEFAULT_SUITES if raw is not None else [s for s in DEFAULT_SUITES if s != RAW_SUITE]
+        result = validate_job(self.spark, self.job, batch_id=batch_id, run_kind="stream", raw=raw, suites=suites)
+        log(f"batch {batch_id}: {result.one_line()}" + ("" if raw is not None else " (raw rows not known: raw suite not run)"))
+
+    def catch_up(self, before: int | None = None) -> None:
+        """Validate the committed batches (below ``before``) that no run validated yet."""
+        for batch_id in sorted(b for b in self.pending if before is None or b < before):
+            self.validate(batch_id)
 
 
 def _epoch_ms(value: dt.datetime) -> int:
@@ -193,8 +279,8 @@ def event_time_ms_sql(column: str, type_name: str) -> str:
 
 
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
-                 chunk: str | None = None, reset_state: bool = False, validate: bool | None = None
-                 ) -> list[BatchReport]:
+                 chunk: str | None = None, reset_state: bool = False, validate: bool | None = None,
+                 fault_injection: Callable[[str], None] | None = None) -> list[BatchReport]:
     """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
 
     "Complete" mode: chunks are cut by event time, so with a watermark delay
@@ -204,7 +290,9 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     (the flush fused in), which runs in one pass over the input with no window
     state written; Spark spills the aggregation as needed. Duration chunks
     commit one by one (a failed backfill resumes after the last committed
-    chunk) and then flush.
+    chunk) and then flush. Only the chunks that hold rows are visited (found
+    with one aggregate; chunk 0 always): a chunk's batch id is its index in
+    the range, the flush's the number of chunks in the range.
     Rows whose event time is null or unparseable are in no range: they are fed
     with the first chunk, which quarantines them. Without an explicit range,
     rows further ahead of now than the spec's ``max_event_time_skew`` do not
@@ -222,12 +310,15 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
 
     With ``validate`` (default: the job's ``[quality] validate_runs``, true
     unless the job says otherwise), the outputs and the rows fed are validated
-    afterwards, including the reconciliation suite; a CRITICAL failure raises
+    afterwards, including the reconciliation suite (also when this run resumed
+    an interrupted backfill: it reconciles all the chunks' rows; not when a
+    stream fed the operator first); a CRITICAL failure raises
     ``pipelines.quality.DataQualityError``.
 
     Raises:
         ValueError: processing-time windows without an ``ingestion_time_column``,
             a bad chunk, an empty range.
+        pipelines.errors.InputError: the raw table is missing or not a Delta table.
     """
     validate = job.validate_runs if validate is None else validate
     spec = job.spec
@@ -241,6 +332,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     chunk_ms = None if str(chunk_text).strip().lower() == WHOLE_RANGE else parse_duration_ms(chunk_text, "chunk")
     if chunk_ms is not None and chunk_ms <= 0:
         raise ValueError(f"chunk must be a positive duration or {WHOLE_RANGE!r}, got {chunk_text!r}")
+    require_raw_table(spark, job)
     raw = spark.read.format("delta").load(job.source_path)
     chunk_column = spec.ingestion_time_column if by_ingestion else spec.event_time_column
     ms = F.expr(event_time_ms_sql(chunk_column, dict(raw.dtypes)[chunk_column]))
@@ -254,11 +346,11 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     if chunk_ms is None and start is None and end is None:
         # The whole table in one batch: no range to compute, no extra scan. Rows with no,
         # unparseable or far-future event time are in it too: the operator quarantines them.
-        operator = operator_for(spark, job, reset_state)
+        operator = operator_for(spark, job, reset_state, fault_injection)
         fresh = operator.last_progress() is None
         claim_state(operator, job, {"kind": "backfill", "start_ms": None})
         report = operator.process_batch(raw, 0, watermark_ms=MAX_TIMESTAMP_MS, processing_time_ms=batch_pt)
-        log("backfill 1/1 " + describe(report))
+        log("backfill chunk 1/1 (the whole table): " + describe(report))
         reports = [report]
         fed = raw
     else:
@@ -272,17 +364,18 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         end_ms = bounds[1] + 1 if end is None else _epoch_ms(end)
         if end_ms <= start_ms:
             raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
-        operator = operator_for(spark, job, reset_state)
-        # The reconciliation (raw = windows + late + quarantine) only holds for outputs this
-        # backfill wrote from the start, not for an operator that a stream already fed.
+        operator = operator_for(spark, job, reset_state, fault_injection)
         fresh = operator.last_progress() is None
         if chunk_ms is None:
             chunk_ms = end_ms - start_ms
         claim_state(operator, job, {"kind": "backfill", "start_ms": start_ms, "end_ms": end_ms,
                                     "chunk_ms": chunk_ms, "column": chunk_column})
         n_chunks = -(-(end_ms - start_ms) // chunk_ms)
+        in_range = (ms >= start_ms) & (ms < end_ms) & (~far_future if automatic else F.lit(True))
+        chunks = chunk_range(raw.where(in_range), ms, start_ms, chunk_ms)
         reports = []
-        for i in range(n_chunks):
+        progress = _ChunkProgress(len(chunks), n_chunks)
+        for i in chunks:
             lo, hi = start_ms + i * chunk_ms, min(end_ms, start_ms + (i + 1) * chunk_ms)
             rows = raw.where((ms >= lo) & (ms < hi) & ~far_future) if automatic else raw.where((ms >= lo) & (ms < hi))
             if i == 0:
@@ -291,7 +384,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
             report = operator.process_batch(rows, i, watermark_ms=MAX_TIMESTAMP_MS if n_chunks == 1 else None,
                                             processing_time_ms=batch_pt)
             reports.append(report)
-            log(f"backfill {i + 1}/{n_chunks} " + describe(report))
+            log(progress.line(i, lo, hi) + describe(report))
         if n_chunks > 1:
             report = operator.flush(n_chunks, processing_time_ms=batch_pt)
             reports.append(report)
@@ -300,9 +393,50 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         fed = raw if automatic else raw.where(((ms >= start_ms) & (ms < end_ms)) | outside)
     if validate:
         from pipelines.quality import DEFAULT_SUITES, validate_job
-        suites = list(DEFAULT_SUITES) + (["reconciliation"] if fresh else [])
-        if not fresh:
-            log("backfill resumed an operator with earlier batches: reconciliation skipped")
+        # The reconciliation (raw = windows + late + quarantine) holds for outputs that backfill
+        # chunks wrote from the start (this run's, or an interrupted run's that this one resumed),
+        # not for an operator that a stream fed first.
+        reconcile = fresh or not stream_fed(spark, job)
+        suites = list(DEFAULT_SUITES) + (["reconciliation"] if reconcile else [])
+        if not reconcile:
+            log(f"backfill continued the operator a stream fed ({job.checkpoint_path}): reconciliation skipped")
         result = validate_job(spark, job, run_kind="backfill", raw=fed, now_ms=now_ms, suites=suites)
-        log(f"backfill data quality: {len(result.warnings)} warnings; Data Docs {result.data_docs_path}")
+        log(f"backfill {result.one_line()}; Data Docs {result.data_docs_path}")
     return reports
+
+
+def chunk_range(rows, ms, start_ms: int, chunk_ms: int) -> list[int]:
+    """The indexes of the chunks ``[start + i * chunk, start + (i + 1) * chunk)`` that hold ``rows``, with 0.
+
+    One aggregate over the rows' times. A backfill visits only these: one row
+    dated far in the past must not make it walk millions of empty chunks.
+    Chunk 0 is always visited: it carries the rows with no time.
+    """
+    index = F.floor((ms - F.lit(start_ms)) / F.lit(chunk_ms)).cast("long").alias("chunk")
+    found = {r["chunk"] for r in rows.select(index).where(F.col("chunk").isNotNull()).distinct().collect()}
+    return sorted(found | {0})
+
+
+class _ChunkProgress:
+    """The progress line of a chunked backfill: chunk k of the n that hold rows, and an estimate of the time left."""
+
+    def __init__(self, visited: int, in_range: int):
+        self.visited, self.in_range, self.done = visited, in_range, 0
+        self.started = time.monotonic()
+
+    def line(self, index: int, lo_ms: int, hi_ms: int) -> str:
+        self.done += 1
+        elapsed = time.monotonic() - self.started
+        left = elapsed / self.done * (self.visited - self.done)
+        skipped = (f" ({self.in_range - self.visited} empty chunks of {self.in_range} not visited)"
+                   if self.done == 1 and self.in_range > self.visited else "")
+        return (f"backfill chunk {self.done}/{self.visited}{skipped}, eta {left:.0f}s, "
+                f"[{format_epoch_ms(lo_ms)}, {format_epoch_ms(hi_ms)}): ")
+
+
+def stream_fed(spark: SparkSession, job: Job) -> bool:
+    """Whether a stream of the job committed a micro-batch (its checkpoint has a commit)."""
+    jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
+    commits = jvm.org.apache.hadoop.fs.Path(f"{job.checkpoint_path.rstrip('/')}/commits")
+    fs = commits.getFileSystem(conf)
+    return bool(fs.exists(commits)) and len(fs.listStatus(commits)) > 0

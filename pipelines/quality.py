@@ -32,7 +32,7 @@ from pipelines.job import Job
 
 RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
 DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
-                  "state_progress")
+                  "state_progress", "row_accounting")
 DATA_DOCS_SITE = "local_site"
 
 RUNS_SCHEMA = T.StructType([
@@ -121,6 +121,20 @@ class ValidationReport:
         """No CRITICAL expectation failed (warnings allowed)."""
         return not self.critical_failures
 
+    def one_line(self) -> str:
+        """The outcome in one line: suites passed, expectations met, what failed or warned."""
+        ran = [s for s in self.suites if s.success is not None]
+        met = sum(s.evaluated - len(s.failed) for s in ran)
+        total = sum(s.evaluated for s in ran)
+        state = "FAILED" if self.critical_failures else ("passed with warnings" if self.warnings else "passed")
+        text = (f"data quality {state}: {met}/{total} expectations met in {len(ran)} suites"
+                + (f" ({len(self.suites) - len(ran)} skipped)" if len(ran) < len(self.suites) else "")
+                + f", {self.seconds:.1f}s")
+        worst = self.critical_failures or self.warnings
+        if worst:
+            text += "; " + "; ".join(f.describe() for f in worst[:3]) + (" ..." if len(worst) > 3 else "")
+        return text
+
     def summary(self) -> str:
         lines = [f"validation {self.run_id} of job {self.job} ({self.run_kind}"
                  + (f", batch {self.batch_id}" if self.batch_id is not None else "") + f"), {self.seconds:.1f}s"]
@@ -154,7 +168,11 @@ def runs_table_path(job: Job) -> str:
 def _context(job: Job):
     """A file-backed GE project beside the job's outputs, its Data Docs site at :func:`data_docs_dir`."""
     import great_expectations as gx
+    from great_expectations.data_context.types.base import ProgressBarsConfig
     context = gx.get_context(mode="file", project_root_dir=gx_project_dir(job))
+    # GX draws a "Calculating Metrics" bar per expectation suite run; the drivers and the CLI
+    # print their own progress and a summary instead.
+    context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
     site = {"class_name": "SiteBuilder", "show_how_to_buttons": False,
             "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": data_docs_dir(job)},
             "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"}}
@@ -197,6 +215,9 @@ def _failed(suite: str, result) -> FailedExpectation:
     elif "observed_value" in info:
         detail = f"observed {info['observed_value']}"
         rows = info.get("details", {}).get("unexpected_rows") if isinstance(info.get("details"), dict) else None
+        batches = sorted({r["batch_id"] for r in rows or [] if isinstance(r, dict) and r.get("batch_id") is not None})
+        if batches:
+            detail += f" in batch{'es' if len(batches) > 1 else ''} {', '.join(map(str, batches[:10]))}"
         if rows:
             detail += f" unexpected rows, e.g. {str(rows[:2])[:200]}"
     else:
@@ -235,7 +256,7 @@ def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
     The frame must look like what the suite's module reads (e.g. the raw
     suite's ``_event_time_ms`` column; see :mod:`expectations`).
     """
-    from expectations import late_quarantine, raw_events, reconciliation, state, window_results
+    from expectations import accounting, late_quarantine, raw_events, reconciliation, state, window_results
     builders = {
         "raw_events": lambda: raw_events.expectations(job, frame.columns, int(time.time() * 1000)),
         "window_results": lambda: window_results.expectations(job),
@@ -244,6 +265,7 @@ def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
         "state_windows": lambda: state.window_expectations(job),
         "state_progress": state.progress_expectations,
         "reconciliation": reconciliation.expectations,
+        "row_accounting": lambda: accounting.expectations(job),
     }
     if suite_name not in builders:
         raise ValueError(f"unknown suite {suite_name!r}; known suites: {sorted(builders)}")
@@ -340,6 +362,30 @@ def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, 
             + f"): {len(report.critical_failures)} critical expectation(s) failed: {failures}. "
             f"Data Docs: {report.data_docs_path}", report)
     return report
+
+
+def stream_batches(spark: SparkSession, job: Job) -> tuple[set[int], set[int]]:
+    """``(committed, unvalidated)`` batch ids of the job's operator.
+
+    ``unvalidated``: committed batches with no stream validation run of this
+    operator recorded at or after the batch's commit (a run recorded before it
+    was of an earlier batch with the same id, e.g. before a reset).
+    """
+    from pyspark.sql import functions as F
+    from windowing.spark import delta_io
+    progress_path = f"{job.state_root.rstrip('/')}/{job.operator_id}/progress"
+    if not delta_io.table_exists(spark, progress_path):
+        return set(), set()
+    progress = spark.read.format("delta").load(progress_path).select("batch_id", "committed_at")
+    committed = {r["batch_id"] for r in progress.select("batch_id").collect()}
+    if not delta_io.table_exists(spark, runs_table_path(job)):
+        return committed, set(committed)
+    runs = (read_runs(spark, job).where((F.col("operator_id") == job.operator_id) & (F.col("run_kind") == "stream"))
+            .select("batch_id", "validated_at"))
+    validated = progress.alias("p").join(
+        runs.alias("r"), (F.col("p.batch_id") == F.col("r.batch_id")) & (F.col("r.validated_at") >= F.col("p.committed_at")),
+        "left_semi")
+    return committed, committed - {r["batch_id"] for r in validated.select("batch_id").collect()}
 
 
 def read_runs(spark: SparkSession, job: Job) -> DataFrame:
