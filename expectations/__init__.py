@@ -13,11 +13,12 @@ suite                     module                      table
 ``state_windows``         ``state``                   open windows (as of the last batch)
 ``state_progress``        ``state``                   the progress table
 ``reconciliation``        ``reconciliation``          raw vs results + late + quarantine (backfill)
+``watermark_jumps``       ``watermark``               progress + a batch's raw rows (stream)
 ========================  ==========================  =========================================
 """
-from expectations import late_quarantine, raw_events, reconciliation, state, window_results
+from expectations import late_quarantine, raw_events, reconciliation, state, watermark, window_results
 
-SUITE_MODULES = (raw_events, window_results, late_quarantine, state, reconciliation)
+SUITE_MODULES = (raw_events, window_results, late_quarantine, state, reconciliation, watermark)
 SUITES = {
     raw_events.SUITE: raw_events,
     window_results.SUITE: window_results,
@@ -26,4 +27,5 @@ SUITES = {
     state.WINDOWS_SUITE: state,
     state.PROGRESS_SUITE: state,
     reconciliation.SUITE: reconciliation,
+    watermark.SUITE: watermark,
 }
