@@ -16,8 +16,9 @@ would; the other rows may move it as far as Flink's rule takes them), and the
 jump is ``wm_b - supported``. A jump above the tolerance (``[quality]
 max_watermark_jump``; default ``max_out_of_orderness + allowed_lateness``:
 beyond it, rows as recent as the rest of the batch are late for their
-windows) is an error naming the row(s) at ``t1``: key columns, event time,
-batch, the watermarks and the jump.
+windows) is an error naming the row(s) at ``t1``: the expectation's
+description carries their key columns, event time, batch and the jump (the
+validated frame has the watermarks too).
 
 A first batch whose only row has an event time cannot be judged (no other
 row, no earlier watermark), nor a flush (watermark +infinity). The check
@@ -45,13 +46,25 @@ def tolerance_ms(job) -> int:
     return job.spec.max_out_of_orderness_ms + job.spec.allowed_lateness_ms
 
 
-def expectations(job) -> list:
+def expectations(job, largest: str = "") -> list:
+    """The suite's one expectation; ``largest`` names the batch's largest-event-time row(s) and the
+    jump they caused (what a failure reports)."""
     limit = tolerance_ms(job)
     return [gx.expectations.UnexpectedRowsExpectation(
         unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE {JUMP_MS} > {limit}",
-        description=(f"no single row moved the watermark more than {limit} ms beyond what the rest of its "
-                     f"batch and the processing time support"),
+        description=(f"no single row moves the watermark more than {limit} ms beyond what the rest of its "
+                     f"batch and the processing time support" + (f"; {largest}" if largest else "")),
         severity=CRITICAL)]
+
+
+def describe_rows(job, rows) -> str:
+    """``batch b's largest event time: user_id='u9' event_time_ms=... (jump ... ms)``, for up to 3 rows."""
+    if not rows:
+        return ""
+    keys = job.spec.key_columns
+    named = ", ".join(" ".join(f"{k}={row[k]!r}" for k in keys) + f" event_time_ms={row['event_time_ms']}"
+                      for row in rows)
+    return f"batch {rows[0]['batch_id']}'s largest event time: {named} (jump {rows[0][JUMP_MS]} ms)"
 
 
 def _clamp(value: int) -> int:
@@ -130,4 +143,5 @@ def checks(spark, job, scope: Scope) -> list[Check]:
     frame = jump_rows(spark, job, scope.batch_id, scope.raw)
     if frame is None:
         return [Check(empty, table, None, skip_reason=f"batch {scope.batch_id} is not committed")]
-    return [Check(empty, table, frame)]
+    largest = describe_rows(job, frame.limit(3).collect())
+    return [Check(suite(SUITE, expectations(job, largest)), table, frame)]
