@@ -14,11 +14,12 @@ suite                     module                      table
 ``state_progress``        ``state``                   the progress table
 ``reconciliation``        ``reconciliation``          raw vs results + late + quarantine (backfill)
 ``row_accounting``        ``accounting``              each batch's progress metrics vs its rows in the tables
+``watermark_jumps``       ``watermark``               progress + a batch's raw rows (stream)
 ========================  ==========================  =========================================
 """
-from expectations import accounting, late_quarantine, raw_events, reconciliation, state, window_results
+from expectations import accounting, late_quarantine, raw_events, reconciliation, state, watermark, window_results
 
-SUITE_MODULES = (raw_events, window_results, late_quarantine, state, accounting, reconciliation)
+SUITE_MODULES = (raw_events, window_results, late_quarantine, state, accounting, reconciliation, watermark)
 SUITES = {
     raw_events.SUITE: raw_events,
     window_results.SUITE: window_results,
@@ -28,4 +29,5 @@ SUITES = {
     state.PROGRESS_SUITE: state,
     accounting.SUITE: accounting,
     reconciliation.SUITE: reconciliation,
+    watermark.SUITE: watermark,
 }

@@ -28,6 +28,7 @@ from windowing.core.assigners import (EventTimeSessionWindows, ProcessingTimeSes
 from windowing.core.spec import WindowSpec, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
 from windowing.core.triggers import CountTrigger, EventTimeTrigger
+from windowing.core.watermarks import EventTimeWatermarks, ExplicitWatermarks, WatermarkStrategy
 
 _AGGREGATE = re.compile(r"^\s*(sum|count|min|max|avg)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)?\s*\)\s*$")
 _AGG_TYPES = {"sum": Sum, "count": Count, "min": Min, "max": Max, "avg": Avg}
@@ -113,6 +114,9 @@ class Job:
     event_id_column: str | None = None
     result_bounds: tuple[tuple[str, float | None, float | None], ...] = ()
     raw_max_age_ms: int = 3650 * 86_400_000
+    # The largest watermark jump one row may cause before validation fails (expectations/watermark.py);
+    # None: the spec's max_out_of_orderness + allowed_lateness.
+    max_watermark_jump_ms: int | None = None
     # False where something else validates every run's outputs (e.g. the Airflow quality DAG):
     # the drivers then skip their own validation unless asked for it.
     validate_runs: bool = True
@@ -296,7 +300,11 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
     processing time, which a backfill replays), ``idle_timeout`` (a source
     with no row for this long of processing time is idle and the watermark
     advances without it), ``source_column`` with ``sources`` (several sources
-    feed the job: the watermark is the minimum of theirs).
+    feed the job: the watermark is the minimum of theirs), ``watermark``
+    (``{ confirming_rows = n }``: the watermark follows the n-th largest event
+    time, so fewer than n outlying rows cannot move it; ``"explicit"``: only
+    explicit watermarks and the end-of-input flush move it; see
+    docs/watermarks.md).
     ``[window] type``: ``tumbling``, ``sliding``, ``count``, ``session``,
     ``tumbling_processing_time``, ``sliding_processing_time`` or ``session_processing_time``.
     """
@@ -371,7 +379,7 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
 
 
 def _watermark_and_processing_time(builder: WindowSpecBuilder, source: dict) -> WindowSpecBuilder:
-    """``[source]`` ingestion_time_column, idle_timeout, source_column + sources."""
+    """``[source]`` ingestion_time_column, idle_timeout, watermark, source_column + sources."""
     if "ingestion_time_column" in source:
         column = source["ingestion_time_column"]
         if not isinstance(column, str) or not column:
@@ -379,6 +387,8 @@ def _watermark_and_processing_time(builder: WindowSpecBuilder, source: dict) -> 
         builder = builder.processing_time(column)
     if "idle_timeout" in source:
         builder = builder.watermark_idleness(source["idle_timeout"])
+    if "watermark" in source:
+        builder = builder.watermark_strategy(watermark_strategy(source["watermark"]))
     if ("source_column" in source) != ("sources" in source):
         raise ValueError(f"[source] source_column and sources go together (the column naming each row's source "
                          f"and the declared sources), got source_column={source.get('source_column')!r}, "
@@ -389,6 +399,23 @@ def _watermark_and_processing_time(builder: WindowSpecBuilder, source: dict) -> 
             raise ValueError(f"[source] sources must be a non-empty list of source names, got {sources!r}")
         builder = builder.watermark_sources(str(source["source_column"]), *sources)
     return builder
+
+
+def watermark_strategy(value: Any) -> WatermarkStrategy:
+    """``[source] watermark``: ``{ confirming_rows = n }`` or ``"explicit"``.
+
+    Raises:
+        ValueError: naming the value and the forms that are understood.
+    """
+    if value == "explicit":
+        return ExplicitWatermarks()
+    if isinstance(value, dict):
+        unknown = sorted(set(value) - {"confirming_rows"})
+        if unknown:
+            raise ValueError(f"[source] watermark has unknown keys {unknown}; valid: ['confirming_rows']")
+        return EventTimeWatermarks(value.get("confirming_rows", 1))
+    raise ValueError(f"[source] watermark = {value!r} is not understood; write watermark = "
+                     f"{{ confirming_rows = 2 }} or watermark = 'explicit'")
 
 
 def parse_bounds(table: dict, where: str) -> dict[str, tuple[float | None, float | None]]:
@@ -448,6 +475,8 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         result_bounds=tuple((c, lo, hi) for c, (lo, hi) in
                             parse_bounds(quality.get("result_bounds", {}), "[quality.result_bounds]").items()),
         raw_max_age_ms=parse_duration_ms(quality.get("raw_max_age", "3650 days"), "[quality] raw_max_age"),
+        max_watermark_jump_ms=(parse_duration_ms(quality["max_watermark_jump"], "[quality] max_watermark_jump")
+                               if "max_watermark_jump" in quality else None),
         validate_runs=_flag(quality.get("validate_runs", True), "[quality] validate_runs"))
 
 

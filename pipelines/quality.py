@@ -32,7 +32,7 @@ from pipelines.job import Job
 
 RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
 DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
-                  "state_progress", "row_accounting")
+                  "state_progress", "row_accounting", "watermark_jumps")
 DATA_DOCS_SITE = "local_site"
 
 RUNS_SCHEMA = T.StructType([
@@ -256,7 +256,8 @@ def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
     The frame must look like what the suite's module reads (e.g. the raw
     suite's ``_event_time_ms`` column; see :mod:`expectations`).
     """
-    from expectations import accounting, late_quarantine, raw_events, reconciliation, state, window_results
+    from expectations import (accounting, late_quarantine, raw_events, reconciliation, state, watermark,
+                              window_results)
     builders = {
         "raw_events": lambda: raw_events.expectations(job, frame.columns, int(time.time() * 1000)),
         "window_results": lambda: window_results.expectations(job),
@@ -266,6 +267,7 @@ def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
         "state_progress": state.progress_expectations,
         "reconciliation": reconciliation.expectations,
         "row_accounting": lambda: accounting.expectations(job),
+        "watermark_jumps": lambda: watermark.expectations(job),
     }
     if suite_name not in builders:
         raise ValueError(f"unknown suite {suite_name!r}; known suites: {sorted(builders)}")

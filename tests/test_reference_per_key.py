@@ -18,7 +18,7 @@ from transcripts import TRANSCRIPTS
 from windowing.core.records import BatchMetrics, BatchResult
 from windowing.core.reference import EVENT, PROCESSING, ReferenceOperator, batch_clock, run_key_batch
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker
+from windowing.core.watermarks import WatermarkTracker, tracker_for
 
 
 class SplitByKey:
@@ -27,8 +27,7 @@ class SplitByKey:
     def __init__(self, spec):
         self.spec = spec
         self.gate = ReferenceOperator(spec)    # only its row checks and de-duplication
-        self.tracker = WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
-                                        spec.idle_timeout_ms)
+        self.tracker = tracker_for(spec)
         self.clock_ms = MIN_TIMESTAMP_MS
         self.states: dict[tuple, bytes] = {}
 
@@ -54,8 +53,15 @@ class SplitByKey:
             old_ts, old_pt = maxima.get(source, (None, MIN_TIMESTAMP_MS))
             maxima[source] = (event_ts if old_ts is None or (event_ts is not None and event_ts > old_ts) else old_ts,
                               max(old_pt, pt))
+        tops: dict = {}
+        for ts, seq, pt, source, key, row, _ in elements:
+            event_ts = row.get(spec.event_time_column) if spec.event_time_column else None
+            if event_ts is not None:
+                tops.setdefault(source, []).append(event_ts)
+        tops = {source: sorted(times, reverse=True)[:self.tracker.top_event_times_needed]
+                for source, times in tops.items()}
         clock = batch_clock(self.tracker, self.clock_ms, batch_id, maxima, watermark_ms,
-                            processing_time_ms, flush, min((e[2] for e in elements), default=None))
+                            processing_time_ms, flush, min((e[2] for e in elements), default=None), tops)
         self.clock_ms = clock.processing_time_end_ms
         by_key: dict = {}
         for element in elements:

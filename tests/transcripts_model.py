@@ -665,3 +665,4 @@ import transcripts_session_triggers  # noqa: E402,F401  (registers the session t
 import transcripts_processing_sessions  # noqa: E402,F401  (registers the processing-time session transcripts)
 import transcripts_delta_triggers  # noqa: E402,F401  (registers the global event-time and delta trigger transcripts)
 import transcripts_processing_triggers  # noqa: E402,F401  (registers the count/continuous triggers on processing-time windows)
+import transcripts_watermarks  # noqa: E402,F401  (registers the watermark strategy transcripts)

@@ -63,7 +63,7 @@ from __future__ import annotations
 import copy
 import heapq
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, Sequence
 
 import time as _time
 
@@ -77,7 +77,7 @@ from windowing.core.records import (
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, saturating_add
 from windowing.core.triggers import TriggerResult
-from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker
+from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker, tracker_for
 from windowing.core.windows import Window
 
 EVENT, PROCESSING = "event", "processing"
@@ -183,8 +183,7 @@ class ReferenceOperator:
         self._seen_ids: dict[Any, int] = {}   # event id -> event time, for de-duplication
         self.current_processing_time_ms = MIN_TIMESTAMP_MS
         self._pt_late_at_or_below_ms = MIN_TIMESTAMP_MS
-        self._tracker = WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
-                                         spec.idle_timeout_ms)
+        self._tracker = tracker_for(spec)
         self.max_seen_timestamp_ms: int | None = None
         self._phase_panes: dict | None = None
 
@@ -760,14 +759,15 @@ class _DrivenWatermark:
 def batch_clock(tracker: WatermarkTracker, processing_time_before_ms: int, batch_id: int,
                 source_maxima: Mapping[str, tuple[int | None, int]], watermark_ms: int | None = None,
                 processing_time_ms: int | None = None, flush: bool = False,
-                first_row_processing_time_ms: int | None = None) -> KeyBatchClock:
+                first_row_processing_time_ms: int | None = None,
+                source_top_event_times_ms: Mapping[str, Sequence[int]] | None = None) -> KeyBatchClock:
     """The batch-wide part of :meth:`ReferenceOperator.process_batch`, from per-source maxima.
 
     Advances ``tracker`` (the operator's, kept between batches) exactly as
     the model does: the batch's arrival time moves the clock, every source
     that sent accepted-or-late rows is observed with its largest event time
-    and processing time (the tracker keeps maxima, so the maxima are all it
-    needs), the clock moves to the latest row's processing time (+infinity
+    (its largest n when the strategy confirms with n rows) and processing
+    time (the tracker keeps maxima, so these are all it needs), the clock moves to the latest row's processing time (+infinity
     on a flush), then the watermark advances.
 
     Args:
@@ -778,14 +778,30 @@ def batch_clock(tracker: WatermarkTracker, processing_time_before_ms: int, batch
         watermark_ms, processing_time_ms: as given to ``process_batch``.
         flush: end of input (watermark and clock to +infinity).
         first_row_processing_time_ms: the smallest processing time of the batch's non-quarantined rows.
+        source_top_event_times_ms: source name -> the batch's largest event times of that source's
+            non-quarantined rows, as many as ``tracker.top_event_times_needed`` (all of them when
+            fewer); required when the watermark strategy confirms with more than one row.
+
+    Raises:
+        ValueError: the strategy needs several top event times and a source's are missing.
     """
+    needed = tracker.top_event_times_needed
+    missing = sorted(s for s, (max_ts, _) in source_maxima.items()
+                     if max_ts is not None and s not in (source_top_event_times_ms or {}))
+    if needed > 1 and missing and not flush:   # a flush moves the watermark to +infinity anyway
+        raise ValueError(f"the watermark follows the {needed}th largest event time: batch_clock needs the "
+                         f"largest {needed} event times of source(s) {missing} in source_top_event_times_ms")
     wm_start = tracker.current_ms
     clock = processing_time_before_ms
     if processing_time_ms is not None and processing_time_ms > clock and not flush:
         clock = processing_time_ms
         tracker.note_processing_time(clock)
     for source, (max_ts, max_pt) in source_maxima.items():
-        tracker.observe(source, max_ts, max_pt)
+        tops = (source_top_event_times_ms or {}).get(source)
+        if needed > 1 and tops is not None:
+            tracker.observe_batch(source, tops, max_pt)
+        else:
+            tracker.observe(source, max_ts, max_pt)
     if source_maxima:
         clock = max(clock, max(pt for _, pt in source_maxima.values()))
         tracker.note_processing_time(clock)

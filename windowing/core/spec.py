@@ -27,6 +27,8 @@ from windowing.core.assigners import (
 from windowing.core.evictors import EVICTORS, CountEvictor, Evictor
 from windowing.core.functions import Process
 from windowing.core.time import parse_duration_ms
+from windowing.core.watermarks import (
+    DEFAULT_WATERMARK_STRATEGY, WATERMARK_STRATEGIES, ExplicitWatermarks, WatermarkStrategy)
 from windowing.core.triggers import (
     CountTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger, Trigger,
     can_merge)
@@ -65,7 +67,8 @@ class WindowSpec:
             (Flink's ``windowAll``: every element has the key ``()``).
         event_time_column: a timestamp column, or a long of epoch
             milliseconds (may be None for processing-time windows).
-        max_out_of_orderness_ms: watermark delay; ``wm = max_seen_ts - delay - 1``.
+        max_out_of_orderness_ms: watermark delay; ``wm = max_seen_ts - delay - 1``
+            (with ``watermark_strategy`` ``EventTimeWatermarks(n)``: the n-th largest event time).
         assigner: tumbling, sliding or global windows.
         trigger: the effective trigger (already wrapped in ``PurgingTrigger``
             when the accumulation mode is discarding).
@@ -104,6 +107,10 @@ class WindowSpec:
         dedup_horizon_ms: how far behind the watermark (in event time) seen
             ids are remembered: an id seen with event time ``t`` is forgotten
             once ``t <= watermark - horizon``.
+        watermark_strategy: where the watermark comes from: the event times
+            (:class:`~windowing.core.watermarks.EventTimeWatermarks`, the
+            default, optionally confirmed by several rows) or explicit
+            watermarks only (:class:`~windowing.core.watermarks.ExplicitWatermarks`).
     """
 
     key_columns: tuple[str, ...]
@@ -125,6 +132,7 @@ class WindowSpec:
     value_bounds: tuple[tuple[str, float | None, float | None], ...] = ()
     dedup_column: str | None = None
     dedup_horizon_ms: int | None = None
+    watermark_strategy: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY
 
     def __post_init__(self) -> None:
         if not isinstance(self.key_columns, tuple) or not all(isinstance(c, str) and c for c in self.key_columns):
@@ -183,6 +191,20 @@ class WindowSpec:
         if duplicates:
             raise ValueError(f"aggregate output names must be unique; repeated: {duplicates}")
         self._validate_input_checks()
+        self._validate_watermark_strategy()
+
+    def _validate_watermark_strategy(self) -> None:
+        strategy = self.watermark_strategy
+        if not isinstance(strategy, WATERMARK_STRATEGIES):
+            raise ValueError(f"watermark strategy {strategy!r} is not one of "
+                             f"{[s.__name__ for s in WATERMARK_STRATEGIES]}")
+        if isinstance(strategy, ExplicitWatermarks):
+            if self.max_out_of_orderness_ms:
+                raise ValueError(f"explicit watermarks ignore the event times, so max_out_of_orderness "
+                                 f"{self.max_out_of_orderness_ms} ms has no effect; leave it at 0")
+            if self.idle_timeout_ms is not None:
+                raise ValueError(f"explicit watermarks do not advance by idleness; remove the idle timeout "
+                                 f"({self.idle_timeout_ms} ms) or use EventTimeWatermarks()")
 
     def _validate_input_checks(self) -> None:
         skew = self.max_event_time_skew_ms
@@ -327,7 +349,8 @@ class WindowSpecBuilder:
 
     ``key_by | window_all -> event_time | processing_time -> window |
     count_window -> [trigger] [evictor] [allowed_lateness]
-    [side_output_late_data] [accumulating | discarding] [watermark_idleness]
+    [side_output_late_data] [accumulating | discarding] [watermark_strategy]
+    [watermark_idleness]
     [watermark_sources] [output_mode] -> aggregate | reduce | process``. The
     last call validates and returns the :class:`WindowSpec`.
     """
@@ -349,6 +372,8 @@ class WindowSpecBuilder:
     _skew_ms: int | None = None
     _bounds: tuple = ()
     _dedup: tuple[str, int] | None = None
+    _watermark: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY
+    _user_purging: bool = False
 
     def key_by(self, *columns: str) -> "WindowSpecBuilder":
         """The key columns; with none, the windows are non-keyed (as :meth:`window_all`)."""
@@ -382,12 +407,14 @@ class WindowSpecBuilder:
         Sliding: ``GlobalWindows + CountEvictor(size) + CountTrigger(slide)``.
         """
         if slide is None:
-            return replace(self, _assigner=GlobalWindows(), _trigger=PurgingTrigger(CountTrigger(size)))
+            return replace(self, _assigner=GlobalWindows(), _trigger=PurgingTrigger(CountTrigger(size)),
+                           _user_purging=False)
         evictor = CountEvictor(size)
-        return replace(self, _assigner=GlobalWindows(), _trigger=CountTrigger(slide), _evictor=evictor)
+        return replace(self, _assigner=GlobalWindows(), _trigger=CountTrigger(slide), _evictor=evictor,
+                       _user_purging=False)
 
     def trigger(self, trigger: Trigger) -> "WindowSpecBuilder":
-        return replace(self, _trigger=trigger)
+        return replace(self, _trigger=trigger, _user_purging=isinstance(trigger, PurgingTrigger))
 
     def evictor(self, evictor: Evictor) -> "WindowSpecBuilder":
         return replace(self, _evictor=evictor)
@@ -416,6 +443,18 @@ class WindowSpecBuilder:
 
     def discarding(self) -> "WindowSpecBuilder":
         return replace(self, _mode=DISCARDING)
+
+    def watermark_strategy(self, strategy: WatermarkStrategy) -> "WindowSpecBuilder":
+        """Where the watermark comes from: ``EventTimeWatermarks(confirming_rows=n)`` (the default, n = 1)
+        or ``ExplicitWatermarks()`` (only ``process_batch(watermark_ms=...)`` and the flush move it)."""
+        if not isinstance(strategy, WATERMARK_STRATEGIES):
+            raise ValueError(f"watermark_strategy() needs one of {[s.__name__ for s in WATERMARK_STRATEGIES]}, "
+                             f"got {strategy!r}")
+        return replace(self, _watermark=strategy)
+
+    def explicit_watermarks(self) -> "WindowSpecBuilder":
+        """Only explicit watermarks move the watermark (Flink's ``noWatermarks()`` plus manual emission)."""
+        return self.watermark_strategy(ExplicitWatermarks())
 
     def watermark_idleness(self, timeout: int | str) -> "WindowSpecBuilder":
         """A source with no element for ``timeout`` of processing time is idle (see WatermarkTracker)."""
@@ -464,7 +503,15 @@ class WindowSpecBuilder:
         if self._mode == DISCARDING and not isinstance(trigger, PurgingTrigger):
             trigger = PurgingTrigger(trigger)
         if self._mode == ACCUMULATING and isinstance(trigger, PurgingTrigger):
-            trigger = trigger.nested
+            if self._user_purging:
+                raise ValueError(f"accumulating() conflicts with trigger {trigger!r}: a PurgingTrigger discards "
+                                 f"the window's contents at every firing; drop accumulating() for discarding "
+                                 f"panes, or pass the trigger without PurgingTrigger ({trigger.nested!r}) for "
+                                 f"accumulating panes")
+            raise ValueError(f"accumulating() conflicts with count_window({trigger.nested.count}): a tumbling "
+                             f"count window purges every {trigger.nested.count} elements (Flink's countWindow); "
+                             f"for accumulating panes use window(GlobalWindows()).trigger("
+                             f"CountTrigger({trigger.nested.count})).accumulating()")
         return WindowSpec(
             key_columns=self._keys, event_time_column=self._event_time,
             max_out_of_orderness_ms=self._delay_ms, assigner=self._assigner, trigger=trigger,
@@ -474,4 +521,4 @@ class WindowSpecBuilder:
             output_mode=self._output_mode,
             max_event_time_skew_ms=self._skew_ms, value_bounds=self._bounds,
             dedup_column=self._dedup[0] if self._dedup else None,
-            dedup_horizon_ms=self._dedup[1] if self._dedup else None)
+            dedup_horizon_ms=self._dedup[1] if self._dedup else None, watermark_strategy=self._watermark)

@@ -15,17 +15,26 @@ as before and, in the nullable ``time_state`` column, a JSON object
 row without it (written before the column existed, by an operator with one
 source and no idleness) resumes from ``watermark_ms`` and ``max_seen_ms``
 with the clock at the batch's recorded ``processing_time_ms``.
+
+When the watermark strategy confirms with ``n > 1`` rows
+(:class:`~windowing.core.watermarks.EventTimeWatermarks`), each source's
+``n`` largest event times of the batch are collected too
+(:func:`top_event_times`: ``n`` rows per source reach the driver) and the
+snapshot keeps each source's ``n`` largest event times so far.
 """
 from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Mapping
+from typing import TYPE_CHECKING, Mapping
 
 from windowing.core.reference import batch_clock, pre_rows_below_ms
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker
+from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker, tracker_for
+
+if TYPE_CHECKING:
+    from pyspark.sql import Column, DataFrame
 
 TIME_STATE = "time_state"
 
@@ -76,7 +85,37 @@ class BatchTime:
 
 
 def new_tracker(spec: WindowSpec) -> WatermarkTracker:
-    return WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,), spec.idle_timeout_ms)
+    return tracker_for(spec)
+
+
+def top_event_times(spec: WindowSpec, rows: "DataFrame", event_time_column: str, source_column: str | None,
+                    valid: "Column") -> dict[str, list[int]] | None:
+    """Each source's largest event times among the ``valid`` rows, as many as the strategy needs.
+
+    None when the strategy follows the largest event time alone (the batch's maxima suffice).
+    One Spark job: per source a top-n (``orderBy ... limit``, computed per partition, then merged).
+
+    Args:
+        rows: the batch's classified rows.
+        event_time_column: the column of each row's event time in epoch ms.
+        source_column: the column naming each row's source, or None for a single source.
+        valid: which rows count (the non-quarantined ones).
+    """
+    from functools import reduce
+
+    from pyspark.sql import functions as F
+    needed = spec.watermark_strategy.top_event_times_needed
+    if needed == 1:
+        return None
+    counted = rows.where(valid & F.col(event_time_column).isNotNull())
+    names = spec.sources if source_column is not None else (SINGLE_SOURCE,)
+    parts = [(counted.where(F.col(source_column) == F.lit(name)) if source_column is not None else counted)
+             .select(F.lit(name).alias("__source"), F.col(event_time_column).alias("__ts"))
+             .orderBy(F.col("__ts").desc()).limit(needed) for name in names]
+    found: dict[str, list[int]] = {}
+    for row in reduce(lambda a, b: a.unionByName(b), parts).collect():
+        found.setdefault(row["__source"], []).append(row["__ts"])
+    return found
 
 
 def resume(spec: WindowSpec, last: Mapping | None) -> tuple[WatermarkTracker, int]:
@@ -87,7 +126,8 @@ def resume(spec: WindowSpec, last: Mapping | None) -> tuple[WatermarkTracker, in
     state = json.loads(saved) if saved else None
     tracker = WatermarkTracker.restore(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
                                        spec.idle_timeout_ms, last["watermark_ms"],
-                                       state["tracker"] if state else None, last.get("max_seen_ms"))
+                                       state["tracker"] if state else None, last.get("max_seen_ms"),
+                                       spec.watermark_strategy)
     if state is not None:
         return tracker, state["clock_ms"]
     recorded = last.get("processing_time_ms")
@@ -103,7 +143,8 @@ def arrival_ms(clock_before_ms: int, processing_time_ms: int | None, flush: bool
 
 def advance(spec: WindowSpec, tracker: WatermarkTracker, clock_before_ms: int, batch_id: int,
             source_maxima: Mapping[str, tuple[int | None, int]], watermark_ms: int | None,
-            processing_time_ms: int | None, flush: bool, first_row_processing_time_ms: int | None = None) -> BatchTime:
+            processing_time_ms: int | None, flush: bool, first_row_processing_time_ms: int | None = None,
+            source_top_event_times_ms: Mapping[str, list[int]] | None = None) -> BatchTime:
     """Advance ``tracker`` (mutated) over one batch; returns the batch's times.
 
     Args:
@@ -113,10 +154,11 @@ def advance(spec: WindowSpec, tracker: WatermarkTracker, clock_before_ms: int, b
         processing_time_ms: the batch's processing time as given to ``process_batch``.
         flush: end of input: watermark and clock go to +infinity.
         first_row_processing_time_ms: the smallest processing time of the batch's non-quarantined rows.
+        source_top_event_times_ms: each source's largest event times (:func:`top_event_times`).
     """
     clock = batch_clock(tracker, clock_before_ms, batch_id, source_maxima,
                         None if flush else (None if watermark_ms is None else min(watermark_ms, MAX_TIMESTAMP_MS)),
-                        processing_time_ms, flush)
+                        processing_time_ms, flush, source_top_event_times_ms=source_top_event_times_ms)
     # Never below the clock: timers at or below it fired in earlier batches.
     early = (max(clock_before_ms + 1, pre_rows_below_ms(processing_time_ms, first_row_processing_time_ms))
              if (processing_time_ms is not None and processing_time_ms > clock_before_ms and not flush) else None)

@@ -62,7 +62,8 @@ from windowing.core.records import (
 from windowing.core.reference import EVENT, PROCESSING, KeyBatchClock, batch_clock, run_key_batch
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.core.watermarks import SINGLE_SOURCE, WatermarkTracker
+from windowing.core.watermarks import SINGLE_SOURCE, tracker_for
+from windowing.spark import batch_time
 from windowing.spark.dedup import SeenIds
 from windowing.spark.keyed_state import (
     ALL_KEY, KEY_SCOPE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER, OPERATOR_SCOPE, SCOPE, STATE, KeyedStateTable,
@@ -327,8 +328,7 @@ class KeyedModelOperator:
         """The watermark tracker and clock as the last committed batch left them."""
         if last is None:
             spec = self.spec
-            return dict(tracker=WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
-                                                 spec.idle_timeout_ms), clock_ms=MIN_TIMESTAMP_MS)
+            return dict(tracker=tracker_for(spec), clock_ms=MIN_TIMESTAMP_MS)
         if self._operator_state and self._operator_state[0] == last["batch_id"]:
             return copy.deepcopy(self._operator_state[1])
         rows = (self.state_table.read(version).where(F.col(SCOPE) == OPERATOR_SCOPE)
@@ -398,8 +398,10 @@ class KeyedModelOperator:
             input_rows = sum(r["n"] for r in per_source)
             maxima = {r[SRC]: (r["max_ts"], r["max_pt"]) for r in per_source if r["valid"]}
             first_pt = min((r["min_pt"] for r in per_source if r["valid"]), default=None)
+            tops = None if flush else batch_time.top_event_times(
+                spec, prepared, TS, SRC if spec.source_column is not None else None, valid)
             clock = batch_clock(tracker, clock_before, batch_id, maxima, None if flush else watermark_ms,
-                                processing_time_ms, flush, first_pt)
+                                processing_time_ms, flush, first_pt, tops)
 
             result_fields = aggregate_fields(spec, df.schema)
             out_schema = self._out_schema(df, result_fields)

@@ -251,9 +251,12 @@ class SparkWindowOperator:
                                   arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush)).persist()
             cached.append(classified)
             stats = classified.agg(*_accounting_exprs()).first().asDict()
+            tops = (None if flush else batch_time.top_event_times(
+                self.spec, classified, EVENT_MS, SRC if self.spec.source_column is not None else None,
+                F.col(STATUS) != QUARANTINED))
             times = batch_time.advance(self.spec, tracker, clock_before, batch_id,
                                        self._source_maxima(classified, stats), watermark_ms, processing_time_ms,
-                                       flush, stats["min_pt"])
+                                       flush, stats["min_pt"], tops)
             wm1, max_seen = times.watermark_end_ms, times.max_seen_ms
             metrics = BatchMetrics(
                 input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
