@@ -16,6 +16,14 @@ older accumulator (the state, or the earlier window/slice/group) first; and a
 ``running`` fold relies on ``collect_list`` over an ORDERED window frame
 keeping the frame's row order (Spark's window frames feed rows to the
 aggregate in the partition's sort order).
+
+Ordered aggregates (First, Last, Collect) keep each value with its event
+time: ``struct<ts, v>`` (Collect: an array of them, sorted). A partial picks
+or sorts its group's elements by (event time, then ``order``); a merge
+compares event times and, on a tie, keeps the OLDER accumulator's elements
+first (the call sites' convention above), which is the arrival order: an
+element of an earlier batch, group or slice arrived before an equal-time one
+of a later. So no arrival sequence needs to be comparable across batches.
 """
 from __future__ import annotations
 
@@ -28,7 +36,7 @@ from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StructType, _parse_datatype_string
 
-from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
+from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
 from windowing.spark.prepare import SEQ, TS
 
 ELEMENT_ORDER = (TS, SEQ)
@@ -42,6 +50,58 @@ def _null_aware(combine: Callable[[Column, Column], Column]) -> Callable[[Column
 
 
 _add = _null_aware(lambda a, b: a + b)
+ORDER_TS, ORDER_VALUE = "ts", "v"
+"""Fields of an ordered aggregate's element: its event time and its value."""
+
+
+def _first_of(a: Column, b: Column) -> Column:
+    """The earlier of two ``struct<ts, v>``; ``a`` (older) wins a tie."""
+    return F.when(b[ORDER_TS] < a[ORDER_TS], b).otherwise(a)
+
+
+def _last_of(a: Column, b: Column) -> Column:
+    """The later of two ``struct<ts, v>``; ``b`` (newer) wins a tie."""
+    return F.when(b[ORDER_TS] >= a[ORDER_TS], b).otherwise(a)
+
+
+def sorted_by_time(elements: Column) -> Column:
+    """``array<struct<ts, v>>`` sorted by ts, keeping the array's order on ties (a stable sort)."""
+    indexed = F.transform(elements, lambda e, i: F.struct(e[ORDER_TS].alias("t"), i.alias("i"), e[ORDER_VALUE].alias("x")))
+    ordered = F.array_sort(indexed, lambda l, r: F.when(l["t"] < r["t"], -1).when(l["t"] > r["t"], 1)
+                           .when(l["i"] < r["i"], -1).when(l["i"] > r["i"], 1).otherwise(0))
+    return F.transform(ordered, lambda e: F.struct(e["t"].alias(ORDER_TS), e["x"].alias(ORDER_VALUE)))
+
+
+def _element(value: Column) -> Column:
+    # Both fields nullable, as every merge gives them: the state table's schema comes from a partial.
+    present = value.isNotNull()
+    return F.struct(F.when(present, F.col(TS)).alias(ORDER_TS), F.when(present, value).alias(ORDER_VALUE))
+
+
+def _time_order(order: tuple[str, ...]) -> tuple[str, ...]:
+    """Event time first, then the caller's order columns (they break ties as arrival does)."""
+    return (TS,) + tuple(c for c in order if c != TS)
+
+
+def _pick(pick, value: Column, order: tuple[str, ...]) -> Column:
+    """``min_by``/``max_by`` over the group's non-null values by (event time, ``order``)."""
+    keyed = F.when(value.isNotNull(), F.struct(*[F.col(c) for c in _time_order(order)]))
+    return pick(F.when(value.isNotNull(), _element(value)), keyed)
+
+
+def _collected(value: Column, order: tuple[str, ...]) -> Column:
+    """The group's non-null values as a sorted ``array<struct<ts, v>>`` (an aggregate)."""
+    present = value.isNotNull()
+    keyed = F.struct(*[F.when(present, F.col(c)).alias(f"__o{i}") for i, c in enumerate(_time_order(order))],
+                     F.when(present, value).alias("__v"))
+    return F.transform(F.array_sort(F.collect_list(F.when(value.isNotNull(), keyed))),
+                       lambda s: F.struct(s["__o0"].alias(ORDER_TS), s["__v"].alias(ORDER_VALUE)))
+
+
+def _fold_frame(merge: Callable[[Column, Column], Column], c: Column, window) -> Column:
+    """Merge the frame's accumulators oldest first (their frame order)."""
+    accs = F.collect_list(c).over(window)
+    return F.aggregate(accs, F.get(accs, 0), lambda acc, x: merge(acc, x))
 _least = _null_aware(lambda a, b: F.least(a, b))
 _greatest = _null_aware(lambda a, b: F.greatest(a, b))
 
@@ -86,6 +146,16 @@ class CompiledAggregate:
                                     lambda c, w: F.sum(c).over(w)),
                     AccumulatorPart(self._col("count"), lambda order: F.count(agg.column), _add,
                                     lambda c, w: F.sum(c).over(w))]
+        if isinstance(agg, (First, Last)):
+            pick, choose = (F.min_by, _first_of) if isinstance(agg, First) else (F.max_by, _last_of)
+            merge = _null_aware(choose)
+            return [AccumulatorPart(self._col("first" if isinstance(agg, First) else "last"),
+                                    lambda order: _pick(pick, F.col(agg.column), order), merge,
+                                    lambda c, w: _fold_frame(merge, c, w))]
+        if isinstance(agg, Collect):
+            return [AccumulatorPart(self._col("values"), lambda order: _collected(F.col(agg.column), order),
+                                    _null_aware(lambda a, b: sorted_by_time(F.concat(a, b))),
+                                    lambda c, w: sorted_by_time(F.flatten(F.collect_list(c).over(w))))]
         if isinstance(agg, (UserAggregate, Reduce)):
             udfs = _user_udfs(agg)
             # A grouped-agg pandas UDF cannot sit beside built-in aggregates, so the
@@ -117,6 +187,10 @@ class CompiledAggregate:
             return F.when(count > 0, total / count).alias(self.name)
         if isinstance(agg, (UserAggregate, Reduce)):
             return _user_udfs(agg).result(cols[0]).alias(self.name)
+        if isinstance(agg, (First, Last)):
+            return cols[0][ORDER_VALUE].alias(self.name)
+        if isinstance(agg, Collect):
+            return F.transform(cols[0], lambda e: e[ORDER_VALUE]).alias(self.name)
         return cols[0].alias(self.name)
 
 

@@ -37,10 +37,10 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
+from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
 from windowing.core.assigners import SlidingEventTimeWindows, SlidingProcessingTimeWindows
 from windowing.core.time import MIN_TIMESTAMP_MS
-from windowing.spark.aggregates import CompiledAggregate, _user_udfs, ordered_values, partial_exprs
+from windowing.spark.aggregates import ORDER_TS, CompiledAggregate, _user_udfs, ordered_values, partial_exprs
 from windowing.spark.prepare import WE, WS, long_lit
 
 SLICE = "__slice_ms"
@@ -107,6 +107,13 @@ def _rollup(agg: CompiledAggregate, column: str) -> Column:
         return F.max(column)
     if isinstance(kind, UserAggregate):
         return _user_udfs(kind).fold(F.collect_list(column))
+    # Slices cover disjoint time ranges: no two slices' elements tie on event time.
+    if isinstance(kind, First):
+        return F.min_by(column, F.col(column)[ORDER_TS])
+    if isinstance(kind, Last):
+        return F.max_by(column, F.col(column)[ORDER_TS])
+    if isinstance(kind, Collect):
+        return F.flatten(ordered_values(F.col(column), (SLICE,)))
     if isinstance(kind, Reduce):
         # Slices cover disjoint time ranges and each slice's partial folded its elements in
         # (event time, sequence) order: folding the slices in slice order folds the window's
