@@ -10,11 +10,12 @@ import pytest
 
 from spark_adapter import SparkExecutor, infer_schema
 from test_transcripts_reference import check_batching_invariance, run_transcript
-from transcripts_ordered_aggregates import ORDERED_TRANSCRIPTS
+from transcripts_ordered_aggregates import ORDERED_TRANSCRIPTS, OVERFLOW_TRANSCRIPTS
 from windowing.core.aggregates import Collect, First, Last
 from windowing.core.reference import ReferenceOperator
 
-INVARIANT = [t for t in ORDERED_TRANSCRIPTS if t.batching_invariant]
+ALL = ORDERED_TRANSCRIPTS + OVERFLOW_TRANSCRIPTS
+INVARIANT = [t for t in ALL if t.batching_invariant]
 
 
 def _params(transcripts):
@@ -25,7 +26,7 @@ def _schema(transcript) -> str:
     return infer_schema(transcript.spec, transcript.rows + [dict(k="a", ts=0, v=0, id="typing")])
 
 
-@pytest.mark.parametrize("transcript", _params(ORDERED_TRANSCRIPTS))
+@pytest.mark.parametrize("transcript", _params(ALL))
 def test_reference_model(transcript):
     run_transcript(transcript, ReferenceOperator(transcript.spec))
 
@@ -67,7 +68,7 @@ class KeyedExecutor(SparkExecutor):
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("transcript", _params(ORDERED_TRANSCRIPTS))
+@pytest.mark.parametrize("transcript", _params(ALL))
 def test_on_spark_plans(spark, transcript):
     from windowing.spark.dispatch import uses_dataframe_plan
     assert uses_dataframe_plan(transcript.spec)
@@ -108,7 +109,7 @@ def _expected(step_panes, spec) -> list:
 
 
 @pytest.mark.spark
-@pytest.mark.parametrize("transcript", _params(ORDERED_TRANSCRIPTS))
+@pytest.mark.parametrize("transcript", _params(ALL))
 def test_on_delta_state_step_by_step(spark, tmp_path, transcript):
     """Every step is a batch on Delta state (state read back from the tables), Collect as an array column."""
     from pyspark.sql.types import DataType
@@ -127,3 +128,47 @@ def test_on_delta_state_step_by_step(spark, tmp_path, transcript):
     got = _delta_panes(spark, results, transcript.spec)
     for b, st in enumerate(transcript.steps):
         assert got.get(b, []) == _expected(st.panes, transcript.spec), (transcript.name, b)
+
+
+def test_job_files_name_the_ordered_aggregates():
+    from pipelines.job import parse_aggregate
+    assert parse_aggregate("a", "first(event_id)") == First("event_id")
+    assert parse_aggregate("b", " last( event_id ) ") == Last("event_id")
+    assert parse_aggregate("c", "collect(event_id)") == Collect("event_id")
+    with pytest.raises(ValueError, match="collect"):
+        parse_aggregate("d", "collect_set(event_id)")
+
+
+def test_model_sum_overflow_is_null_and_stays_null():
+    from windowing.core.aggregates import Sum
+    s = Sum("v")
+    acc = s.add({"v": 2 ** 63 - 1}, None)
+    assert s.get_result(acc) == 2 ** 63 - 1
+    acc = s.add({"v": 5}, acc)
+    assert s.get_result(acc) is None
+    assert s.get_result(s.add({"v": -(2 ** 63 - 1)}, acc)) is None     # a later value does not bring it back
+    assert s.get_result(s.merge(s.add({"v": -3}, None), s.add({"v": 4}, None))) == 1
+    assert s.get_result(s.add({"v": 0.5}, s.add({"v": -1.5}, None))) == -1.0   # doubles never overflow
+
+
+@pytest.mark.spark
+def test_sliding_windows_closed_in_one_pass_apply_the_overflow_rule(spark):
+    """Running differences (the one-pass sliding path) and slice explosion agree with the model."""
+    from pyspark.sql import functions as F
+    from transcripts import sliding, spec
+    from windowing.spark.aggregates import compile_aggregates
+    from windowing.spark.prepare import SEQ, TS, WS
+    from windowing.spark.slicing import (
+        SLICE, exploded_window_partials, invertible, running_window_partials, slice_partials, slice_start)
+    big = 2 ** 63 - 1
+    window_spec = spec(sliding(10, 5))
+    assigner, compiled = window_spec.assigner, compile_aggregates(window_spec)
+    elements = (spark.createDataFrame([("a", 1, big), ("a", 7, 5), ("a", 3, -1)], "k string, ts long, v long")
+                .withColumn(TS, F.col("ts")).withColumn(SEQ, F.monotonically_increasing_id())
+                .withColumn(SLICE, slice_start(assigner, F.col("ts"))))
+    assert invertible(compiled, elements.schema)
+    want = {-5: (big - 1, 2), 0: (None, 3), 5: (5, 1)}   # [0,10): positives big + 5 leave int64
+    for partials in (running_window_partials(assigner, compiled, ["k"], elements),
+                     exploded_window_partials(assigner, compiled, ["k"], slice_partials(compiled, ["k"], elements))):
+        got = {r[WS]: (r["s"], r["n"]) for r in partials.select(WS, *[a.result() for a in compiled]).collect()}
+        assert got == want

@@ -113,3 +113,60 @@ ORDERED_TRANSCRIPTS = (
         ),
         doc="CountTrigger on a time window, discarding"),
 )
+
+
+# ---------------------------------------------------------- Sum overflow
+
+MAX, MIN = 2 ** 63 - 1, -(2 ** 63)
+
+OVERFLOW_TRANSCRIPTS = (
+    Transcript(
+        "sum_overflow_in_one_batch_gives_null", spec(tumbling(10)),
+        (
+            # [0,10): MAX + 5 leaves int64: its Sum is null, both rows stay counted; wm = 11 fires it.
+            # [10,20) and key b are untouched: the batch commits.
+            step(r(1, MAX), r(2, 5), r(3, 4, k="b"), r(12, 7), wm_after=11, panes=[
+                P("a", 0, 10, 0, ON_TIME, True, s=None, n=2), P("b", 0, 10, 0, ON_TIME, True, s=4, n=1)]),
+            flush([P("a", 10, 20, 0, ON_TIME, True, s=7, n=1)]),
+        ),
+        batching_invariant=True, doc="an overflowing window sums to null; the rest of the batch goes on"),
+    Transcript(
+        "sum_overflow_only_by_the_merge_with_state", spec(tumbling(10), delay=100),
+        (
+            step(r(1, MAX), r(1, MIN, k="c"), r(1, 3, k="b")),
+            # Each batch fits in int64 alone; the merge with the window's state does not. The negative
+            # values of key c overflow on their own side. Key b: 3 + 4.
+            step(r(2, 5), r(3, -10), r(2, -1, k="c"), r(2, 4, k="b")),
+            # A later value does not bring an overflowed Sum back.
+            step(r(4, -MAX)),
+            flush([P("a", 0, 10, 0, ON_TIME, True, s=None, n=4), P("b", 0, 10, 0, ON_TIME, True, s=7, n=2),
+                   P("c", 0, 10, 0, ON_TIME, True, s=None, n=2)]),
+        ),
+        batching_invariant=True, doc="an overflow caused by merging a batch into the window's state"),
+    Transcript(
+        "sum_overflow_in_sliding_windows", spec(sliding(10, 5), delay=100),
+        (
+            step(r(1, MAX)),
+            step(r(7, 5)),
+            # [-5,5): MAX | [0,10): MAX + 5 overflows | [5,15): 5.
+            flush([P("a", -5, 5, 0, ON_TIME, True, s=MAX, n=1), P("a", 0, 10, 0, ON_TIME, True, s=None, n=2),
+                   P("a", 5, 15, 0, ON_TIME, True, s=5, n=1)]),
+        ),
+        batching_invariant=True, doc="slices and windows: only the window that overflows is null"),
+    Transcript(
+        "sum_overflow_in_a_merged_session", spec(EventTimeSessionWindows.with_gap(10), delay=100),
+        (
+            step(r(0, MAX)),
+            step(r(5, 5)),
+            flush([P("a", 0, 15, 0, ON_TIME, True, s=None, n=2)]),
+        ),
+        batching_invariant=True, doc="two sessions whose sums fit merge into one that overflows"),
+    Transcript(
+        "sum_overflow_under_a_count_trigger", spec(tumbling(10), delay=100, trigger=CountTrigger(2)),
+        (
+            step(r(1, MAX), r(2, 1), r(3, 2), panes=[P("a", 0, 10, 0, EARLY, False, s=None, n=2)]),
+            step(r(4, 3), panes=[P("a", 0, 10, 1, EARLY, False, s=None, n=4)]),
+            flush(),
+        ),
+        doc="running merges of a count trigger keep the overflow"),
+)

@@ -37,8 +37,38 @@ def _column_name(kind: str, column: Any) -> str:
     return column
 
 
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def _add_in_int64(a, b):
+    """``a + b``; None (overflow, and it stays so) when either is None or an integer sum leaves int64."""
+    if a is None or b is None:
+        return None
+    total = a + b
+    if isinstance(total, int) and not INT64_MIN <= total <= INT64_MAX:
+        return None
+    return total
+
+
 @dataclass(frozen=True)
 class Sum:
+    """The sum of the non-null values (null when every value was null, or none was added).
+
+    Overflow (integer columns are int64 on Spark): the positive values (with
+    zeros and NaN) and the negative values are summed apart; when either
+    part leaves int64 the window's sum is null in this pane and in every later
+    pane of the window (SQL's ``try_sum``), and the window keeps its elements
+    (``Count`` still counts them), so a bad number never fails a batch. Each
+    part only grows in magnitude, so whether a window overflows does not
+    depend on the order of its elements or on how the stream was cut into
+    batches; it is conservative: ``2**63 - 1``, ``-5`` and ``5`` overflow
+    although their total fits. Declare value bounds to quarantine such
+    values before they reach a window.
+
+    Accumulator: ``(positive part, negative part)``, a part None once it
+    overflowed; None when no value was added.
+    """
+
     column: str
 
     def __post_init__(self):
@@ -58,13 +88,17 @@ class Sum:
         value = row[self.column]
         if value is None:
             return acc
-        return value if acc is None else acc + value
+        return self.merge(acc, (0, value) if value < 0 else (value, 0))
 
     def merge(self, a, b):
-        return b if a is None else a if b is None else a + b
+        if a is None or b is None:
+            return b if a is None else a
+        return _add_in_int64(a[0], b[0]), _add_in_int64(a[1], b[1])
 
     def get_result(self, acc):
-        return acc
+        if acc is None or acc[0] is None or acc[1] is None:
+            return None
+        return acc[0] + acc[1]
 
 
 @dataclass(frozen=True)

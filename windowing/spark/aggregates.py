@@ -54,6 +54,61 @@ ORDER_TS, ORDER_VALUE = "ts", "v"
 """Fields of an ordered aggregate's element: its event time and its value."""
 
 
+SUM_POSITIVE, SUM_NEGATIVE = "pos", "neg"
+"""Fields of a Sum's accumulator: the sums of its positive (with zero, NaN) and of its negative values."""
+
+
+def _is_negative(value: Column) -> Column:
+    return value < F.lit(0)
+
+
+def _part(total: Column, present: Column) -> Column:
+    """A part of a Sum: ``total`` (null: it overflowed) or 0 when the part has no value."""
+    return F.when(present, total).otherwise(F.lit(0))
+
+
+def _sum_struct(positive: Column, negative: Column) -> Column:
+    return F.struct(positive.alias(SUM_POSITIVE), negative.alias(SUM_NEGATIVE))
+
+
+def sum_partial(value: Column) -> Column:
+    """A Sum's accumulator over a group (an aggregate): null when no value is non-null.
+
+    Each part is a ``try_sum`` (null when it leaves the type's range); the
+    parts are one-signed, so a part overflows whatever the summation order.
+    """
+    negative = F.when(_is_negative(value), value)
+    positive = F.when(~_is_negative(value), value)
+    return F.when(F.count(value) > 0, _sum_struct(_part(F.try_sum(positive), F.count(positive) > 0),
+                                                  _part(F.try_sum(negative), F.count(negative) > 0)))
+
+
+def sum_merge(a: Column, b: Column) -> Column:
+    """Two non-null Sum accumulators merged: each part ``try_add``-ed, an overflowed (null) part stays null."""
+    return _sum_struct(F.try_add(a[SUM_POSITIVE], b[SUM_POSITIVE]), F.try_add(a[SUM_NEGATIVE], b[SUM_NEGATIVE]))
+
+
+def sum_merge_all(acc: Column, over=lambda e: e) -> Column:
+    """The merge of a group's (or, with ``over``, a window frame's) Sum accumulators, as an aggregate."""
+    def merged(field: str) -> Column:
+        # try_sum skips nulls: a part that overflowed in any accumulator keeps the merge null.
+        every = over(F.count(acc[field])) == over(F.count(acc))
+        return F.when(every, over(F.try_sum(acc[field])))
+    return F.when(over(F.count(acc)) > 0, _sum_struct(merged(SUM_POSITIVE), merged(SUM_NEGATIVE)))
+
+
+def sum_running(acc: Column, window) -> Column:
+    return sum_merge_all(acc, lambda e: e.over(window))
+
+
+def sum_result(acc: Column) -> Column:
+    """The Sum: null when no value was added or a part overflowed (``+`` of nulls), else positive + negative.
+
+    The parts have opposite signs, so their sum stays in range.
+    """
+    return acc[SUM_POSITIVE] + acc[SUM_NEGATIVE]
+
+
 def _first_of(a: Column, b: Column) -> Column:
     """The earlier of two ``struct<ts, v>``; ``a`` (older) wins a tie."""
     return F.when(b[ORDER_TS] < a[ORDER_TS], b).otherwise(a)
@@ -130,8 +185,8 @@ class CompiledAggregate:
     def _parts(self) -> list[AccumulatorPart]:
         agg = self.aggregate
         if isinstance(agg, Sum):
-            return [AccumulatorPart(self._col("sum"), lambda order: F.sum(agg.column), _add,
-                                    lambda c, w: F.sum(c).over(w))]
+            return [AccumulatorPart(self._col("sum"), lambda order: sum_partial(F.col(agg.column)),
+                                    _null_aware(sum_merge), sum_running)]
         if isinstance(agg, Count):
             expr = (lambda order: F.count(F.lit(1))) if agg.column is None else (lambda order: F.count(agg.column))
             return [AccumulatorPart(self._col("count"), expr, _add, lambda c, w: F.sum(c).over(w))]
@@ -182,6 +237,8 @@ class CompiledAggregate:
         """The output column computed from accumulator columns named ``prefix + column``."""
         agg = self.aggregate
         cols = [F.col(prefix + c) for c in self.columns]
+        if isinstance(agg, Sum):
+            return sum_result(cols[0]).alias(self.name)
         if isinstance(agg, Avg):
             total, count = cols
             return F.when(count > 0, total / count).alias(self.name)
