@@ -2,7 +2,11 @@
 
 An aggregate's accumulator is one or more state columns named
 ``acc__<output name>__<part>``. A null accumulator means "no contents" for
-every aggregate, so merging is null-aware: ``merge(null, x) = x``.
+every aggregate, so merging is null-aware: ``merge(null, x) = x``. A Sum's
+accumulator is ``struct<pos, neg>`` (the sums of its positive and of its
+negative values, each ``try_sum``/``try_add``-ed, null once it overflowed), so
+an overflow makes the window's Sum null instead of failing the batch (see
+:class:`windowing.core.aggregates.Sum`).
 User aggregates keep a pickled accumulator in a binary column and run their
 Python ``add``/``merge``/``get_result`` in pandas UDFs (the only per-row
 Python of this module). A :class:`~windowing.core.aggregates.Reduce` is run by
