@@ -21,7 +21,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from windowing.core.aggregates import Avg, Count, Max, Min, Sum
+from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Sum
 from windowing.core.assigners import (EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
                                       SlidingProcessingTimeWindows,
                                       TumblingEventTimeWindows, TumblingProcessingTimeWindows)
@@ -30,8 +30,9 @@ from windowing.core.time import parse_duration_ms
 from windowing.core.triggers import CountTrigger, EventTimeTrigger
 from windowing.core.watermarks import EventTimeWatermarks, ExplicitWatermarks, WatermarkStrategy
 
-_AGGREGATE = re.compile(r"^\s*(sum|count|min|max|avg)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)?\s*\)\s*$")
-_AGG_TYPES = {"sum": Sum, "count": Count, "min": Min, "max": Max, "avg": Avg}
+_AGGREGATE = re.compile(r"^\s*(sum|count|min|max|avg|first|last|collect)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)?\s*\)\s*$")
+_AGG_TYPES = {"sum": Sum, "count": Count, "min": Min, "max": Max, "avg": Avg, "first": First, "last": Last,
+              "collect": Collect}
 
 
 _CRON_ALIASES = ("@hourly", "@daily", "@weekly", "@monthly", "@yearly")
@@ -276,7 +277,8 @@ def parse_aggregate(name: str, text: str):
     match = _AGGREGATE.match(text)
     if not match:
         raise ValueError(f"aggregate {name} = {text!r} is not understood; write e.g. 'sum(amount)', "
-                         f"'count()', 'min(x)', 'max(x)', 'avg(x)'")
+                         f"'count()', 'min(x)', 'max(x)', 'avg(x)', "
+                         f"'first(x)', 'last(x)', 'collect(x)'")
     kind, column = match.groups()
     if kind == "count":
         return Count(column)

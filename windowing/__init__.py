@@ -7,7 +7,7 @@ the spec and the per-key path (``KeyedModelOperator``) otherwise, so every
 spec the reference model runs also runs on Spark.
 """
 from windowing.core.aggregates import (
-    AggregateFunction, Avg, Count, Max, Min, Reduce, ReduceFunction, Sum, UserAggregate)
+    AggregateFunction, Avg, Collect, Count, First, Last, Max, Min, Reduce, ReduceFunction, Sum, UserAggregate)
 from windowing.core.assigners import (
     EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows, SessionGapExtractor,
     SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)
@@ -34,10 +34,10 @@ def __getattr__(name):
     raise AttributeError(f"module 'windowing' has no attribute {name!r}")
 
 
-__all__ = ["APPEND", "AbsoluteDifference", "AggregateFunction", "Avg", "ContinuousEventTimeTrigger",
+__all__ = ["APPEND", "AbsoluteDifference", "AggregateFunction", "Avg", "Collect", "ContinuousEventTimeTrigger",
            "ContinuousProcessingTimeTrigger", "Count", "CountEvictor", "CountTrigger", "DeltaEvictor",
            "DeltaFunction", "DeltaTrigger", "EarlyLateEventTimeTrigger", "EventTimeSessionWindows",
-           "EventTimeTrigger", "FINAL", "GapFromColumn", "GlobalWindows", "Max", "Min", "NeverTrigger", "Process",
+           "EventTimeTrigger", "FINAL", "First", "GapFromColumn", "GlobalWindows", "Last", "Max", "Min", "NeverTrigger", "Process",
            "ProcessContext", "ProcessWindowFunction", "ProcessingTimeSessionWindows", "ProcessingTimeTrigger",
            "PurgingTrigger", "Reduce", "ReduceFunction", "ReferenceOperator", "SessionGapExtractor",
            "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "Sum", "TimeEvictor", "Trigger", "TriggerBase",

@@ -37,8 +37,38 @@ def _column_name(kind: str, column: Any) -> str:
     return column
 
 
+INT64_MIN, INT64_MAX = -(2 ** 63), 2 ** 63 - 1
+
+
+def _add_in_int64(a, b):
+    """``a + b``; None (overflow, and it stays so) when either is None or an integer sum leaves int64."""
+    if a is None or b is None:
+        return None
+    total = a + b
+    if isinstance(total, int) and not INT64_MIN <= total <= INT64_MAX:
+        return None
+    return total
+
+
 @dataclass(frozen=True)
 class Sum:
+    """The sum of the non-null values (null when every value was null, or none was added).
+
+    Overflow (integer columns are int64 on Spark): the positive values (with
+    zeros and NaN) and the negative values are summed apart; when either
+    part leaves int64 the window's sum is null in this pane and in every later
+    pane of the window (SQL's ``try_sum``), and the window keeps its elements
+    (``Count`` still counts them), so a bad number never fails a batch. Each
+    part only grows in magnitude, so whether a window overflows does not
+    depend on the order of its elements or on how the stream was cut into
+    batches; it is conservative: ``2**63 - 1``, ``-5`` and ``5`` overflow
+    although their total fits. Declare value bounds to quarantine such
+    values before they reach a window.
+
+    Accumulator: ``(positive part, negative part)``, a part None once it
+    overflowed; None when no value was added.
+    """
+
     column: str
 
     def __post_init__(self):
@@ -58,13 +88,17 @@ class Sum:
         value = row[self.column]
         if value is None:
             return acc
-        return value if acc is None else acc + value
+        return self.merge(acc, (0, value) if value < 0 else (value, 0))
 
     def merge(self, a, b):
-        return b if a is None else a if b is None else a + b
+        if a is None or b is None:
+            return b if a is None else a
+        return _add_in_int64(a[0], b[0]), _add_in_int64(a[1], b[1])
 
     def get_result(self, acc):
-        return acc
+        if acc is None or acc[0] is None or acc[1] is None:
+            return None
+        return acc[0] + acc[1]
 
 
 @dataclass(frozen=True)
@@ -297,6 +331,144 @@ class Reduce:
         return acc
 
 
-BUILTIN_AGGREGATES = (Sum, Count, Min, Max, Avg)
-AGGREGATES = (Sum, Count, Min, Max, Avg, UserAggregate, Reduce)
-Aggregate = Sum | Count | Min | Max | Avg | UserAggregate | Reduce
+@runtime_checkable
+class OrderedAggregate(Protocol):
+    """An aggregate whose value depends on the elements' order, (event time, arrival sequence).
+
+    The reference model adds an element with ``add_element(ts_ms, seq, row,
+    acc)`` instead of ``add(row, acc)``, so the accumulator can place it by
+    its order key wherever (and in whichever batch) it arrives.
+    """
+
+    def add_element(self, ts_ms: int, seq: int, row: dict, accumulator: Any) -> Any: ...
+
+
+def _order_key(element: tuple) -> tuple[int, int]:
+    return element[0], element[1]
+
+
+@dataclass(frozen=True)
+class First:
+    """The value of the window's earliest element: least (event time, arrival sequence).
+
+    Null values are skipped (SQL's ``FIRST_VALUE ... IGNORE NULLS``, Flink's
+    ``FIRST_VALUE``): the result is the earliest non-null value, or null when
+    every value was null. Accumulator: ``(ts_ms, seq, value)`` or None.
+    """
+
+    column: str
+
+    def __post_init__(self):
+        _column_name("First", self.column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def default_name(self) -> str:
+        return f"first_{self.column}"
+
+    def create_accumulator(self):
+        return None
+
+    def add(self, row, acc):
+        raise TypeError("First is ordered: add elements with add_element(ts_ms, seq, row, acc)")
+
+    def add_element(self, ts_ms, seq, row, acc):
+        value = row[self.column]
+        return acc if value is None else self.merge(acc, (ts_ms, seq, value))
+
+    def merge(self, a, b):
+        return b if a is None else a if b is None else min(a, b, key=_order_key)
+
+    def get_result(self, acc):
+        return None if acc is None else acc[2]
+
+
+@dataclass(frozen=True)
+class Last:
+    """The value of the window's latest element: greatest (event time, arrival sequence).
+
+    Null values are skipped, as in :class:`First`. Accumulator: ``(ts_ms,
+    seq, value)`` or None.
+    """
+
+    column: str
+
+    def __post_init__(self):
+        _column_name("Last", self.column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def default_name(self) -> str:
+        return f"last_{self.column}"
+
+    def create_accumulator(self):
+        return None
+
+    def add(self, row, acc):
+        raise TypeError("Last is ordered: add elements with add_element(ts_ms, seq, row, acc)")
+
+    def add_element(self, ts_ms, seq, row, acc):
+        value = row[self.column]
+        return acc if value is None else self.merge(acc, (ts_ms, seq, value))
+
+    def merge(self, a, b):
+        return b if a is None else a if b is None else max(a, b, key=_order_key)
+
+    def get_result(self, acc):
+        return None if acc is None else acc[2]
+
+
+@dataclass(frozen=True)
+class Collect:
+    """The window's non-null values as a list, in (event time, arrival sequence) order.
+
+    Null values are skipped (Spark's ``collect_list``); a window whose values
+    were all null gives an empty list. The list holds every element of the
+    window, so it grows with the window (state and panes). Accumulator: a
+    list of ``(ts_ms, seq, value)`` sorted by ``(ts_ms, seq)``.
+    """
+
+    column: str
+
+    def __post_init__(self):
+        _column_name("Collect", self.column)
+
+    @property
+    def columns(self) -> tuple[str, ...]:
+        return (self.column,)
+
+    def default_name(self) -> str:
+        return f"collect_{self.column}"
+
+    def create_accumulator(self):
+        return []
+
+    def add(self, row, acc):
+        raise TypeError("Collect is ordered: add elements with add_element(ts_ms, seq, row, acc)")
+
+    def add_element(self, ts_ms, seq, row, acc):
+        value = row[self.column]
+        return acc if value is None else self.merge(acc, [(ts_ms, seq, value)])
+
+    def merge(self, a, b):
+        return sorted(list(a) + list(b), key=_order_key)
+
+    def get_result(self, acc):
+        return [value for _, _, value in acc]
+
+
+def add_element(aggregate, ts_ms: int, seq: int, row: dict, accumulator):
+    """Add one element to ``accumulator``: by its order key for an ordered aggregate, else ``add(row, acc)``."""
+    if isinstance(aggregate, ORDERED_AGGREGATES):
+        return aggregate.add_element(ts_ms, seq, row, accumulator)
+    return aggregate.add(row, accumulator)
+
+
+ORDERED_AGGREGATES = (First, Last, Collect)
+BUILTIN_AGGREGATES = (Sum, Count, Min, Max, Avg, First, Last, Collect)
+AGGREGATES = (Sum, Count, Min, Max, Avg, First, Last, Collect, UserAggregate, Reduce)
+Aggregate = Sum | Count | Min | Max | Avg | First | Last | Collect | UserAggregate | Reduce

@@ -67,6 +67,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import time as _time
 
+from windowing.core.aggregates import add_element
 from windowing.core.assigners import GlobalWindows, InvalidGapError, merge_windows
 from windowing.core.functions import ProcessContext
 from windowing.core.records import (
@@ -514,7 +515,8 @@ class ReferenceOperator:
             return
         if state.accumulators is None:
             state.accumulators = [agg.create_accumulator() for _, agg in self.spec.aggregates]
-        state.accumulators = [agg.add(row, acc) for (_, agg), acc in zip(self.spec.aggregates, state.accumulators)]
+        state.accumulators = [add_element(agg, ts, seq, row, acc)
+                              for (_, agg), acc in zip(self.spec.aggregates, state.accumulators)]
 
     def _purge(self, state: _WindowState) -> None:
         state.accumulators = None
@@ -640,8 +642,8 @@ class ReferenceOperator:
             values = {}
             for name, agg in spec.aggregates:
                 acc = agg.create_accumulator()
-                for row in rows:
-                    acc = agg.add(row, acc)
+                for ts, seq, row in state.elements:
+                    acc = add_element(agg, ts, seq, row, acc)
                 values[name] = copy.deepcopy(agg.get_result(acc))
             emitted = None
         if evictor is not None and evictor.do_evict_after:

@@ -473,7 +473,7 @@ class WindowSpecBuilder:
         for name, agg in pairs:
             if not isinstance(agg, AGGREGATES):
                 raise ValueError(f"aggregate {name}={agg!r} is not an aggregate; use Sum, Count, Min, Max, "
-                                 f"Avg, UserAggregate or Reduce")
+                                 f"Avg, First, Last, Collect, UserAggregate or Reduce")
         return self._build(tuple(pairs), None)
 
     def reduce(self, function: Any, columns: str | tuple[str, ...], result_type: str,

@@ -2,7 +2,11 @@
 
 An aggregate's accumulator is one or more state columns named
 ``acc__<output name>__<part>``. A null accumulator means "no contents" for
-every aggregate, so merging is null-aware: ``merge(null, x) = x``.
+every aggregate, so merging is null-aware: ``merge(null, x) = x``. A Sum's
+accumulator is ``struct<pos, neg>`` (the sums of its positive and of its
+negative values, each ``try_sum``/``try_add``-ed, null once it overflowed), so
+an overflow makes the window's Sum null instead of failing the batch (see
+:class:`windowing.core.aggregates.Sum`).
 User aggregates keep a pickled accumulator in a binary column and run their
 Python ``add``/``merge``/``get_result`` in pandas UDFs (the only per-row
 Python of this module). A :class:`~windowing.core.aggregates.Reduce` is run by
@@ -16,6 +20,14 @@ older accumulator (the state, or the earlier window/slice/group) first; and a
 ``running`` fold relies on ``collect_list`` over an ORDERED window frame
 keeping the frame's row order (Spark's window frames feed rows to the
 aggregate in the partition's sort order).
+
+Ordered aggregates (First, Last, Collect) keep each value with its event
+time: ``struct<ts, v>`` (Collect: an array of them, sorted). A partial picks
+or sorts its group's elements by (event time, then ``order``); a merge
+compares event times and, on a tie, keeps the OLDER accumulator's elements
+first (the call sites' convention above), which is the arrival order: an
+element of an earlier batch, group or slice arrived before an equal-time one
+of a later. So no arrival sequence needs to be comparable across batches.
 """
 from __future__ import annotations
 
@@ -28,7 +40,7 @@ from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StructType, _parse_datatype_string
 
-from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
+from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
 from windowing.spark.prepare import SEQ, TS
 
 ELEMENT_ORDER = (TS, SEQ)
@@ -42,6 +54,113 @@ def _null_aware(combine: Callable[[Column, Column], Column]) -> Callable[[Column
 
 
 _add = _null_aware(lambda a, b: a + b)
+ORDER_TS, ORDER_VALUE = "ts", "v"
+"""Fields of an ordered aggregate's element: its event time and its value."""
+
+
+SUM_POSITIVE, SUM_NEGATIVE = "pos", "neg"
+"""Fields of a Sum's accumulator: the sums of its positive (with zero, NaN) and of its negative values."""
+
+
+def _is_negative(value: Column) -> Column:
+    return value < F.lit(0)
+
+
+def _part(total: Column, present: Column) -> Column:
+    """A part of a Sum: ``total`` (null: it overflowed) or 0 when the part has no value."""
+    return F.when(present, total).otherwise(F.lit(0))
+
+
+def _sum_struct(positive: Column, negative: Column) -> Column:
+    return F.struct(positive.alias(SUM_POSITIVE), negative.alias(SUM_NEGATIVE))
+
+
+def sum_partial(value: Column) -> Column:
+    """A Sum's accumulator over a group (an aggregate): null when no value is non-null.
+
+    Each part is a ``try_sum`` (null when it leaves the type's range); the
+    parts are one-signed, so a part overflows whatever the summation order.
+    """
+    negative = F.when(_is_negative(value), value)
+    positive = F.when(~_is_negative(value), value)
+    return F.when(F.count(value) > 0, _sum_struct(_part(F.try_sum(positive), F.count(positive) > 0),
+                                                  _part(F.try_sum(negative), F.count(negative) > 0)))
+
+
+def sum_merge(a: Column, b: Column) -> Column:
+    """Two non-null Sum accumulators merged: each part ``try_add``-ed, an overflowed (null) part stays null."""
+    return _sum_struct(F.try_add(a[SUM_POSITIVE], b[SUM_POSITIVE]), F.try_add(a[SUM_NEGATIVE], b[SUM_NEGATIVE]))
+
+
+def sum_merge_all(acc: Column, over=lambda e: e) -> Column:
+    """The merge of a group's (or, with ``over``, a window frame's) Sum accumulators, as an aggregate."""
+    def merged(field: str) -> Column:
+        # try_sum skips nulls: a part that overflowed in any accumulator keeps the merge null.
+        every = over(F.count(acc[field])) == over(F.count(acc))
+        return F.when(every, over(F.try_sum(acc[field])))
+    return F.when(over(F.count(acc)) > 0, _sum_struct(merged(SUM_POSITIVE), merged(SUM_NEGATIVE)))
+
+
+def sum_running(acc: Column, window) -> Column:
+    return sum_merge_all(acc, lambda e: e.over(window))
+
+
+def sum_result(acc: Column) -> Column:
+    """The Sum: null when no value was added or a part overflowed (``+`` of nulls), else positive + negative.
+
+    The parts have opposite signs, so their sum stays in range.
+    """
+    return acc[SUM_POSITIVE] + acc[SUM_NEGATIVE]
+
+
+def _first_of(a: Column, b: Column) -> Column:
+    """The earlier of two ``struct<ts, v>``; ``a`` (older) wins a tie."""
+    return F.when(b[ORDER_TS] < a[ORDER_TS], b).otherwise(a)
+
+
+def _last_of(a: Column, b: Column) -> Column:
+    """The later of two ``struct<ts, v>``; ``b`` (newer) wins a tie."""
+    return F.when(b[ORDER_TS] >= a[ORDER_TS], b).otherwise(a)
+
+
+def sorted_by_time(elements: Column) -> Column:
+    """``array<struct<ts, v>>`` sorted by ts, keeping the array's order on ties (a stable sort)."""
+    indexed = F.transform(elements, lambda e, i: F.struct(e[ORDER_TS].alias("t"), i.alias("i"), e[ORDER_VALUE].alias("x")))
+    ordered = F.array_sort(indexed, lambda l, r: F.when(l["t"] < r["t"], -1).when(l["t"] > r["t"], 1)
+                           .when(l["i"] < r["i"], -1).when(l["i"] > r["i"], 1).otherwise(0))
+    return F.transform(ordered, lambda e: F.struct(e["t"].alias(ORDER_TS), e["x"].alias(ORDER_VALUE)))
+
+
+def _element(value: Column) -> Column:
+    # Both fields nullable, as every merge gives them: the state table's schema comes from a partial.
+    present = value.isNotNull()
+    return F.struct(F.when(present, F.col(TS)).alias(ORDER_TS), F.when(present, value).alias(ORDER_VALUE))
+
+
+def _time_order(order: tuple[str, ...]) -> tuple[str, ...]:
+    """Event time first, then the caller's order columns (they break ties as arrival does)."""
+    return (TS,) + tuple(c for c in order if c != TS)
+
+
+def _pick(pick, value: Column, order: tuple[str, ...]) -> Column:
+    """``min_by``/``max_by`` over the group's non-null values by (event time, ``order``)."""
+    keyed = F.when(value.isNotNull(), F.struct(*[F.col(c) for c in _time_order(order)]))
+    return pick(F.when(value.isNotNull(), _element(value)), keyed)
+
+
+def _collected(value: Column, order: tuple[str, ...]) -> Column:
+    """The group's non-null values as a sorted ``array<struct<ts, v>>`` (an aggregate)."""
+    present = value.isNotNull()
+    keyed = F.struct(*[F.when(present, F.col(c)).alias(f"__o{i}") for i, c in enumerate(_time_order(order))],
+                     F.when(present, value).alias("__v"))
+    return F.transform(F.array_sort(F.collect_list(F.when(value.isNotNull(), keyed))),
+                       lambda s: F.struct(s["__o0"].alias(ORDER_TS), s["__v"].alias(ORDER_VALUE)))
+
+
+def _fold_frame(merge: Callable[[Column, Column], Column], c: Column, window) -> Column:
+    """Merge the frame's accumulators oldest first (their frame order)."""
+    accs = F.collect_list(c).over(window)
+    return F.aggregate(accs, F.get(accs, 0), lambda acc, x: merge(acc, x))
 _least = _null_aware(lambda a, b: F.least(a, b))
 _greatest = _null_aware(lambda a, b: F.greatest(a, b))
 
@@ -70,8 +189,8 @@ class CompiledAggregate:
     def _parts(self) -> list[AccumulatorPart]:
         agg = self.aggregate
         if isinstance(agg, Sum):
-            return [AccumulatorPart(self._col("sum"), lambda order: F.sum(agg.column), _add,
-                                    lambda c, w: F.sum(c).over(w))]
+            return [AccumulatorPart(self._col("sum"), lambda order: sum_partial(F.col(agg.column)),
+                                    _null_aware(sum_merge), sum_running)]
         if isinstance(agg, Count):
             expr = (lambda order: F.count(F.lit(1))) if agg.column is None else (lambda order: F.count(agg.column))
             return [AccumulatorPart(self._col("count"), expr, _add, lambda c, w: F.sum(c).over(w))]
@@ -86,6 +205,16 @@ class CompiledAggregate:
                                     lambda c, w: F.sum(c).over(w)),
                     AccumulatorPart(self._col("count"), lambda order: F.count(agg.column), _add,
                                     lambda c, w: F.sum(c).over(w))]
+        if isinstance(agg, (First, Last)):
+            pick, choose = (F.min_by, _first_of) if isinstance(agg, First) else (F.max_by, _last_of)
+            merge = _null_aware(choose)
+            return [AccumulatorPart(self._col("first" if isinstance(agg, First) else "last"),
+                                    lambda order: _pick(pick, F.col(agg.column), order), merge,
+                                    lambda c, w: _fold_frame(merge, c, w))]
+        if isinstance(agg, Collect):
+            return [AccumulatorPart(self._col("values"), lambda order: _collected(F.col(agg.column), order),
+                                    _null_aware(lambda a, b: sorted_by_time(F.concat(a, b))),
+                                    lambda c, w: sorted_by_time(F.flatten(F.collect_list(c).over(w))))]
         if isinstance(agg, (UserAggregate, Reduce)):
             udfs = _user_udfs(agg)
             # A grouped-agg pandas UDF cannot sit beside built-in aggregates, so the
@@ -112,11 +241,17 @@ class CompiledAggregate:
         """The output column computed from accumulator columns named ``prefix + column``."""
         agg = self.aggregate
         cols = [F.col(prefix + c) for c in self.columns]
+        if isinstance(agg, Sum):
+            return sum_result(cols[0]).alias(self.name)
         if isinstance(agg, Avg):
             total, count = cols
             return F.when(count > 0, total / count).alias(self.name)
         if isinstance(agg, (UserAggregate, Reduce)):
             return _user_udfs(agg).result(cols[0]).alias(self.name)
+        if isinstance(agg, (First, Last)):
+            return cols[0][ORDER_VALUE].alias(self.name)
+        if isinstance(agg, Collect):
+            return F.transform(cols[0], lambda e: e[ORDER_VALUE]).alias(self.name)
         return cols[0].alias(self.name)
 
 

@@ -53,7 +53,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
+from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
 from windowing.core.assigners import GapFromColumn
 from windowing.core.records import (
     LATE_BEYOND_ALLOWED_LATENESS, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_INGESTION_TIME,
@@ -172,8 +172,10 @@ def aggregate_fields(spec: WindowSpec, input_schema: T.StructType) -> list[T.Str
             integral = isinstance(input_schema[agg.column].dataType,
                                   (T.LongType, T.IntegerType, T.ShortType, T.ByteType))
             dtype = T.LongType() if integral else T.DoubleType()
-        elif isinstance(agg, (Min, Max)):
+        elif isinstance(agg, (Min, Max, First, Last)):
             dtype = input_schema[agg.column].dataType
+        elif isinstance(agg, Collect):
+            dtype = T.ArrayType(input_schema[agg.column].dataType, True)
         else:
             raise ValueError(f"aggregate {name}={agg!r} has no result type on the per-key path")
         fields.append(T.StructField(name, dtype, True))

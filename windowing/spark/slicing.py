@@ -37,16 +37,18 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.aggregates import Avg, Count, Max, Min, Reduce, Sum, UserAggregate
+from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
 from windowing.core.assigners import SlidingEventTimeWindows, SlidingProcessingTimeWindows
 from windowing.core.time import MIN_TIMESTAMP_MS
-from windowing.spark.aggregates import CompiledAggregate, _user_udfs, ordered_values, partial_exprs
+from windowing.spark.aggregates import (
+    ORDER_TS, SUM_NEGATIVE, SUM_POSITIVE, CompiledAggregate, _user_udfs, ordered_values, partial_exprs, sum_merge_all)
 from windowing.spark.prepare import WE, WS, long_lit
 
 SLICE = "__slice_ms"
 CONTENTS = "__b__n"      # elements per slice / window (the time plan's batch count column)
 _POS, _NEXT = "__pos", "__next_pos"
 _INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_EXACT = "decimal(38,0)"   # sums of int64 values that cannot overflow
 
 
 def is_sliding(spec) -> bool:
@@ -99,7 +101,9 @@ def slice_partials(compiled: list[CompiledAggregate], keys: list[str], elements:
 def _rollup(agg: CompiledAggregate, column: str) -> Column:
     """Aggregate expression merging a group of accumulator values of ``agg`` (nulls mean "empty")."""
     kind = agg.aggregate
-    if isinstance(kind, (Sum, Count, Avg)):
+    if isinstance(kind, Sum):
+        return sum_merge_all(F.col(column))
+    if isinstance(kind, (Count, Avg)):
         return F.sum(column)
     if isinstance(kind, Min):
         return F.min(column)
@@ -107,6 +111,13 @@ def _rollup(agg: CompiledAggregate, column: str) -> Column:
         return F.max(column)
     if isinstance(kind, UserAggregate):
         return _user_udfs(kind).fold(F.collect_list(column))
+    # Slices cover disjoint time ranges: no two slices' elements tie on event time.
+    if isinstance(kind, First):
+        return F.min_by(column, F.col(column)[ORDER_TS])
+    if isinstance(kind, Last):
+        return F.max_by(column, F.col(column)[ORDER_TS])
+    if isinstance(kind, Collect):
+        return F.flatten(ordered_values(F.col(column), (SLICE,)))
     if isinstance(kind, Reduce):
         # Slices cover disjoint time ranges and each slice's partial folded its elements in
         # (event time, sequence) order: folding the slices in slice order folds the window's
@@ -162,8 +173,13 @@ def _invertible_parts(compiled: list[CompiledAggregate]) -> list[tuple[str, Colu
         kind = agg.aggregate
         if isinstance(kind, Count):
             parts.append((agg.columns[0], F.count(F.lit(1)) if kind.column is None else F.count(kind.column)))
-        else:  # Sum or Avg of an integral column: a long sum and how many values were not null
-            parts.append((f"__inv__{agg.name}__sum", F.coalesce(F.sum(F.col(kind.column).cast("long")), long_lit(0))))
+        else:
+            # Sum or Avg of an integral column: exact sums of the positive and of the negative values
+            # (decimal, so no running sum can overflow; a Sum's part beyond int64 is then null), and how
+            # many values were not null.
+            value = F.col(kind.column).cast(_EXACT)
+            parts.append((f"__inv__{agg.name}__pos", F.coalesce(F.sum(F.when(value >= 0, value)), F.lit(0).cast(_EXACT))))
+            parts.append((f"__inv__{agg.name}__neg", F.coalesce(F.sum(F.when(value < 0, value)), F.lit(0).cast(_EXACT))))
             parts.append((f"__inv__{agg.name}__nn", F.count(kind.column)))
     return parts
 
@@ -176,11 +192,14 @@ def _accumulators_from_sums(compiled: list[CompiledAggregate]) -> list[Column]:
         if isinstance(kind, Count):
             out.append(F.col(agg.columns[0]))
             continue
-        total, nn = F.col(f"__inv__{agg.name}__sum"), F.col(f"__inv__{agg.name}__nn")
-        if isinstance(kind, Sum):
-            out.append(F.when(nn > 0, total).alias(agg.columns[0]))
+        pos, neg = F.col(f"__inv__{agg.name}__pos"), F.col(f"__inv__{agg.name}__neg")
+        nn = F.col(f"__inv__{agg.name}__nn")
+        if isinstance(kind, Sum):   # as aggregates.sum_partial builds it: a part beyond int64 is null
+            out.append(F.when(nn > 0, F.struct(F.when(pos <= F.lit(2 ** 63 - 1), pos.cast("long")).alias(SUM_POSITIVE),
+                                               F.when(neg >= F.lit(-(2 ** 63)), neg.cast("long")).alias(SUM_NEGATIVE)))
+                       .alias(agg.columns[0]))
         else:  # Avg: (double sum, count), as partial_exprs builds it
-            out.append(F.when(nn > 0, total.cast("double")).alias(agg.columns[0]))
+            out.append(F.when(nn > 0, (pos + neg).cast("double")).alias(agg.columns[0]))
             out.append(nn.alias(agg.columns[1]))
     return out
 
