@@ -16,6 +16,7 @@ from typing import Callable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from pipelines import fault_hook
 from pipelines.job import Job
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
 from windowing.spark.dispatch import operator_on_delta
@@ -32,10 +33,14 @@ def log(message: str) -> None:
 
 
 def operator_for(spark: SparkSession, job: Job, reset_state: bool = False):
-    """The job's operator: a :class:`SparkWindowOperator` (DataFrame plan) or a ``KeyedModelOperator``."""
+    """The job's operator: a :class:`SparkWindowOperator` (DataFrame plan) or a ``KeyedModelOperator``.
+
+    ``WINJOB_FAULT`` set (fault soaks only, :mod:`pipelines.fault_hook`): the process kills itself where it says.
+    """
     return operator_on_delta(spark, job.spec, job.operator_id, job.state_root,
                              results_path=job.results_path, late_path=job.late_path,
-                             quarantine_path=job.quarantine_path, reset_state=reset_state)
+                             quarantine_path=job.quarantine_path, reset_state=reset_state,
+                             fault_injection=fault_hook.from_environment())
 
 
 def describe(report: BatchReport) -> str:
