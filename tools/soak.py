@@ -197,7 +197,8 @@ class SoakReport:
                  f"{len(self.runs)} winjob runs; work in {self.workdir}",
                  f"replay: ./dev python tools/fault_soak.py --seed {c.seed} --stream-kills {c.stream_kills} "
                  f"--backfill-kills {c.backfill_kills} --concurrent-pairs {c.concurrent_pairs} "
-                 f"--arrivals {c.arrivals} --events {c.events}",
+                 f"--arrivals {c.arrivals} --events {c.events} --minutes {c.minutes} "
+                 f"--chunk '{c.backfill_chunk}' --delay-share {c.delay_share}",
                  "clean run: " + ", ".join(f"{k} {v}" for k, v in self.clean_counts.items()), "runs:"]
         lines += ["  " + r.line() for r in self.runs]
         lines += ["tables (soak vs clean):"] + ["  " + t.line() for t in self.tables]
@@ -386,8 +387,9 @@ class Soak:
     def _until_done(self, phase: str, step: str, args: list[str], plan_next) -> bool:
         """Run ``args`` until a run exits 0: each run under ``plan_next()``'s fault (None: no fault).
 
-        A run that fails by itself is restarted ``failed_restarts`` times without a fault,
-        as an operator would; then the step is recorded as a failure. True when it finished.
+        A run that fails by itself is a failure of the soak (the run after a crash must
+        repair what the crash left); it is restarted ``failed_restarts`` times without a
+        fault, as an operator would, to see whether the step finishes at all. True when it finished.
         """
         failed = 0
         attempt = 0
@@ -400,15 +402,17 @@ class Soak:
             if record.killed:
                 continue
             failed += 1
+            self.report.failures.append(f"{phase} {step} run {attempt}: failed by itself: rc {record.rc}: "
+                                        f"{record.tail} (log {record.log})")
             if failed > self.config.failed_restarts:
-                self.report.failures.append(f"{phase} {step}: never finished; {failed} runs failed by "
-                                            f"themselves, last: rc {record.rc}: {record.tail} (log {record.log})")
+                self.report.failures.append(f"{phase} {step}: never finished ({failed} runs failed by themselves)")
                 return False
 
     def _backfill_phase(self, root, stream_file, backfill_file, stream_job, backfill_job) -> int:
         """The chunked backfill, killed ``backfill_kills`` times; returns the kills it could not place."""
         total = self.report.clean_counts["backfill batches"]
         args = ["backfill", "--job", str(backfill_file), "--root", str(root), "--chunk", self.config.backfill_chunk]
+
         def plan_next() -> FaultPlan | None:
             fired = sum(r.killed for r in self.report.runs if r.phase == BACKFILL)
             kills_left = self.config.backfill_kills - fired
