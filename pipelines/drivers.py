@@ -25,6 +25,7 @@ from typing import Callable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
+from pipelines import fault_hook
 from pipelines.job import Job
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
 from windowing.spark.dispatch import operator_on_delta
@@ -51,12 +52,14 @@ def operator_for(spark: SparkSession, job: Job, reset_state: bool = False,
                  fault_injection: Callable[[str], None] | None = None):
     """The job's operator: a :class:`SparkWindowOperator` (DataFrame plan) or a ``KeyedModelOperator``.
 
-    ``fault_injection``: test hook, called with a stage name at each step of a batch's commit.
+    ``fault_injection``: test hook, called with a stage name at each step of a batch's commit. Without
+    one, ``WINJOB_FAULT`` set (fault soaks only, :mod:`pipelines.fault_hook`) makes the process kill
+    itself where it says.
     """
     return operator_on_delta(spark, job.spec, job.operator_id, job.state_root,
                              results_path=job.results_path, late_path=job.late_path,
                              quarantine_path=job.quarantine_path, reset_state=reset_state,
-                             fault_injection=fault_injection)
+                             fault_injection=fault_injection or fault_hook.from_environment())
 
 
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)
