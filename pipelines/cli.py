@@ -39,9 +39,10 @@ def _window(text: str) -> dict:
     return value
 
 
-def _spark(job=None):
+def _spark(job=None, master: str | None = None):
+    """The session of a command: the job's ``[spark]`` settings, ``--master`` over ``spark.master``."""
     from windowing.spark.session import get_spark
-    return get_spark("winjob", conf=(job.spark_conf if job else None))
+    return get_spark("winjob", master=master, conf=(job.spark_conf if job else None))
 
 
 def inspect(spark, job) -> dict:
@@ -83,7 +84,10 @@ def main(argv: list[str] | None = None) -> int:
                        ("validate", "check the job's Delta tables with Great Expectations; build Data Docs")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--job", required=True, help="job definition (TOML)")
-        p.add_argument("--root", default=None, help="folder relative paths of the job resolve against")
+        p.add_argument("--root", default=None, help="folder or URI (s3a://bucket/prefix) relative paths of "
+                                                    "the job resolve against")
+        p.add_argument("--master", default=None, help="Spark master (spark://host:7077, local[2]); "
+                                                      "default: the job's [spark] spark.master")
         if name in ("stream", "backfill"):
             p.add_argument("--reset-state", action="store_true", help="discard this operator's state first")
         if name == "validate":
@@ -117,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
             run_demo(_spark(), args.root)
             return 0
         job = load_job(args.job, root=args.root)
-        spark = _spark(job)
+        spark = _spark(job, args.master)
         if args.command == "stream":
             from pipelines.drivers import run_stream
             run_stream(spark, job, processing_time=args.processing_time, timeout_s=args.timeout,
