@@ -32,7 +32,7 @@ DEMO_JOB = REPO / "jobs" / "demo.toml"
 ARRIVALS = 2
 RESULT_COLUMNS = ("user_id", "window_start_ms", "window_end_ms", "items", "purchases", "max_items",
                   "pane_index", "timing", "is_final")
-DRIVER_TIMEOUT_S = 600
+DRIVER_TIMEOUT_S = int(os.environ.get("WINDOWING_CLUSTER_TEST_TIMEOUT_S", "900"))
 
 pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cluster")]
 
@@ -113,19 +113,32 @@ def test_job_paths_under_an_object_store_root_stay_uris(tmp_path):
     assert data_docs_dir(job) == str(Path("output", job.name, "data_docs"))  # a local folder
 
 
-def run_driver(env: dict, job: Path, root: str, master: str, out: Path, command: str = "run") -> dict:
-    done = subprocess.run([sys.executable, __file__, command, str(job), root, master, str(out)], env=env,
-                          capture_output=True, text=True, timeout=DRIVER_TIMEOUT_S, cwd=out.parent)
-    assert done.returncode == 0, f"driver on {master} with root {root} failed:\n{done.stderr[-5000:]}"
+def start_driver(env: dict, job: Path, root: str, master: str, out: Path, command: str = "run") -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, __file__, command, str(job), root, master, str(out)], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=out.parent)
+
+
+def result_of(driver: subprocess.Popen, out: Path) -> dict:
+    try:
+        _, err = driver.communicate(timeout=DRIVER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        driver.kill()
+        raise
+    assert driver.returncode == 0, f"driver {driver.args[2:]} failed:\n{err[-5000:]}"
     return json.loads(out.read_text())
+
+
+def run_driver(env: dict, job: Path, root: str, master: str, out: Path, command: str = "run") -> dict:
+    return result_of(start_driver(env, job, root, master, out, command), out)
 
 
 def test_stream_and_backfill_on_the_cluster_with_s3a_tables_equal_a_local_run(services, tmp_path):
     bucket = services.env["WINDOWING_S3_BUCKET"]
-    remote = run_driver(services.env, DEMO_JOB, f"s3a://{bucket}/{uuid.uuid4().hex}", services.master,
-                        tmp_path / "cluster.json")
     local_env = {k: v for k, v in services.env.items() if not k.startswith("AWS_")}
-    local = run_driver(local_env, DEMO_JOB, str(tmp_path / "local"), "local[2]", tmp_path / "local.json")
+    on_cluster = start_driver(services.env, DEMO_JOB, f"s3a://{bucket}/{uuid.uuid4().hex}", services.master,
+                              tmp_path / "cluster.json")
+    on_local = start_driver(local_env, DEMO_JOB, str(tmp_path / "local"), "local[2]", tmp_path / "local.json")
+    remote, local = result_of(on_cluster, tmp_path / "cluster.json"), result_of(on_local, tmp_path / "local.json")
 
     assert remote["where"]["master"] == services.master
     assert remote["where"]["results"].startswith(f"s3a://{bucket}/")

@@ -31,7 +31,7 @@ BATCHES = [
     [("a", 12, 4), ("b", 15, 5), ("a", 3, 6), (None, 5, 7)],      # a late pane for [0,10); a quarantined row
     [("b", 31, 8), ("a", 2, 9)],                                   # ts=2 is late beyond lateness: the late table
 ]
-DRIVER_TIMEOUT_S = 600
+DRIVER_TIMEOUT_S = int(os.environ.get("WINDOWING_CLUSTER_TEST_TIMEOUT_S", "900"))
 
 
 @pytest.fixture(scope="module")
@@ -54,24 +54,38 @@ def start_driver(env: dict, root: str, out: Path, *kill: str) -> subprocess.Pope
 
 
 def finish(driver: subprocess.Popen) -> tuple[int, str]:
-    _, err = driver.communicate(timeout=DRIVER_TIMEOUT_S)
+    try:
+        _, err = driver.communicate(timeout=DRIVER_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        driver.kill()
+        raise
     return driver.returncode, err
 
 
 @pytest.fixture(scope="module")
-def clean(store, tmp_path_factory):
-    """The tables of one run on the store without a crash."""
+def clean_run(store, tmp_path_factory):
+    """One run on the store without a crash, started at once (it runs beside a test's first driver)."""
     folder = tmp_path_factory.mktemp("clean")
     root = f"s3a://{store.env['WINDOWING_S3_BUCKET']}/{uuid.uuid4().hex}"
-    code, err = finish(start_driver(store.env, root, folder / "clean.json"))
-    assert code == 0, err[-5000:]
-    return json.loads((folder / "clean.json").read_text())
+    driver = start_driver(store.env, root, folder / "clean.json")
+    result: dict = {}
+
+    def tables() -> dict:
+        if not result:
+            code, err = finish(driver)
+            assert code == 0, err[-5000:]
+            result.update(json.loads((folder / "clean.json").read_text()))
+        return result
+    yield tables
+    if driver.poll() is None:
+        driver.kill()
 
 
-def test_sigkill_after_outputs_then_restart_writes_every_row_once(store, clean, tmp_path):
+def test_sigkill_after_outputs_then_restart_writes_every_row_once(store, clean_run, tmp_path):
     root = f"s3a://{store.env['WINDOWING_S3_BUCKET']}/{uuid.uuid4().hex}"
     code, err = finish(start_driver(store.env, root, tmp_path / "killed.json", "after_outputs", "1"))
     assert code == -signal.SIGKILL, f"the driver was to be killed, it ended with {code}:\n{err[-3000:]}"
+    clean = clean_run()
     code, err = finish(start_driver(store.env, root, tmp_path / "restarted.json"))
     assert code == 0, err[-5000:]
     restarted = json.loads((tmp_path / "restarted.json").read_text())
@@ -79,7 +93,7 @@ def test_sigkill_after_outputs_then_restart_writes_every_row_once(store, clean, 
     assert restarted["tables"] == clean["tables"]
 
 
-def test_two_concurrent_runs_of_one_job_on_one_root_fail_cleanly_or_stay_correct(store, clean, tmp_path):
+def test_two_concurrent_runs_of_one_job_on_one_root_fail_cleanly_or_stay_correct(store, clean_run, tmp_path):
     root = f"s3a://{store.env['WINDOWING_S3_BUCKET']}/{uuid.uuid4().hex}"
     drivers = [start_driver(store.env, root, tmp_path / f"run{i}.json") for i in range(2)]
     ended = [finish(d) for d in drivers]
@@ -89,7 +103,7 @@ def test_two_concurrent_runs_of_one_job_on_one_root_fail_cleanly_or_stay_correct
     # Whatever the race did, a run afterwards (resuming from the tables) must leave them correct.
     code, err = finish(start_driver(store.env, root, tmp_path / "after.json"))
     assert code == 0, err[-5000:]
-    assert json.loads((tmp_path / "after.json").read_text())["tables"] == clean["tables"]
+    assert json.loads((tmp_path / "after.json").read_text())["tables"] == clean_run()["tables"]
 
 
 # ---------------------------------------------------------------- the driver process
