@@ -47,8 +47,8 @@ def _window(text: str) -> dict:
     return value
 
 
-def _spark(job=None, verbose: bool = False):
-    """The process's SparkSession.
+def _spark(job=None, verbose: bool = False, master: str | None = None):
+    """The process's SparkSession: the job's ``[spark]`` settings, ``--master`` over ``spark.master``.
 
     A session started here logs nothing of Spark's own unless ``verbose``: a
     failure ends as one line of :func:`main` (a session the caller started keeps its log level).
@@ -56,7 +56,7 @@ def _spark(job=None, verbose: bool = False):
     from pyspark.sql import SparkSession
     from windowing.spark.session import get_spark
     started_here = SparkSession.getActiveSession() is None
-    spark = get_spark("winjob", conf=(job.spark_conf if job else None))
+    spark = get_spark("winjob", master=master, conf=(job.spark_conf if job else None))
     if started_here and not verbose:
         spark.sparkContext.setLogLevel("OFF")
     return spark
@@ -104,7 +104,10 @@ def main(argv: list[str] | None = None) -> int:
                        ("validate", "check the job's Delta tables with Great Expectations; build Data Docs")):
         p = sub.add_parser(name, help=text, parents=[common])
         p.add_argument("--job", required=True, help="job definition (TOML)")
-        p.add_argument("--root", default=None, help="folder relative paths of the job resolve against")
+        p.add_argument("--root", default=None, help="folder or URI (s3a://bucket/prefix) relative paths of "
+                                                    "the job resolve against")
+        p.add_argument("--master", default=None, help="Spark master (spark://host:7077, local[2]); "
+                                                      "default: the job's [spark] spark.master")
         if name in ("stream", "backfill"):
             p.add_argument("--reset-state", action="store_true", help="discard this operator's state first")
         if name == "validate":
@@ -141,7 +144,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.command in ("stream", "backfill", "reprocess"):
             from pipelines.drivers import require_raw_table
             require_raw_table(None, job)   # a missing raw table is told before Spark starts
-        spark = _spark(job, args.verbose)
+        spark = _spark(job, args.verbose, args.master)
         if args.command == "stream":
             from pipelines.drivers import run_stream
             run_stream(spark, job, processing_time=args.processing_time, timeout_s=args.timeout,

@@ -2,7 +2,8 @@
 
 Jobs are TOML files (see ``jobs/*.toml``); the CLI, the demo and the DAGs all
 read the same definition. Relative paths resolve against ``root`` (default:
-the ``WINDOWING_DATA_ROOT`` environment variable, else the current folder).
+the ``WINDOWING_DATA_ROOT`` environment variable, else the current folder); a path
+or root with a scheme (``s3a://bucket/prefix``, ``file:/...``) is a URI, kept as written.
 
 Tables of a job file: ``[job]`` (name, operator id, backfill chunk),
 ``[source]``, ``[window]``, ``[aggregates]``, ``[output]``, ``[spark]`` (any
@@ -125,11 +126,11 @@ class Job:
     @property
     def output_root(self) -> str:
         """The folder of the job's output tables (where Data Docs go too)."""
-        return str(Path(self.results_path).parent)
+        return parent_of(self.results_path)
 
     def with_operator(self, operator_id: str, suffix: str) -> "Job":
         """The same job writing to other tables (e.g. a backfill beside the stream)."""
-        base = str(Path(self.results_path).parent)
+        base = parent_of(self.results_path)
         return replace(self, operator_id=operator_id, results_path=f"{base}/results_{suffix}",
                        late_path=f"{base}/late_{suffix}", quarantine_path=f"{base}/quarantine_{suffix}",
                        checkpoint_path=f"{self.checkpoint_path}_{suffix}")
@@ -443,6 +444,25 @@ def _as_list(value) -> list[str]:
     return [value] if isinstance(value, str) else list(value)
 
 
+def is_uri(path: str | Path) -> bool:
+    """True for a path with a scheme (``s3a://b/k``, ``file:/tmp/x``): a URI, not a local path."""
+    return bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]+:", str(path)))
+
+
+def parent_of(path: str) -> str:
+    """The folder of a table path, local or URI (``Path`` would fold ``s3a://`` into ``s3a:/``)."""
+    return path.rstrip("/").rsplit("/", 1)[0] if is_uri(path) else str(Path(path).parent)
+
+
+def resolve_path(root: str | Path, path: str) -> str:
+    """``path`` when absolute or a URI, else ``path`` under ``root`` (a folder or a URI)."""
+    if is_uri(path) or Path(path).is_absolute():
+        return str(path)
+    if is_uri(root):
+        return f"{str(root).rstrip('/')}/{path}"
+    return str(Path(root).resolve() / path)
+
+
 def load_job(path: str | Path, root: str | Path | None = None) -> Job:
     """Read and validate a job TOML file."""
     path = Path(path)
@@ -452,8 +472,8 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         raise FileNotFoundError(f"job definition {path} does not exist") from None
     except tomllib.TOMLDecodeError as error:
         raise ValueError(f"job definition {path} is not valid TOML: {error}") from None
-    root = Path(root or os.environ.get("WINDOWING_DATA_ROOT", ".")).resolve()
-    resolve = lambda p: str(p if Path(p).is_absolute() else root / p)  # noqa: E731
+    root = root or os.environ.get("WINDOWING_DATA_ROOT", ".")
+    resolve = lambda p: resolve_path(root, p)  # noqa: E731
     job, source, out = data.get("job", {}), data.get("source", {}), data.get("output", {})
     for section, keys in (("job", ("name", "operator_id")), ("source", ("path", "event_time", "key"))):
         missing = [k for k in keys if k not in data.get(section, {})]

@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
-from pipelines.job import Job, load_job
+from pipelines.job import Job, is_uri, load_job, parent_of
 
 REPO = Path(__file__).resolve().parents[1]
 JOBS_ENV = "WINDOWING_AIRFLOW_JOBS"
@@ -81,8 +81,8 @@ def asset_uri(job: Job, kind: str) -> str:
     else:
         # Reprocessing writes to tables chosen per run; the asset stands for all of them
         # and each event's extra names the tables actually written.
-        path = str(Path(job.results_path).parent) + "/reprocessed"
-    return "file://" + path
+        path = parent_of(job.results_path) + "/reprocessed"
+    return path if is_uri(path) else "file://" + path
 
 
 # ------------------------------------------------------------------ Spark

@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 
 from expectations import SUITE_MODULES, SUITES
 from expectations.base import CRITICAL, Check, Scope
-from pipelines.job import Job
+from pipelines.job import Job, is_uri
 
 RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
 DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
@@ -152,13 +152,19 @@ class ValidationReport:
 
 
 # --------------------------------------------------------------- locations
+def _local_root(job: Job) -> Path:
+    """The local folder of a job's Great Expectations files: beside its outputs, or, when those
+    are on an object store (a URI), ``output/<job name>`` in the working folder."""
+    return Path("output", job.name) if is_uri(job.output_root) else Path(job.output_root)
+
+
 def data_docs_dir(job: Job) -> str:
     """Where the Data Docs HTML of a job goes (``index.html`` inside)."""
-    return str(Path(job.output_root) / "data_docs")
+    return str(_local_root(job) / "data_docs")
 
 
 def gx_project_dir(job: Job) -> str:
-    return str(Path(job.output_root) / "gx")
+    return str(_local_root(job) / "gx")
 
 
 def runs_table_path(job: Job) -> str:

@@ -355,6 +355,9 @@ def _snapshot(spark: SparkSession, path: str):
 def _commits_newest_first(spark: SparkSession, path: str):
     """Yield ``(version, text of its commit file)`` from the newest version down; the text is
     None (and the walk ends) at a version whose file was cleaned up after a checkpoint."""
+    if not hasattr(spark, "_jvm"):
+        yield from _commits_from_history(spark, path)
+        return
     snapshot = _snapshot(spark, path)
     log = snapshot.deltaLog()
     store, conf, log_path = log.store(), log.newDeltaHadoopConf(), log.logPath()
@@ -365,6 +368,25 @@ def _commits_newest_first(spark: SparkSession, path: str):
             yield version, None
             return
         yield version, store.read(commit_file, conf).mkString("\n")
+
+
+def _commits_from_history(spark: SparkSession, path: str):
+    """:func:`_commits_newest_first` for a session without a JVM in this process (Spark Connect).
+
+    Delta's public history (one Spark job per call) gives each version's commit info; the
+    text yielded holds only that (``txn`` actions of tables written by earlier releases are
+    not in the history).
+    """
+    history = (DeltaTable.forPath(spark, absolute(path)).history()
+               .select("version", "userMetadata", "operationMetrics").collect())
+    versions = {int(row["version"]): row for row in history}
+    for version in range(max(versions, default=-1), -1, -1):
+        row = versions.get(version)
+        if row is None:
+            yield version, None
+            return
+        info = {"userMetadata": row["userMetadata"], "operationMetrics": dict(row["operationMetrics"] or {})}
+        yield version, json.dumps({"commitInfo": info})
 
 
 def _commit_info(commit_json: str) -> dict:
