@@ -6,6 +6,8 @@
     winjob reprocess --job jobs/demo.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
                      [--into NAME] [--chunk "1 hour"]
     winjob inspect --job jobs/demo.toml [--root DIR]
+    winjob inspect --job jobs/demo.toml --timeline [--key K] [--from ISO --to ISO] --out FILE.svg
+    winjob report --job jobs/demo.toml [--root DIR] [--out FILE.html]
     winjob validate --job jobs/demo.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
 
 Exit codes: 0 success, 1 a critical data-quality expectation failed (validate), 2 usage or job errors.
@@ -80,7 +82,8 @@ def main(argv: list[str] | None = None) -> int:
                        ("reprocess", "recompute the windows of a time range (maybe with another window spec) "
                                      "and replace that range in the results, or write a new output table"),
                        ("inspect", "show watermark, last batch, open windows, table row counts"),
-                       ("validate", "check the job's Delta tables with Great Expectations; build Data Docs")):
+                       ("validate", "check the job's Delta tables with Great Expectations; build Data Docs"),
+                       ("report", "write the data-quality-over-time page beside the job's Data Docs")):
         p = sub.add_parser(name, help=text)
         p.add_argument("--job", required=True, help="job definition (TOML)")
         p.add_argument("--root", default=None, help="folder relative paths of the job resolve against")
@@ -91,6 +94,15 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--run-kind", default="adhoc", help="recorded: stream, backfill, reprocess, adhoc "
                                                               "(backfill adds the reconciliation suite)")
             p.add_argument("--suite", action="append", default=None, help="run only this suite (repeatable)")
+        if name == "inspect":
+            p.add_argument("--timeline", action="store_true",
+                           help="draw the windows, panes, rows and watermark per key and batch (SVG + HTML)")
+            p.add_argument("--key", default=None, help="timeline: only this key (key values joined by ', ')")
+            p.add_argument("--from", dest="from_time", type=_time, default=None, help="timeline: event time from")
+            p.add_argument("--to", dest="to_time", type=_time, default=None, help="timeline: event time to")
+            p.add_argument("--out", default=None, help="timeline: the .svg to write (an .html page beside it)")
+        if name == "report":
+            p.add_argument("--out", default=None, help="the .html to write (default: beside the Data Docs index)")
         if name == "stream":
             p.add_argument("--processing-time", default=None, help="long-running: micro-batch interval")
             p.add_argument("--timeout", type=float, default=None, help="stop a long-running stream after S seconds")
@@ -117,6 +129,8 @@ def main(argv: list[str] | None = None) -> int:
             run_demo(_spark(), args.root)
             return 0
         job = load_job(args.job, root=args.root)
+        if args.command == "inspect" and args.timeline and not str(args.out or "").lower().endswith(".svg"):
+            raise ValueError(f"inspect --timeline needs --out FILE.svg, got {args.out!r}")
         spark = _spark(job)
         if args.command == "stream":
             from pipelines.drivers import run_stream
@@ -141,6 +155,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"winjob validate: {error}", file=sys.stderr)
                 return 1
             print(report.summary())
+        elif args.command == "report":
+            from pipelines.visual.report import write_report
+            print(write_report(spark, job, args.out))
+        elif args.timeline:
+            from pipelines.visual.timeline import load_timeline, write_timeline
+            timeline = load_timeline(spark, job, key=args.key,
+                                     from_ms=int(args.from_time.timestamp() * 1000) if args.from_time else None,
+                                     to_ms=int(args.to_time.timestamp() * 1000) if args.to_time else None)
+            for path in write_timeline(timeline, args.out):
+                print(path)
         else:
             print(json.dumps(inspect(spark, job), indent=2, default=str))
         return 0

@@ -154,10 +154,12 @@ def runs_table_path(job: Job) -> str:
 def _context(job: Job):
     """A file-backed GE project beside the job's outputs, its Data Docs site at :func:`data_docs_dir`."""
     import great_expectations as gx
+    from pipelines.visual.gx_offline import SITE_VIEWS
     context = gx.get_context(mode="file", project_root_dir=gx_project_dir(job))
+    # SITE_VIEWS: pages that load nothing from the internet (GX's templates load ~15 CDN assets)
     site = {"class_name": "SiteBuilder", "show_how_to_buttons": False,
             "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": data_docs_dir(job)},
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"}}
+            **SITE_VIEWS}
     sites = context.variables.data_docs_sites or {}
     if sites.get(DATA_DOCS_SITE) != site or len(sites) != 1:
         for name in list(sites):
@@ -206,7 +208,12 @@ def _failed(suite: str, result) -> FailedExpectation:
     return FailedExpectation(suite, config.type, column, str(severity), detail)
 
 
-def _run_check(context, check: Check, operator_id: str) -> SuiteResult:
+def run_name(job: Job, run_kind: str, batch_id: int | None) -> str:
+    """The name of a validation run in Data Docs: ``<job>.<run kind>.batch-<id>`` or ``<job>.<run kind>.all-batches``."""
+    return f"{job.name}.{run_kind}." + (f"batch-{batch_id}" if batch_id is not None else "all-batches")
+
+
+def _run_check(context, check: Check, operator_id: str, run_id=None) -> SuiteResult:
     import great_expectations as gx
     name = check.suite.name
     if check.frame is None:
@@ -222,7 +229,8 @@ def _run_check(context, check: Check, operator_id: str) -> SuiteResult:
     # read the Delta tables (and redo the joins that built the frame) again.
     frame = check.frame.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        outcome = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY")
+        outcome = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY",
+                                 run_id=run_id)
     finally:
         frame.unpersist()
     failed = [_failed(name, r) for r in outcome.results if not r.success]
@@ -328,7 +336,9 @@ def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, 
     report = ValidationReport(uuid.uuid4().hex[:12], job.name, run_kind, batch_id,
                               runs_table_path=runs_table_path(job))
     stored_before = set(context.validation_results_store.list_keys())
-    report.suites = [_run_check(context, check, job.operator_id) for check in checks]
+    from great_expectations.core.run_identifier import RunIdentifier
+    run_id = RunIdentifier(run_name=run_name(job, run_kind, batch_id), run_time=dt.datetime.now(dt.timezone.utc))
+    report.suites = [_run_check(context, check, job.operator_id, run_id) for check in checks]
     _build_data_docs(context, job, stored_before, [c.suite.name for c in checks if c.frame is not None])
     report.data_docs_path = str(Path(data_docs_dir(job)) / "index.html")
     report.seconds = time.monotonic() - started
