@@ -66,8 +66,8 @@ def time_label(ms: int | None, with_date: bool = False) -> str:
 
 def nice_step_ms(span_ms: int, ticks: int = 8) -> int:
     """A round tick step (1 s, 5 s, 10 s, 30 s, 1 min, ... 1 day) giving about ``ticks`` ticks over ``span_ms``."""
-    for step in (1, 10, 100, 1000, 5000, 10_000, 15_000, 30_000, 60_000, 300_000, 600_000, 900_000, 1_800_000,
-                 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000):
+    for step in (1, 10, 100, 1000, 5000, 10_000, 15_000, 30_000, 60_000, 120_000, 300_000, 600_000, 900_000,
+                 1_800_000, 3_600_000, 7_200_000, 21_600_000, 43_200_000, 86_400_000):
         if span_ms / step <= ticks:
             return step
     return 86_400_000 * max(1, span_ms // (86_400_000 * ticks))
