@@ -209,7 +209,7 @@ def _failed(suite: str, result) -> FailedExpectation:
 
 
 def run_name(job: Job, run_kind: str, batch_id: int | None) -> str:
-    """The name of a validation run in Data Docs: ``<job>.<run kind>.batch-<id>`` or ``<job>.<run kind>.all-batches``."""
+    """A validation run's name in Data Docs: ``<job>.<run kind>.batch-<id>`` or ``<job>.<run kind>.all-batches``."""
     return f"{job.name}.{run_kind}." + (f"batch-{batch_id}" if batch_id is not None else "all-batches")
 
 
@@ -261,6 +261,15 @@ def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
     return _run_check(context, Check(suite(suite_name, expectations), "(frame)", frame), job.operator_id)
 
 
+def _name_data_asset(store, key) -> None:
+    """Validation pages name the data asset from the batch spec, where GX leaves a DataFrame asset's name out."""
+    result = store.get(key)
+    spec = result.meta.get("batch_spec") if result is not None else None
+    if isinstance(spec, dict) and not spec.get("data_asset_name") and result.asset_name:
+        spec["data_asset_name"] = result.asset_name
+        store.set(key, result)
+
+
 def _build_data_docs(context, job: Job, stored_before: set, suite_names: list[str]) -> None:
     """Render the pages of this run's validation results and suites (``suite_names``, qualified), then the index.
 
@@ -271,6 +280,8 @@ def _build_data_docs(context, job: Job, stored_before: set, suite_names: list[st
     """
     from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
     new = [key for key in context.validation_results_store.list_keys() if key not in stored_before]
+    for key in new:
+        _name_data_asset(context.validation_results_store, key)
     changed = new + [ExpectationSuiteIdentifier(name) for name in suite_names]
     if changed or not (Path(data_docs_dir(job)) / "index.html").exists():
         context.build_data_docs(site_names=[DATA_DOCS_SITE], resource_identifiers=changed or None)

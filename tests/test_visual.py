@@ -93,18 +93,20 @@ def test_charts_carry_their_values():
 
 
 def test_offline_templates_reference_nothing_remote():
-    """Every GX template, as the offline views load it, names no remote script, stylesheet or image."""
-    from jinja2 import Environment, PackageLoader
+    """Every GX template and style, as the offline views load it, names no remote script, stylesheet or image."""
+    from jinja2 import ChoiceLoader, Environment, PackageLoader
     from pipelines.visual.gx_offline import OfflineTemplateLoader
-    package = PackageLoader("great_expectations", "render/view/templates")
+    package = ChoiceLoader([PackageLoader("great_expectations", "render/view/templates"),
+                            PackageLoader("great_expectations", "render/view/static/styles")])
     env = Environment(loader=OfflineTemplateLoader(package))
     names = package.list_templates()
-    assert "index_page.j2" in names and len(names) > 20
+    assert "index_page.j2" in names and "data_docs_default_styles.css" in names
     original = "".join(package.get_source(env, n)[0] for n in names)
-    assert REMOTE_RESOURCE.search(original)             # what GX ships
+    assert REMOTE_RESOURCE.search(original) and CSS_REMOTE_URL.search(original)    # what GX ships
     for name in names:
         source = env.loader.get_source(env, name)[0]
         assert not REMOTE_RESOURCE.search(source), name
+        assert not CSS_REMOTE_URL.search(source), name
         assert "https://great-expectations-web-assets" not in source, name
 
 

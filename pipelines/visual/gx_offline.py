@@ -8,7 +8,8 @@ site choose the view class of its index and of each section
 :data:`SITE_VIEWS` names the views of this module, which render GX's own
 templates through :class:`OfflineTemplateLoader`:
 
-* every ``<link>`` and ``<script>`` whose address is remote is removed;
+* every ``<link>`` and ``<script>`` whose address is remote is removed, and
+  every remote ``url(...)`` in a stylesheet is replaced by ``none``;
 * the templates that only work with those assets are replaced by the ones in
   ``gx_templates/``: tables are plain HTML tables (rows in the order GX lists them),
   the navigation bar has no remote logo, charts (Vega) are replaced by a note,
@@ -26,6 +27,7 @@ TEMPLATES_DIR = Path(__file__).resolve().parent / "gx_templates"
 REMOTE_ASSET = re.compile(
     r"<link\b[^>]*\bhref=\"(?:https?:)?//[^\"]*\"[^>]*>|<script\b[^>]*\bsrc=\"(?:https?:)?//[^\"]*\"[^>]*>\s*</script>",
     re.IGNORECASE)
+REMOTE_CSS_URL = re.compile(r"url\(\s*['\"]?(?:https?:)?//[^)]*\)", re.IGNORECASE)
 
 SITE_VIEWS = {
     "site_index_builder": {"class_name": "DefaultSiteIndexBuilder",
@@ -37,7 +39,7 @@ SITE_VIEWS = {
 
 
 class OfflineTemplateLoader(BaseLoader):
-    """GX's templates with remote ``<link>``/``<script>`` tags removed; ``gx_templates/`` files take precedence."""
+    """GX's templates and styles with remote assets removed; ``gx_templates/`` files take precedence."""
 
     def __init__(self, fallback: BaseLoader):
         self.own = FileSystemLoader(str(TEMPLATES_DIR))
@@ -48,7 +50,7 @@ class OfflineTemplateLoader(BaseLoader):
             return self.own.get_source(environment, template)
         except TemplateNotFound:
             source, filename, uptodate = self.fallback.get_source(environment, template)
-            return REMOTE_ASSET.sub("", source), filename, uptodate
+            return REMOTE_CSS_URL.sub("none", REMOTE_ASSET.sub("", source)), filename, uptodate
 
 
 def _offline(view) -> None:
