@@ -186,3 +186,12 @@ def test_data_docs_and_quality_report_render_offline(spark, streamed, tmp_path):
     assert len(table_rows) >= 3, dom[:2000]                    # the index lists the runs without JavaScript
     assert "sessions_demo.stream.batch-3" in dom
     assert "<svg" in _dom(browser, path)
+
+
+@pytest.mark.airflow
+def test_quality_dag_builds_the_report_after_each_validation_even_a_failed_one():
+    import test_airflow_dags as airflow_tests     # sets up Airflow's home and DAGs folder for the test run
+    dag = airflow_tests.dagbag().dags["purchases_per_minute_quality"]
+    report = dag.get_task("report")
+    assert report.upstream_task_ids == {"validate"}
+    assert report.trigger_rule == "all_done"
