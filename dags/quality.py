@@ -4,7 +4,9 @@ One DAG per job definition (``<job>_quality``), data-aware: it is scheduled on
 the results Assets of the job's streaming, backfill and reprocessing DAGs, and
 validates the tables named by the triggering asset events. Thin: the task
 calls ``pipelines.orchestration.quality_run`` (which calls
-``pipelines.quality.validate_job``).
+``pipelines.quality.validate_job``); then the data-quality-over-time page is
+rebuilt (``pipelines.visual.report.write_report``), also after a failed
+validation, so the page shows the failure.
 """
 from __future__ import annotations
 
@@ -20,7 +22,9 @@ results table (Airflow Assets). For each triggering event it validates the
 tables that run wrote with the Great Expectations suites: stream runs batch by
 batch, backfills and reprocessing as a whole. A failed critical expectation
 fails this DAG's run (`DataQualityError` names it); the producing run has
-already succeeded, so a bad batch is flagged, not hidden.
+already succeeded, so a bad batch is flagged, not hidden. After each
+validation, `quality_report.html` beside the Data Docs index plots rows in
+windows, late and quarantined per batch, watermark lag and failed expectations.
 """
 
 
@@ -37,7 +41,14 @@ def quality_dag(job) -> DAG:
             events = [event.extra for asset_events in triggering_asset_events.values() for event in asset_events]
             return orchestration.quality_run(events)
 
-        validate()
+        @task(trigger_rule="all_done")
+        def report(job_file: str) -> str:
+            """Rebuild the job's data-quality-over-time page beside its Data Docs."""
+            from pipelines.visual.report import write_report
+            target = orchestration.load(job_file)
+            return str(write_report(orchestration.spark_for(target), target))
+
+        validate() >> report(job.source_file)
     return dag
 
 

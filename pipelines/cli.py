@@ -6,6 +6,8 @@
     winjob reprocess --job jobs/demo.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
                      [--into NAME] [--chunk "1 hour"]
     winjob inspect --job jobs/demo.toml [--root DIR]
+    winjob inspect --job jobs/demo.toml --timeline [--key K] [--from ISO --to ISO] --out FILE.svg
+    winjob report --job jobs/demo.toml [--root DIR] [--out FILE.html]
     winjob validate --job jobs/demo.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
 
 Every command also takes ``--verbose`` (the stack trace of a failure).
@@ -101,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
                        ("reprocess", "recompute the windows of a time range (maybe with another window spec) "
                                      "and replace that range in the results, or write a new output table"),
                        ("inspect", "show watermark, last batch, open windows, table row counts"),
-                       ("validate", "check the job's Delta tables with Great Expectations; build Data Docs")):
+                       ("validate", "check the job's Delta tables with Great Expectations; build Data Docs"),
+                       ("report", "write the data-quality-over-time page beside the job's Data Docs")):
         p = sub.add_parser(name, help=text, parents=[common])
         p.add_argument("--job", required=True, help="job definition (TOML)")
         p.add_argument("--root", default=None, help="folder or URI (s3a://bucket/prefix) relative paths of "
@@ -115,6 +118,15 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--run-kind", default="adhoc", help="recorded: stream, backfill, reprocess, adhoc "
                                                               "(backfill adds the reconciliation suite)")
             p.add_argument("--suite", action="append", default=None, help="run only this suite (repeatable)")
+        if name == "inspect":
+            p.add_argument("--timeline", action="store_true",
+                           help="draw the windows, panes, rows and watermark per key and batch (SVG + HTML)")
+            p.add_argument("--key", default=None, help="timeline: only this key (key values joined by ', ')")
+            p.add_argument("--from", dest="from_time", type=_time, default=None, help="timeline: event time from")
+            p.add_argument("--to", dest="to_time", type=_time, default=None, help="timeline: event time to")
+            p.add_argument("--out", default=None, help="timeline: the .svg to write (an .html page beside it)")
+        if name == "report":
+            p.add_argument("--out", default=None, help="the .html to write (default: beside the Data Docs index)")
         if name == "stream":
             p.add_argument("--processing-time", default=None, help="long-running: micro-batch interval")
             p.add_argument("--timeout", type=float, default=None, help="stop a long-running stream after S seconds")
@@ -141,6 +153,8 @@ def main(argv: list[str] | None = None) -> int:
             run_demo(_spark(verbose=args.verbose), args.root)
             return 0
         job = _load(args.job, args.root)
+        if args.command == "inspect" and args.timeline and not str(args.out or "").lower().endswith(".svg"):
+            raise ValueError(f"inspect --timeline needs --out FILE.svg, got {args.out!r}")
         if args.command in ("stream", "backfill", "reprocess"):
             from pipelines.drivers import require_raw_table
             require_raw_table(None, job)   # a missing raw table is told before Spark starts
@@ -168,6 +182,16 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"winjob validate: {error}", file=sys.stderr)
                 return ExitCode.DATA_QUALITY
             print(report.summary())
+        elif args.command == "report":
+            from pipelines.visual.report import write_report
+            print(write_report(spark, job, args.out))
+        elif args.timeline:
+            from pipelines.visual.timeline import load_timeline, write_timeline
+            timeline = load_timeline(spark, job, key=args.key,
+                                     from_ms=int(args.from_time.timestamp() * 1000) if args.from_time else None,
+                                     to_ms=int(args.to_time.timestamp() * 1000) if args.to_time else None)
+            for path in write_timeline(timeline, args.out):
+                print(path)
         else:
             print(json.dumps(inspect(spark, job), indent=2, default=str))
         return ExitCode.OK

@@ -175,13 +175,15 @@ def _context(job: Job):
     """A file-backed GE project beside the job's outputs, its Data Docs site at :func:`data_docs_dir`."""
     import great_expectations as gx
     from great_expectations.data_context.types.base import ProgressBarsConfig
+    from pipelines.visual.gx_offline import SITE_VIEWS
     context = gx.get_context(mode="file", project_root_dir=gx_project_dir(job))
     # GX draws a "Calculating Metrics" bar per expectation suite run; the drivers and the CLI
     # print their own progress and a summary instead.
     context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
+    # SITE_VIEWS: pages that load nothing from the internet (GX's templates load ~15 CDN assets)
     site = {"class_name": "SiteBuilder", "show_how_to_buttons": False,
             "store_backend": {"class_name": "TupleFilesystemStoreBackend", "base_directory": data_docs_dir(job)},
-            "site_index_builder": {"class_name": "DefaultSiteIndexBuilder"}}
+            **SITE_VIEWS}
     sites = context.variables.data_docs_sites or {}
     if sites.get(DATA_DOCS_SITE) != site or len(sites) != 1:
         for name in list(sites):
@@ -233,7 +235,12 @@ def _failed(suite: str, result) -> FailedExpectation:
     return FailedExpectation(suite, config.type, column, str(severity), detail)
 
 
-def _run_check(context, check: Check, operator_id: str) -> SuiteResult:
+def run_name(job: Job, run_kind: str, batch_id: int | None) -> str:
+    """A validation run's name in Data Docs: ``<job>.<run kind>.batch-<id>`` or ``<job>.<run kind>.all-batches``."""
+    return f"{job.name}.{run_kind}." + (f"batch-{batch_id}" if batch_id is not None else "all-batches")
+
+
+def _run_check(context, check: Check, operator_id: str, run_id=None) -> SuiteResult:
     import great_expectations as gx
     name = check.suite.name
     if check.frame is None:
@@ -249,7 +256,8 @@ def _run_check(context, check: Check, operator_id: str) -> SuiteResult:
     # read the Delta tables (and redo the joins that built the frame) again.
     frame = check.frame.persist(StorageLevel.MEMORY_AND_DISK)
     try:
-        outcome = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY")
+        outcome = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY",
+                                 run_id=run_id)
     finally:
         frame.unpersist()
     failed = [_failed(name, r) for r in outcome.results if not r.success]
@@ -283,6 +291,15 @@ def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
     return _run_check(context, Check(suite(suite_name, expectations), "(frame)", frame), job.operator_id)
 
 
+def _name_data_asset(store, key) -> None:
+    """Validation pages name the data asset from the batch spec, where GX leaves a DataFrame asset's name out."""
+    result = store.get(key)
+    spec = result.meta.get("batch_spec") if result is not None else None
+    if isinstance(spec, dict) and not spec.get("data_asset_name") and result.asset_name:
+        spec["data_asset_name"] = result.asset_name
+        store.set(key, result)
+
+
 def _build_data_docs(context, job: Job, stored_before: set, suite_names: list[str]) -> None:
     """Render the pages of this run's validation results and suites (``suite_names``, qualified), then the index.
 
@@ -293,6 +310,8 @@ def _build_data_docs(context, job: Job, stored_before: set, suite_names: list[st
     """
     from great_expectations.data_context.types.resource_identifiers import ExpectationSuiteIdentifier
     new = [key for key in context.validation_results_store.list_keys() if key not in stored_before]
+    for key in new:
+        _name_data_asset(context.validation_results_store, key)
     changed = new + [ExpectationSuiteIdentifier(name) for name in suite_names]
     if changed or not (Path(data_docs_dir(job)) / "index.html").exists():
         context.build_data_docs(site_names=[DATA_DOCS_SITE], resource_identifiers=changed or None)
@@ -358,7 +377,9 @@ def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, 
     report = ValidationReport(uuid.uuid4().hex[:12], job.name, run_kind, batch_id,
                               runs_table_path=runs_table_path(job))
     stored_before = set(context.validation_results_store.list_keys())
-    report.suites = [_run_check(context, check, job.operator_id) for check in checks]
+    from great_expectations.core.run_identifier import RunIdentifier
+    run_id = RunIdentifier(run_name=run_name(job, run_kind, batch_id), run_time=dt.datetime.now(dt.timezone.utc))
+    report.suites = [_run_check(context, check, job.operator_id, run_id) for check in checks]
     _build_data_docs(context, job, stored_before, [c.suite.name for c in checks if c.frame is not None])
     report.data_docs_path = str(Path(data_docs_dir(job)) / "index.html")
     report.seconds = time.monotonic() - started

@@ -1,0 +1,74 @@
+"""Great Expectations Data Docs that render without internet.
+
+GX 1.x's page templates load Bootstrap, jQuery, bootstrap-table, Vega and
+Font Awesome from public CDNs and draw the index table with JavaScript, so
+offline the index is blank and the other pages unstyled. GX lets a Data Docs
+site choose the view class of its index and of each section
+(``site_index_builder.view`` and ``site_section_builders.<section>.view``):
+:data:`SITE_VIEWS` names the views of this module, which render GX's own
+templates through :class:`OfflineTemplateLoader`:
+
+* every ``<link>`` and ``<script>`` whose address is remote is removed, and
+  every remote ``url(...)`` in a stylesheet is replaced by ``none``;
+* the templates that only work with those assets are replaced by the ones in
+  ``gx_templates/``: tables are plain HTML tables (rows in the order GX lists them),
+  the navigation bar has no remote logo, charts (Vega) are replaced by a note,
+  and a small stylesheet (``offline.css``) stands in for Bootstrap.
+"""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from great_expectations.render.view import DefaultJinjaIndexPageView, DefaultJinjaPageView
+from jinja2 import BaseLoader, ChoiceLoader, FileSystemLoader, TemplateNotFound
+
+TEMPLATES_DIR = Path(__file__).resolve().parent / "gx_templates"
+REMOTE_ASSET = re.compile(
+    r"<link\b[^>]*\bhref=\"(?:https?:)?//[^\"]*\"[^>]*>|<script\b[^>]*\bsrc=\"(?:https?:)?//[^\"]*\"[^>]*>\s*</script>",
+    re.IGNORECASE)
+REMOTE_CSS_URL = re.compile(r"url\(\s*['\"]?(?:https?:)?//[^)]*\)", re.IGNORECASE)
+
+SITE_VIEWS = {
+    "site_index_builder": {"class_name": "DefaultSiteIndexBuilder",
+                           "view": {"module_name": __name__, "class_name": "OfflineIndexPageView"}},
+    "site_section_builders": {section: {"view": {"module_name": __name__, "class_name": "OfflinePageView"}}
+                              for section in ("expectations", "validations", "profiling")},
+}
+"""The parts of a GX ``SiteBuilder`` configuration that make its pages render offline."""
+
+
+class OfflineTemplateLoader(BaseLoader):
+    """GX's templates and styles with remote assets removed; ``gx_templates/`` files take precedence."""
+
+    def __init__(self, fallback: BaseLoader):
+        self.own = FileSystemLoader(str(TEMPLATES_DIR))
+        self.fallback = fallback
+
+    def get_source(self, environment, template):
+        try:
+            return self.own.get_source(environment, template)
+        except TemplateNotFound:
+            source, filename, uptodate = self.fallback.get_source(environment, template)
+            return REMOTE_CSS_URL.sub("none", REMOTE_ASSET.sub("", source)), filename, uptodate
+
+
+def _offline(view) -> None:
+    loader = view.env.loader
+    view.env.loader = OfflineTemplateLoader(loader if isinstance(loader, ChoiceLoader) else ChoiceLoader([loader]))
+
+
+class OfflinePageView(DefaultJinjaPageView):
+    """GX's page view (suites, validation results) rendering offline templates."""
+
+    def __init__(self, custom_styles_directory=None, custom_views_directory=None) -> None:
+        super().__init__(custom_styles_directory, custom_views_directory)
+        _offline(self)
+
+
+class OfflineIndexPageView(DefaultJinjaIndexPageView):
+    """GX's index page view rendering offline templates; it links the data-quality-over-time page."""
+
+    def __init__(self, custom_styles_directory=None, custom_views_directory=None) -> None:
+        super().__init__(custom_styles_directory, custom_views_directory)
+        _offline(self)
