@@ -172,7 +172,9 @@ def test_data_docs_and_quality_report_render_offline(spark, streamed, tmp_path):
     path = write_report(spark, job)
     assert path == report_path(job) and path.parent == docs
     report = path.read_text()
-    metrics = [r for r in spark.read.format("delta").load(f"{job.state_root}/progress").collect()]
+    from windowing.spark.stores import DeltaStore
+    progress = DeltaStore(spark, job.operator_id, job.state_root).progress_path
+    metrics = spark.read.format("delta").load(progress).collect()
     in_windows = {f"b{r['batch_id']}": json.loads(r["metrics"])["accepted_rows"] for r in metrics}
     drawn = dict(re.findall(r'data-series="in windows" data-category="(b\d+)" data-value="(\d+)"', report))
     assert {k: int(v) for k, v in drawn.items()} == {k: v for k, v in in_windows.items() if v}
