@@ -260,9 +260,9 @@ def test_validation_runs_table_and_data_docs(spark, pipeline):
     job = pipeline["job"]
     runs = read_runs(spark, job)
     stream_runs = runs.where("run_kind = 'stream' AND operator_id = 'purchases_1m'")
-    # After each streaming batch: all seven default suites, on that batch.
+    # After each streaming batch: all six default suites, on that batch.
     assert sorted(r["batch_id"] for r in stream_runs.select("batch_id").distinct().collect()) == [0, 1]
-    assert stream_runs.select("suite").distinct().count() == 7
+    assert stream_runs.select("suite").distinct().count() == 6
     backfill_runs = runs.where("operator_id = 'purchases_1m_backfill' AND run_kind = 'backfill'").collect()
     assert {r["suite"] for r in backfill_runs} >= {"reconciliation", "window_results", "raw_events"}
     # The fixture's backfill validated first; later tests (a lost window result) record failing runs too.
