@@ -32,7 +32,7 @@ from pipelines.job import Job, is_uri
 
 RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
 DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
-                  "state_progress", "row_accounting", "watermark_jumps")
+                  "state_progress", "row_accounting")
 DATA_DOCS_SITE = "local_site"
 
 RUNS_SCHEMA = T.StructType([
