@@ -258,10 +258,40 @@ def _run_check(context, check: Check, operator_id: str, run_id=None) -> SuiteRes
     try:
         outcome = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY",
                                  run_id=run_id)
+        failed = [_with_batches(_failed(name, r), r, check, frame) for r in outcome.results if not r.success]
     finally:
         frame.unpersist()
-    failed = [_failed(name, r) for r in outcome.results if not r.success]
     return SuiteResult(name, check.table, not failed, len(outcome.results), failed)
+
+
+def _with_batches(failed: FailedExpectation, result, check: Check, frame: DataFrame) -> FailedExpectation:
+    """``failed`` naming the batches of its unexpected rows, when the rows carry a ``batch_id``.
+
+    GX's summary of an unexpected-rows expectation carries only their count:
+    the expectation's query runs once more on the (cached) frame for their batch ids.
+    """
+    if "batch_id" not in frame.columns or " in batch" in failed.detail:
+        return failed
+    config = result.expectation_config
+    query = (config.kwargs or {}).get("unexpected_rows_query") or next(
+        (getattr(e, "unexpected_rows_query", None) for e in check.suite.expectations
+         if getattr(e, "expectation_type", None) == config.type), None)
+    if not query or "batch_id" not in query:
+        return failed
+    view = f"_unexpected_{uuid.uuid4().hex[:8]}"
+    frame.createOrReplaceTempView(view)
+    try:
+        rows = frame.sparkSession.sql(query.replace("{batch}", view)).select("batch_id").distinct().limit(10).collect()
+    except Exception:  # noqa: BLE001 - naming the batches is a courtesy; the failure stands without it
+        return failed
+    finally:
+        frame.sparkSession.catalog.dropTempView(view)
+    batches = sorted(r["batch_id"] for r in rows if r["batch_id"] is not None)
+    if not batches:
+        return failed
+    named = f" in batch{'es' if len(batches) > 1 else ''} {', '.join(map(str, batches))}"
+    return FailedExpectation(failed.suite, failed.expectation_type, failed.column, failed.severity,
+                             failed.detail + named)
 
 
 def check_frame(job: Job, suite_name: str, frame: DataFrame) -> SuiteResult:
