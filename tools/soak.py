@@ -322,10 +322,11 @@ def _kill_group(pid: int) -> None:
 
 
 def _tail(log: Path) -> str:
-    """The run's error in one line: the CLI's ``winjob ...:`` line, else the last line of its log."""
+    """The run's error in one line: the CLI's ``winjob ...:`` line, else the first exception line, else the last."""
     lines = [line.strip() for line in log.read_text(errors="replace").splitlines() if line.strip()]
     mine = [line for line in lines if line.startswith("winjob ")]
-    text = (mine[-1] if mine else lines[-1] if lines else "")
+    errors = [line for line in lines if re.search(r"(Error|Exception)\b.*:", line) and not line.startswith("at ")]
+    text = mine[-1] if mine else errors[0] if errors else lines[-1] if lines else ""
     return text[:400]
 
 
