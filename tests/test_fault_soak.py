@@ -5,7 +5,7 @@ run as real ``winjob`` subprocesses on real Delta tables; each is killed at
 random (a commit stage or a delay, see :mod:`pipelines.fault_hook`) at least ten
 times in all and restarted until it exits 0. Then two ``winjob stream`` runs of
 the job start together. Every table must equal a clean run's, no table may hold
-a natural key twice, and a run that loses the race must exit 2 naming the
+a natural key twice, and a run that loses the race must exit 4 (a conflict) naming the
 concurrent writer. The seed is printed; replay a failure with
 ``WINDOWING_SOAK_SEED=<seed>`` or ``tools/fault_soak.py --seed <seed>`` (the
 report prints the command). Longer soaks: ``docs/fault-soak.md``.

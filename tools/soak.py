@@ -16,7 +16,7 @@ What one soak does (``docs/fault-soak.md`` is the user's guide):
 4. Checks: every table of both operators (results, late, quarantine, windows, buffers,
    progress) holds the clean run's rows, as multisets, after dropping only the columns
    that record when or by which process a batch ran (:data:`RUN_VARYING_COLUMNS`); no
-   table holds two rows with one natural key; each run of a concurrent pair exits 0, or 2
+   table holds two rows with one natural key; each run of a concurrent pair exits 0, or 4
    with an error that names the concurrent writer (:data:`CONCURRENT_WRITER_ERROR`).
 
 Kill points come from ``pipelines.fault_hook`` (``WINJOB_FAULT``): a commit stage
@@ -38,6 +38,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipelines.errors import ExitCode
 from pipelines.fault_hook import FAULT_ENV, STAGES, FaultPlan
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,12 +47,13 @@ STREAM, BACKFILL, PAIR = "stream", "backfill", "concurrent"
 KILLED_RC = -signal.SIGKILL
 TIMED_OUT_RC = -1000
 """The return code recorded for a run the soak killed because it outlived ``run_timeout_s``."""
-JOB_ERROR_RC = 2
+CONFLICT_RC = int(ExitCode.CONFLICT)
+"""``winjob``'s exit code for a run that lost a batch to another run (:class:`pipelines.errors.ExitCode`)."""
 LAST_STAGE = "after_progress"
 """After a kill here the batch is committed: a restart skips it, so no later stage kill of that batch fires."""
 
-CONCURRENT_WRITER_ERROR = re.compile(r"ConcurrentWriterError|another writer")
-"""What the error of a run that lost a concurrent race must name (with exit code 2)."""
+CONCURRENT_WRITER_ERROR = re.compile(r"ConcurrentWriterError|another writer|another run|Two runs must not write")
+"""What the error of a run that lost a concurrent race must name (with exit code :data:`CONFLICT_RC`)."""
 
 RUN_VARYING_COLUMNS = {
     "progress": ("committed_at", "writer_id", "processing_time_ms", "windows_version", "buffers_version"),
@@ -473,9 +475,9 @@ class Soak:
             for record in records:
                 if record.rc == 0:
                     continue
-                if record.rc != JOB_ERROR_RC or not CONCURRENT_WRITER_ERROR.search(record.log.read_text()):
+                if record.rc != CONFLICT_RC or not CONCURRENT_WRITER_ERROR.search(record.log.read_text()):
                     self.report.failures.append(
-                        f"concurrent pair {p + 1}: a run failed without a concurrent-writer error (exit 2 naming "
+                        f"concurrent pair {p + 1}: a run failed without a concurrent-writer error (exit {CONFLICT_RC} naming "
                         f"it): rc {record.rc}: {record.tail} (log {record.log})")
             for name, path, keys in self._tables(stream_job):
                 duplicates = _duplicate_keys(self.spark, path, keys)
