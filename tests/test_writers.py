@@ -317,3 +317,14 @@ def test_two_stream_processes_on_one_root_never_both_land_a_batch(spark, demo):
         last = [line for line in loser.strip().splitlines() if line.startswith("winjob stream:")]
         assert len(last) == 1 and ("being written by" in last[0] or "another run" in last[0]
                                    or "already committed" in last[0]), loser[-2000:]
+
+
+def test_a_claim_on_another_host_is_taken_over_only_when_the_operator_names_its_writer(monkeypatch):
+    from windowing.spark.claims import TAKE_OVER_ENV, Claim, is_running
+    remote = Claim("w-remote", "some-other-host", 4242, "123", None)
+    monkeypatch.delenv(TAKE_OVER_ENV, raising=False)
+    assert is_running(remote)                              # cannot be told: never taken over by itself
+    monkeypatch.setenv(TAKE_OVER_ENV, "w-someone-else")
+    assert is_running(remote)                              # another writer named: still refused
+    monkeypatch.setenv(TAKE_OVER_ENV, "w-remote")
+    assert not is_running(remote)

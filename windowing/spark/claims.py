@@ -94,8 +94,16 @@ def _process_started(pid: int) -> str | None:
         return None
 
 
+TAKE_OVER_ENV = "WINDOWING_TAKE_OVER_WRITER"
+"""An operator's declaration that a writer is dead: a claim of the writer id this variable names
+(from the refusal's message) is taken over even where it cannot be checked (another host)."""
+
+
 def is_running(claim: Claim) -> bool:
-    """Whether the claimant may still be running (True when it cannot be told: another host)."""
+    """Whether the claimant may still be running (True when it cannot be told: another host, unless the
+    operator named its writer id in :data:`TAKE_OVER_ENV`)."""
+    if claim.writer_id is not None and os.environ.get(TAKE_OVER_ENV) == claim.writer_id:
+        return False
     if claim.host != socket.gethostname() or claim.pid is None:
         return True
     if claim.pid == os.getpid():
@@ -204,7 +212,8 @@ class ClaimLog:
             f"operator {self.operator_id!r}: batch {batch_id} is being written by {holder}; this run "
             f"(writer {writer_id}) stopped before writing any of it. Two runs must not write one operator at "
             f"the same time: let the other run finish (or stop it), then run again. A run that crashed is taken "
-            f"over automatically; one on another host cannot be checked and is not.")
+            f"over automatically; one on another host cannot be checked: if that run is gone, run again with "
+            f"{TAKE_OVER_ENV}={current.writer_id if current else '<writer id>'}.")
 
     def _already_committed(self, batch_id: int, writer_id: str) -> ConcurrentWriterError:
         return ConcurrentWriterError(
