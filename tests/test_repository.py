@@ -33,7 +33,8 @@ HISTORY_FORMS = {
     "a numbered work period or ticket": re.compile(
         r"\b(?:sessions?|issues?|sprints?|milestones?|tickets?|work periods?|pull requests?)\s+#?\d+\b",
         re.IGNORECASE),
-    "an issue number": re.compile(r"(?:^|[\s(\[])#\d+\b"),
+    # Not a CSS colour (``color: #222;``): a colour follows a colon, an issue number does not.
+    "an issue number": re.compile(r"(?:^|[\s(\[])(?<!:\s)#\d+\b"),
     "an issue named by its position": re.compile(
         r"\b(?:next|previous|earlier|later|this|that|foundation|first|second|third)\s+issues?\b", re.IGNORECASE),
     "a dated lab entry": re.compile(
@@ -117,6 +118,7 @@ def test_history_forms_are_found(text):
     "A window fires when the watermark passes its end; issues of late data go to the late table.",
     "CountTrigger(3) fires every 3 elements; the 2 sessions merge into 1.",
     "T0 = 1_767_225_600_000   # 2026-01-01T00:00:00Z",
+    "body { color: #222; } .note { color: #555; }",
 ])
 def test_product_text_is_not_history(text):
     assert history_in("module.py", text) == []
