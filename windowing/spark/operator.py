@@ -20,9 +20,10 @@ before it writes anything); read state AS OF the versions fixed at the batch's
 start (``store.start_versions``: those the last committed batch recorded, or a
 table's version before any batch's commit); compute; write outputs and
 state once per ``(operator_id, b)`` (``delta_io``: a marker in each commit,
-checked before writing); write progress last with Delta ``txnAppId =
-operator_id``, ``txnVersion = b``, then check that the progress row of ``b``
-is this writer's.
+checked before writing); write progress last, marked with this writer's id,
+then check that the first commit of ``b``'s progress row is this writer's
+(:meth:`windowing.spark.stores.DeltaStore.commit_progress`). The protocol and
+what a replay does: ``docs/state-and-exactly-once.md``.
 """
 from __future__ import annotations
 
