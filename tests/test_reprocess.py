@@ -68,7 +68,7 @@ def test_reprocess_refuses_ranges_and_windows_it_cannot_do(spark, streamed):
     with pytest.raises(ValueError, match="range is empty"):
         reprocess_range(spark, job, START, START)
     with pytest.raises(ValueError, match="GlobalWindows windows have no time range"):
-        reprocess_range(spark, job, START, START + dt.timedelta(minutes=5), window={"type": "count", "size": 10})
+        reprocess_range(spark, job, START, START + dt.timedelta(minutes=5), window={"type": "count", "size": 10, "mode": "discarding"})
     with pytest.raises(ValueError, match=r"unknown keys \['length'\]"):
         reprocess_range(spark, job, START, START + dt.timedelta(minutes=5), window={"length": "5 minutes"})
     with pytest.raises(ValueError, match="'five-min' must be letters, digits or '_'"):
@@ -92,5 +92,5 @@ def test_cli_reprocess_into_a_new_table_with_sliding_windows(spark, streamed, ca
     for end_ms, purchases in got.items():
         assert purchases == sum(1 for t in valid if end_ms - 120_000 <= t < end_ms)
     assert winjob(["reprocess", "--job", str(DEMO), "--root", str(root), "--start", "2026-11-01T09:00",
-                   "--end", "2026-11-01T09:10", "--window", '{"type": "count", "size": 5}']) == 2
+                   "--end", "2026-11-01T09:10", "--window", '{"type": "count", "size": 5, "mode": "discarding"}']) == 2
     assert "have no time range" in capsys.readouterr().err
