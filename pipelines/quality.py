@@ -32,7 +32,7 @@ from pipelines.job import Job, is_uri
 
 RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
 DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
-                  "state_progress", "row_accounting")
+                  "state_progress", "row_accounting", "watermark_jumps")
 DATA_DOCS_SITE = "local_site"
 
 RUNS_SCHEMA = T.StructType([
@@ -254,7 +254,7 @@ def _run_check(context, check: Check, operator_id: str, run_id=None) -> SuiteRes
         gx.ValidationDefinition(name=qualified, data=_batch_definition(context, qualified), suite=suite))
     # GE computes each metric with its own Spark job; without the cache every one of them would
     # read the Delta tables (and redo the joins that built the frame) again.
-    frame = check.frame.persist(StorageLevel.MEMORY_AND_DISK)
+    frame = in_validation_session(check.frame).persist(StorageLevel.MEMORY_AND_DISK)
     try:
         outcome = definition.run(batch_parameters={"dataframe": frame}, result_format="SUMMARY",
                                  run_id=run_id)
@@ -262,6 +262,21 @@ def _run_check(context, check: Check, operator_id: str, run_id=None) -> SuiteRes
     finally:
         frame.unpersist()
     return SuiteResult(name, check.table, not failed, len(outcome.results), failed)
+
+
+def in_validation_session(frame: DataFrame) -> DataFrame:
+    """``frame`` as a DataFrame of the session Great Expectations queries (``SparkSession.builder.getOrCreate()``).
+
+    GX's query expectations register their frame as the temporary view ``tmp_view`` in the
+    frame's own session and then run the query in the engine's session. A frame built
+    from a streaming micro-batch lives in a clone of the session (``foreachBatch``), so the
+    query would read whatever ``tmp_view`` the engine's session last held: another suite's
+    frame. The same rows, planned in the engine's session, keep the two together.
+    """
+    session = SparkSession.builder.getOrCreate()
+    if not hasattr(session, "_jsparkSession") or frame.sparkSession._jsparkSession.equals(session._jsparkSession):
+        return frame
+    return DataFrame(session._jsparkSession.createDataFrame(frame._jdf.rdd(), frame._jdf.schema()), session)
 
 
 def _with_batches(failed: FailedExpectation, result, check: Check, frame: DataFrame) -> FailedExpectation:

@@ -70,7 +70,10 @@ def test_the_hook_kills_the_process_group_at_the_chosen_stage(tmp_path):
 def test_killed_and_concurrent_runs_leave_the_tables_of_a_clean_run(spark, tmp_path):
     seed = int(os.environ.get("WINDOWING_SOAK_SEED") or random.SystemRandom().randrange(1, 2**31))
     print(f"fault soak seed {seed} (replay: WINDOWING_SOAK_SEED={seed})")
-    config = SoakConfig(seed=seed, stream_kills=5, backfill_kills=5, concurrent_pairs=1, arrivals=3)
+    # Small data and few batches: the cost of a soak is its ``winjob`` processes (a JVM each), not its rows.
+    config = SoakConfig(seed=seed, stream_kills=5, backfill_kills=5, concurrent_pairs=1, arrivals=2,
+                        events=240, minutes=6, backfill_chunk="3 minutes", stream_delay_max_s=8.0,
+                        backfill_delay_max_s=10.0)
     report = Soak(spark, config, tmp_path).run()
     summary = report.summary()
     print(summary)

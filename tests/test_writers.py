@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import types as T
 
+from pipelines.errors import ExitCode
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
@@ -312,8 +313,8 @@ def test_two_stream_processes_on_one_root_never_both_land_a_batch(spark, demo):
     progress = spark.read.format("delta").load(f"{job.state_root}/{job.operator_id}/progress")
     assert progress.count() == progress.select("batch_id").distinct().count()
     if codes != [0, 0]:          # both may succeed when one finished before the other began
-        assert codes == [0, 2], outcomes
-        loser = next(err for code, err in outcomes if code == 2)
+        assert codes == [0, ExitCode.CONFLICT], outcomes
+        loser = next(err for code, err in outcomes if code == ExitCode.CONFLICT)
         last = [line for line in loser.strip().splitlines() if line.startswith("winjob stream:")]
         assert len(last) == 1 and ("being written by" in last[0] or "another run" in last[0]
                                    or "already committed" in last[0]), loser[-2000:]
