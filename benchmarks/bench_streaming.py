@@ -1,0 +1,216 @@
+"""Streaming micro-batches: Spark's own windowed query against the operator, batch by batch.
+
+One raw Delta table of appends; each round appends one batch of rows, then each side runs
+an ``availableNow`` query over the raw table that picks that batch up as one micro-batch
+(alternating which side goes first):
+
+* Spark: ``readStream`` -> ``withWatermark("event_time", "10 seconds")`` ->
+  ``groupBy(window(event_time, "1 minute"), user_id).agg(sum, count, max)`` -> Delta append;
+* ours: ``readStream`` -> ``foreachBatch`` -> :meth:`SparkWindowOperator.process_batch`
+  (tumbling 1 minute, 10 s out of orderness, accumulating, late output on; what
+  ``pipelines.drivers.run_stream`` runs, without its validation).
+
+    ./dev bench bench_streaming.py --rows 600 --keys 100 --rounds 8
+    ./dev bench bench_streaming.py --rows 50000 --keys 10000 --rounds 6
+    ./dev bench bench_streaming.py --phases        # also our jobs and seconds per step of one batch
+
+Prints per round each side's micro-batch seconds (the query's ``triggerExecution``), the
+query's wall seconds (start to stop) and its Spark jobs (the query's job group plus the jobs
+started from the ``foreachBatch`` callback); then the medians of the rounds after the first
+(a warm-up: the first query of a JVM pays JIT compilation) and ours / Spark's ratios.
+"""
+from __future__ import annotations
+
+import argparse
+import functools
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from collections import Counter
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+from windowing import Count, Max, Sum, TumblingEventTimeWindows, WindowSpecBuilder
+from windowing.spark.dispatch import operator_on_delta
+from windowing.spark.session import get_spark
+
+BASE_MS = 1_793_491_200_000
+ROUND_SPAN_MS = 120_000
+"""Event time one round's rows cover: two windows, so each batch closes the windows of the one before."""
+DISORDER_MS = 3_000
+"""Rows run up to this far behind the batch's newest, within the 10 s bound (few late rows)."""
+
+
+def jobs_counter(spark):
+    """A function returning how many Spark jobs ran so far in the groups a streaming query uses."""
+    tracker = spark.sparkContext.statusTracker()
+
+    def count(group: str | None) -> int:
+        return len(tracker.getJobIdsForGroup(None)) + (len(tracker.getJobIdsForGroup(group)) if group else 0)
+    return count
+
+
+def append_round(spark, raw: str, r: int, rows: int, keys: int) -> None:
+    step_ms = max(1, ROUND_SPAN_MS // rows)
+    (spark.range(rows)
+     .select((F.col("id") % keys).cast("string").alias("user_id"),
+             F.timestamp_millis(F.lit(BASE_MS + r * ROUND_SPAN_MS) + F.col("id") * step_ms
+                                - (F.col("id") % 7) * (DISORDER_MS // 7)).alias("event_time"),
+             ((F.col("id") * 13) % 5 + 1).cast("long").alias("item_count"))
+     .write.format("delta").mode("append").save(raw))
+
+
+def run_query(spark, writer, count_jobs) -> dict:
+    """Start an ``availableNow`` query, wait for it; its batch seconds, wall seconds and Spark jobs."""
+    before = count_jobs(None)     # one side at a time: every job from here on is this query's
+    started = time.monotonic()
+    query = writer.trigger(availableNow=True).start()
+    group = str(query.runId)
+    query.awaitTermination()
+    wall = time.monotonic() - started
+    batches = [p for p in query.recentProgress if p["numInputRows"] > 0]
+    exception = query.exception()
+    if exception is not None:
+        raise RuntimeError(f"query failed: {exception}")
+    return {"batch_s": sum(p["durationMs"]["triggerExecution"] for p in batches) / 1000, "wall_s": wall,
+            "jobs": count_jobs(group) - before, "batches": len(batches)}
+
+
+def spark_side(spark, raw: str, out: Path, count_jobs) -> dict:
+    stream = (spark.readStream.format("delta").load(raw)
+              .withWatermark("event_time", "10 seconds")
+              .groupBy(F.window("event_time", "1 minute"), "user_id")
+              .agg(F.sum("item_count").alias("items"), F.count(F.lit(1)).alias("n"),
+                   F.max("item_count").alias("max_items")))
+    writer = (stream.writeStream.format("delta").outputMode("append")
+              .option("checkpointLocation", str(out / "spark_checkpoint")).option("path", str(out / "spark_results")))
+    return run_query(spark, writer, count_jobs)
+
+
+def our_side(spark, raw: str, out: Path, operator, count_jobs) -> dict:
+    def each_batch(df, batch_id: int) -> None:
+        operator.process_batch(df, batch_id, processing_time_ms=int(time.time() * 1000))
+    writer = (spark.readStream.format("delta").load(raw).writeStream.foreachBatch(each_batch)
+              .option("checkpointLocation", str(out / "ours_checkpoint")))
+    return run_query(spark, writer, count_jobs)
+
+
+def compare_results(spark, out: Path, operator) -> str:
+    """Whether every window Spark's query emitted is one of our final panes with the same values.
+
+    Spark's append mode emits a window once the watermark passes its end; ours emits its
+    final pane then too, so the windows of Spark's output must be among ours.
+    """
+    theirs = (spark.read.format("delta").load(str(out / "spark_results"))
+              .select("user_id", F.unix_millis("window.start").alias("start_ms"),
+                      *[F.col(c).cast("long") for c in ("items", "n", "max_items")]))
+    ours = (spark.read.format("delta").load(operator.store.results_path).where("is_final")
+            .select("user_id", F.col("window_start_ms").alias("start_ms"),
+                    *[F.col(c).cast("long").alias(a) for c, a in (("sum_item_count", "items"), ("count", "n"),
+                                                                  ("max_item_count", "max_items"))]))
+    windows, differ = theirs.count(), theirs.exceptAll(ours).count()
+    return f"{windows} windows in Spark's output, {differ} of them missing or different in ours"
+
+
+def profile_steps(spark) -> tuple[Counter, Counter]:
+    """Wrap the operator's Spark and Delta calls: (jobs, seconds) each step spends itself.
+
+    Nested steps count their own; the enclosing step gets the rest. Off unless ``--phases``.
+    """
+    from pyspark.sql.classic.dataframe import DataFrame
+    from windowing.spark import claims, delta_io, operator, stores
+    tracker = spark.sparkContext.statusTracker()
+    jobs, seconds = Counter(), Counter()
+    stack: list[list] = []
+
+    def all_jobs() -> int:
+        return len(tracker.getJobIdsForGroup(None)) + sum(
+            len(tracker.getJobIdsForGroup(str(q.runId))) for q in spark.streams.active)
+
+    def wrap(owner, name: str, label: str) -> None:
+        original = getattr(owner, name)
+
+        @functools.wraps(original)
+        def wrapper(*a, **k):
+            frame = [all_jobs(), time.monotonic(), 0, 0.0]
+            stack.append(frame)
+            try:
+                return original(*a, **k)
+            finally:
+                stack.pop()
+                n, s = all_jobs() - frame[0], time.monotonic() - frame[1]
+                jobs[label] += n - frame[2]
+                seconds[label] += s - frame[3]
+                if stack:
+                    stack[-1][2] += n
+                    stack[-1][3] += s
+        setattr(owner, name, wrapper)
+
+    for name in ("count", "first", "collect", "persist"):
+        wrap(DataFrame, name, f"DataFrame.{name}")
+    for name in ("merge_once", "append", "latest_version", "committed_batch", "appended_rows", "create_empty",
+                 "table_exists", "version_before_marks", "first_writer", "merge_deleted_rows"):
+        wrap(delta_io, name, f"delta_io.{name}")
+    for name in ("claim", "commit_progress", "write_output", "merge_windows", "last_progress", "ensure_tables",
+                 "start_versions"):
+        wrap(stores.DeltaStore, name, f"DeltaStore.{name}")
+    wrap(claims.ClaimLog, "claim", "ClaimLog.claim")
+    wrap(operator.SparkWindowOperator, "process_batch", "process_batch (the rest)")
+    return jobs, seconds
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=600, help="rows per micro-batch")
+    parser.add_argument("--keys", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=6, help="micro-batches per side (the first is a warm-up)")
+    parser.add_argument("--phases", action="store_true", help="then our jobs and seconds per step of one batch")
+    args = parser.parse_args()
+    spark = get_spark("bench_streaming", shuffle_partitions=4)
+    spark.sparkContext.setLogLevel("ERROR")
+    root = Path(tempfile.mkdtemp(prefix="bench_streaming_"))
+    raw = str(root / "raw")
+    count_jobs = jobs_counter(spark)
+    spec = (WindowSpecBuilder().key_by("user_id").event_time("event_time", "10 seconds")
+            .window(TumblingEventTimeWindows.of("1 minute")).accumulating().side_output_late_data()
+            .aggregate(Sum("item_count"), Count(), Max("item_count")))
+    operator = operator_on_delta(spark, spec, "bench", str(root / "state"))
+    sides = {"spark": lambda: spark_side(spark, raw, root, count_jobs),
+             "ours": lambda: our_side(spark, raw, root, operator, count_jobs)}
+    rounds = []
+    for r in range(args.rounds):
+        append_round(spark, raw, r, args.rows, args.keys)
+        order = list(sides) if r % 2 == 0 else list(sides)[::-1]
+        row = {name: sides[name]() for name in order}
+        rounds.append(row)
+        print(f"round {r}{' (warm-up)' if r == 0 else ''}: " + "; ".join(
+            f"{name} batch {row[name]['batch_s']:.2f} s, wall {row[name]['wall_s']:.2f} s, "
+            f"{row[name]['jobs']} jobs" for name in sides), flush=True)
+    warm = rounds[1:] or rounds
+
+    def median(side: str, key: str) -> float:
+        return statistics.median(r[side][key] for r in warm)
+    print(f"\n{args.rows} rows, {args.keys} keys per batch; medians of rounds 1-{len(rounds) - 1}:")
+    for side in sides:
+        print(f"  {side:5s}: batch {median(side, 'batch_s'):.2f} s, wall {median(side, 'wall_s'):.2f} s, "
+              f"{median(side, 'jobs'):.0f} Spark jobs per batch")
+    print(f"  ratio ours / Spark: batch {statistics.median(r['ours']['batch_s'] / r['spark']['batch_s'] for r in warm):.2f}x, "
+          f"wall {statistics.median(r['ours']['wall_s'] / r['spark']['wall_s'] for r in warm):.2f}x")
+
+    print(f"  results: {compare_results(spark, root, operator)}")
+
+    if args.phases:
+        jobs, seconds = profile_steps(spark)
+        append_round(spark, raw, args.rounds, args.rows, args.keys)
+        sides["ours"]()
+        print(f"\nours, one more batch by step: {sum(jobs.values())} jobs, {sum(seconds.values()):.2f} s")
+        for step, s in seconds.most_common():
+            print(f"  {jobs[step]:3d} jobs {s:6.2f} s  {step}")
+    shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
