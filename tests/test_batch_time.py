@@ -167,20 +167,3 @@ def test_batch_time_advances_like_the_model(batches, idle, delay, by_ingestion, 
         assert times.clock_end_ms == model.current_processing_time_ms, b
         last = dict(watermark_ms=times.watermark_end_ms, max_seen_ms=times.max_seen_ms,
                     processing_time_ms=pt, time_state=times.time_state)
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("name", ["slow_source_holds_the_watermark",
-                                  "processing_time_window_in_a_backfill_by_ingestion_time"])
-def test_issue3_transcripts_cut_into_batches_of_1_and_2_on_the_plans(spark, name):
-    """Cuts of 1 and 2 (test_transcripts_spark.py runs 3 and all) for the invariant transcripts of
-    several sources and of ingestion times, on their DataFrame plans."""
-    import transcripts_model  # noqa: F401
-    from spark_adapter import SparkExecutor, infer_schema
-    from test_transcripts_reference import check_batching_invariance
-    from transcripts import TRANSCRIPTS
-    from windowing.spark.dispatch import uses_dataframe_plan
-    transcript = next(t for t in TRANSCRIPTS if t.name == name)
-    assert uses_dataframe_plan(transcript.spec)
-    schema = infer_schema(transcript.spec, transcript.rows + [dict(k="a", ts=0, v=0, w=0.5)])
-    check_batching_invariance(transcript, lambda spec: SparkExecutor(spark, spec, schema), sizes=(1, 2))

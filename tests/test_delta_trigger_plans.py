@@ -1,9 +1,8 @@
 """The last built-in triggers on DataFrame plans: EventTimeTrigger on GlobalWindows and
-DeltaTrigger with the built-in AbsoluteDifference delta (transcripts_delta_triggers.py).
+DeltaTrigger with the built-in AbsoluteDifference delta (transcripts/delta_triggers.py).
 
-The transcripts run step by step on Spark in ``test_transcripts_executors.py`` (they take a plan, so
-they run there by default); here: which path they take, cuts of 1 and 2 of the batching-invariant
-ones, and random streams against the reference model.
+The transcripts run on Spark in ``test_transcripts.py`` (step by step, and the batching-invariant
+ones cut into 1 and 2); here: which path they take, and random streams against the reference model.
 """
 from __future__ import annotations
 
@@ -11,11 +10,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import transcripts_model  # noqa: F401  (registers every transcript, these included)
 from spark_adapter import SparkExecutor, infer_schema
-from test_transcripts_reference import check_batching_invariance
-from transcripts import TRANSCRIPTS, sliding, spec, tumbling
-from transcripts_delta_triggers import SquaredDifference
+from transcripts import TRANSCRIPTS
+from transcripts.build import sliding, spec, tumbling
+from transcripts.delta_triggers import SquaredDifference
 from windowing.core.assigners import GlobalWindows
 from windowing.core.reference import ReferenceOperator
 from windowing.core.triggers import DeltaTrigger, EventTimeTrigger, PurgingTrigger
@@ -27,7 +25,7 @@ PLANFILL_TRANSCRIPTS = {
     "delta_trigger_on_tumbling_windows_across_batches": "delta",
     "delta_trigger_on_global_window_purging_doubles": "delta",
     "delta_trigger_on_global_window_in_event_time_order": "delta",
-    "delta_trigger": "delta",   # the model's transcript (transcripts_model.py)
+    "delta_trigger": "delta",   # the model's transcript (transcripts/model.py)
 }
 
 
@@ -71,16 +69,6 @@ def test_delta_plan_salts_the_fingerprint():
 
 
 # ------------------------------------------------------------------------- Spark
-
-INVARIANT = [BY_NAME[n] for n in PLANFILL_TRANSCRIPTS if BY_NAME[n].batching_invariant]
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("transcript", [pytest.param(t, id=t.name) for t in INVARIANT])
-def test_cuts_of_one_and_two_on_the_plan(spark, transcript):
-    schema = infer_schema(transcript.spec, transcript.rows)
-    check_batching_invariance(transcript, lambda s: SparkExecutor(spark, s, schema), sizes=(1, 2))
-
 
 def _norm(result):
     panes = sorted((p.key, p.window_start_ms, p.window_end_ms, tuple(sorted(p.values.items())), p.pane_index,

@@ -22,7 +22,7 @@ def test_evictors_and_process_function():
     spec = build_spec(SOURCE, {"size": "1 minute", "evictor": "time:10 seconds", "evict_after": True}, AGGS)
     assert spec.evictor == TimeEvictor(10_000, do_evict_after=True)
     assert build_spec(SOURCE, {"type": "count", "size": 5, "evictor": "count:3"}, AGGS).evictor == CountEvictor(3)
-    spec = build_spec(SOURCE, {"size": "1 minute"}, {}, {"function": "transcripts_model:TopTwo",
+    spec = build_spec(SOURCE, {"size": "1 minute"}, {}, {"function": "transcripts.model:TopTwo",
                                                         "output_schema": "rank int, v bigint, end bigint",
                                                         "columns": ["v"]})
     assert spec.process_function.output_columns == ("rank", "v", "end") and spec.aggregates == ()
@@ -35,7 +35,7 @@ def test_evictors_and_process_function():
     ({"trigger": "pipelines.examples:EveryNthLarge", "trigger_args": {"n": 0}}, None, "n must be a positive int"),
     ({"trigger": "every-so-often"}, None, "import path 'package.module:Name' of a user trigger"),
     ({"evictor": "sometimes"}, None, "is not 'count:<n>', 'time:<duration>'"),
-    ({}, {"function": "transcripts_model:TopTwo"}, "needs function"),
+    ({}, {"function": "transcripts.model:TopTwo"}, "needs function"),
 ])
 def test_bad_user_function_references_name_the_bad_value(window, process, message):
     with pytest.raises(ValueError, match=message):

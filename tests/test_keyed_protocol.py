@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from transcripts_model import EveryTwoNegatives
+from transcripts.model import EveryTwoNegatives
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.reference import ReferenceOperator

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-import transcripts_model as tm
-from transcripts import r
+import transcripts.model as tm
+from transcripts.build import r
 from windowing import (
     APPEND, FINAL, UPSERT, ContinuousEventTimeTrigger, Count, CountTrigger, DeltaTrigger, EventTimeSessionWindows,
     EventTimeTrigger, NeverTrigger, ProcessingTimeSessionWindows, ReferenceOperator, Sum, TriggerBase,

@@ -1,21 +1,19 @@
-"""First, Last and Collect on every executor: the reference model, the Spark plans, the per-key path, Delta.
+"""First, Last and Collect: their accumulators, job files, Sum overflow, and the transcripts on Delta state.
 
-The transcripts are in ``transcripts_ordered_aggregates.py``; each runs on
-the model, on Spark step by step (in-memory state), re-cut into batches of 1,
-2 and all when it is batching-invariant, and on Delta state.
+The transcripts are in ``transcripts/ordered_aggregates.py``; ``test_transcripts.py`` runs each
+on the model, on Spark step by step (in-memory state), re-cut into batches of 1, 2 and all when
+it is batching-invariant, and three on the per-key path; here each runs on Delta state with
+Collect as an array column of the results table.
 """
 from __future__ import annotations
 
 import pytest
 
-from spark_adapter import SparkExecutor, infer_schema
-from test_transcripts_reference import check_batching_invariance, run_transcript
-from transcripts_ordered_aggregates import ORDERED_TRANSCRIPTS, OVERFLOW_TRANSCRIPTS
+from spark_adapter import infer_schema
+from transcripts.ordered_aggregates import ORDERED_TRANSCRIPTS, OVERFLOW_TRANSCRIPTS
 from windowing.core.aggregates import Collect, First, Last
-from windowing.core.reference import ReferenceOperator
 
 ALL = ORDERED_TRANSCRIPTS + OVERFLOW_TRANSCRIPTS
-INVARIANT = [t for t in ALL if t.batching_invariant]
 
 
 def _params(transcripts):
@@ -24,16 +22,6 @@ def _params(transcripts):
 
 def _schema(transcript) -> str:
     return infer_schema(transcript.spec, transcript.rows + [dict(k="a", ts=0, v=0, id="typing")])
-
-
-@pytest.mark.parametrize("transcript", _params(ALL))
-def test_reference_model(transcript):
-    run_transcript(transcript, ReferenceOperator(transcript.spec))
-
-
-@pytest.mark.parametrize("transcript", _params(INVARIANT))
-def test_reference_model_batching_invariance(transcript):
-    check_batching_invariance(transcript, ReferenceOperator)
 
 
 def test_model_accumulators_merge_in_either_order():
@@ -57,38 +45,6 @@ def test_column_name_is_required(aggregate):
 
 
 # ------------------------------------------------------------------ Spark
-
-class KeyedExecutor(SparkExecutor):
-    """The Spark executor forced onto the per-key path (the model per key in applyInArrow)."""
-
-    def __init__(self, spark, spec, schema):
-        super().__init__(spark, spec, schema)
-        from windowing.spark.keyed import KeyedModelOperator
-        self.operator = KeyedModelOperator(spark, spec, self.store)
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("transcript", _params(ALL))
-def test_on_spark_plans(spark, transcript):
-    from windowing.spark.dispatch import uses_dataframe_plan
-    assert uses_dataframe_plan(transcript.spec)
-    run_transcript(transcript, SparkExecutor(spark, transcript.spec, _schema(transcript)), time_windows_left=None)
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("transcript", _params(INVARIANT))
-def test_spark_plans_cut_into_batches(spark, transcript):
-    schema = _schema(transcript)
-    check_batching_invariance(transcript, lambda spec: SparkExecutor(spark, spec, schema), sizes=(1, 2, None))
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("transcript", _params([t for t in ORDERED_TRANSCRIPTS if t.name in (
-    "ordered_aggregates_merged_sessions", "ordered_aggregates_sliding_count_window",
-    "ordered_aggregates_count_trigger_discarding")]))
-def test_on_the_per_key_path(spark, transcript):
-    run_transcript(transcript, KeyedExecutor(spark, transcript.spec, _schema(transcript)), time_windows_left=None)
-
 
 def _delta_panes(spark, results_path: str, spec) -> dict:
     """batch id -> sorted (key, start, end, pane index, timing, is_final, values) of the results table."""
@@ -155,7 +111,7 @@ def test_model_sum_overflow_is_null_and_stays_null():
 def test_sliding_windows_closed_in_one_pass_apply_the_overflow_rule(spark):
     """Running differences (the one-pass sliding path) and slice explosion agree with the model."""
     from pyspark.sql import functions as F
-    from transcripts import sliding, spec
+    from transcripts.build import sliding, spec
     from windowing.spark.aggregates import compile_aggregates
     from windowing.spark.prepare import SEQ, TS, WS
     from windowing.spark.slicing import (

@@ -11,7 +11,7 @@ import json
 
 import pytest
 
-from transcripts_model import EveryTwoNegatives
+from transcripts.model import EveryTwoNegatives
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder

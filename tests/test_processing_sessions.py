@@ -1,18 +1,17 @@
 """Processing-time sessions as a DataFrame plan (windowing/spark/processing_session_plan.py) and
 replayed processing times (the model's phase rule, reference.py ``pre_rows_below_ms``).
 
-The transcripts (tests/transcripts_processing_sessions.py) run step by step on the plans in
-``test_transcripts_executors.py`` and, the batching-invariant one, cut into 3 and all in
-``test_transcripts_spark.py``; here: cuts of 1 and 2, the replayed ones on the per-key path with
-the clock in the late rows, and a job that streams and backfills processing-time sessions.
+The transcripts (tests/transcripts/processing_sessions.py) run on the plans in
+``test_transcripts.py`` (step by step, the batching-invariant one also cut into 1, 2 and 3);
+here: the replayed ones on the per-key path with the clock in the late rows, and a job that
+streams and backfills processing-time sessions.
 """
 from __future__ import annotations
 
 import pytest
 
-import transcripts_model  # noqa: F401  (registers every transcript, these included)
 from transcripts import TRANSCRIPTS
-from transcripts_processing_sessions import PROCESSING_SESSION_TRANSCRIPTS
+from transcripts.processing_sessions import PROCESSING_SESSION_TRANSCRIPTS
 from windowing.core.aggregates import Count
 from windowing.core.assigners import ProcessingTimeSessionWindows
 from windowing.core.records import LATE_PROCESSING_TIME_WINDOW_FIRED
@@ -116,20 +115,12 @@ def _schema(t):
 
 
 @pytest.mark.spark
-def test_backfill_transcript_cut_into_1_and_2_on_the_plan(spark):
-    from spark_adapter import SparkExecutor
-    from test_transcripts_reference import check_batching_invariance
-    t = BY_NAME["processing_time_sessions_in_a_backfill_by_ingestion_time"]
-    check_batching_invariance(t, lambda spec: SparkExecutor(spark, spec, _schema(t)), sizes=(1, 2))
-
-
-@pytest.mark.spark
 @pytest.mark.parametrize("name", REPLAYED)
 def test_replayed_rows_on_the_per_key_path_agree_with_the_model(spark, name):
     """The per-key path runs the model per key with the batch-wide clock (the earliest row's
     processing time included): same panes and late rows, the late rows with the clock."""
     from spark_adapter import SparkExecutor
-    from test_transcripts_reference import check_step, run_steps
+    from transcripts.runner import check_step, run_steps
     from windowing.spark.keyed import KeyedModelOperator
     t = BY_NAME[name]
     executor = SparkExecutor(spark, t.spec, _schema(t))

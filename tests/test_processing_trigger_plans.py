@@ -1,10 +1,10 @@
 """The built-in triggers on processing-time windows as DataFrame plans (CountTrigger,
 ContinuousProcessingTimeTrigger, DeltaTrigger, the event-time triggers: plain, early/late, continuous)
-(windowing/spark/processing_trigger_plan.py; transcripts in transcripts_processing_triggers.py).
+(windowing/spark/processing_trigger_plan.py; transcripts in transcripts/processing_triggers.py).
 
-The transcripts run step by step on Spark in ``test_transcripts_executors.py`` (they take a plan, so
-they run there by default); here: which path they take, the salted fingerprint, cuts of 1 and 2 of
-the batching-invariant ones, and random streams against the reference model.
+The transcripts run on Spark in ``test_transcripts.py`` (step by step, and the batching-invariant
+ones cut into 1 and 2); here: which path they take, the salted fingerprint, and random streams
+against the reference model.
 """
 from __future__ import annotations
 
@@ -12,11 +12,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-import transcripts_model  # noqa: F401  (registers every transcript, these included)
 from spark_adapter import SparkExecutor, assert_plan_refuses_per_key_state, infer_schema
-from test_transcripts_reference import check_batching_invariance
 from transcripts import TRANSCRIPTS
-from transcripts_processing_triggers import PROCESSING_TRIGGER_TRANSCRIPTS
+from transcripts.processing_triggers import PROCESSING_TRIGGER_TRANSCRIPTS
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProcessingTimeWindows,
                                       TumblingProcessingTimeWindows)
@@ -66,16 +64,6 @@ def test_the_delta_trigger_cannot_merge_so_sessions_refuse_it():
 
 
 # ------------------------------------------------------------------------- Spark
-
-INVARIANT = [BY_NAME[n] for n in PROCESSING_TRIGGER_TRANSCRIPTS if BY_NAME[n].batching_invariant]
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("transcript", [pytest.param(t, id=t.name) for t in INVARIANT])
-def test_cuts_of_one_and_two_on_the_plan(spark, transcript):
-    schema = infer_schema(transcript.spec, transcript.rows)
-    check_batching_invariance(transcript, lambda s: SparkExecutor(spark, s, schema), sizes=(1, 2))
-
 
 def _norm(result):
     panes = sorted((p.key, p.window_start_ms, p.window_end_ms, tuple(sorted(p.values.items())), p.pane_index,

@@ -17,7 +17,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from transcripts import sliding, spec, tumbling
+from transcripts.build import sliding, spec, tumbling
 from windowing.core.aggregates import Count, Reduce
 from windowing.core.assigners import EventTimeSessionWindows
 from windowing.core.reference import ReferenceOperator

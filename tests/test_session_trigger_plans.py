@@ -1,10 +1,9 @@
 """The session trigger plans (windowing/spark/session_trigger_plan.py): dispatch, fingerprints,
-cuts of 1 and 2, random session streams against the reference model, per-key state, and a crash
+random session streams against the reference model, per-key state, and a crash
 and replay on real Delta.
 
-The transcripts (tests/transcripts_session_triggers.py) run step by step on the plan in
-``test_transcripts_executors.py`` and, the batching-invariant ones, cut into 3 and all in
-``test_transcripts_spark.py``; here: cuts of 1 and 2.
+The transcripts (tests/transcripts/session_triggers.py) run on the plan in ``test_transcripts.py``
+(step by step, and the batching-invariant ones cut into 1, 2 and all).
 """
 from __future__ import annotations
 
@@ -12,11 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import transcripts_model  # noqa: F401  (registers every transcript, the session trigger ones included)
 from spark_adapter import SparkExecutor, infer_schema
-from test_transcripts_reference import check_batching_invariance
-from transcripts import TRANSCRIPTS, spec
-from transcripts_session_triggers import SESSION_TRIGGER_TRANSCRIPTS, session
+from transcripts import TRANSCRIPTS
+from transcripts.build import spec
+from transcripts.session_triggers import SESSION_TRIGGER_TRANSCRIPTS, session
 from windowing.core.reference import ReferenceOperator
 from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
                                      EventTimeTrigger, ProcessingTimeTrigger)
@@ -88,17 +86,6 @@ def test_session_trigger_fingerprints_are_salted_and_the_others_keep_theirs():
 
 
 # ------------------------------------------------------------------------- Spark
-
-INVARIANT = [BY_NAME[n] for n in SESSION_TRIGGER_TRANSCRIPTS if BY_NAME[n].batching_invariant]
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("transcript", [pytest.param(t, id=t.name) for t in INVARIANT])
-def test_cuts_of_one_and_two_on_the_plan(spark, transcript):
-    assert INVARIANT
-    schema = infer_schema(transcript.spec, transcript.rows)
-    check_batching_invariance(transcript, lambda s: SparkExecutor(spark, s, schema), sizes=(1, 2))
-
 
 TRIGGERS = {
     "early2_late2": EventTimeTrigger().with_early_firings(every_n_elements=2).with_late_firings(every_n_elements=2),

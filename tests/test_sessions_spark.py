@@ -1,6 +1,6 @@
 """Session windows on Spark with real Delta tables: output modes, exactly-once, the backfill driver.
 
-The transcripts (``transcripts_model.py``) check the session plan's panes
+The transcripts (``transcripts/model.py``) check the session plan's panes
 batch by batch on a MemoryStore; here the results TABLE is checked: what a
 sink of each output mode holds must be the model's ``sink_view`` of the panes
 the reference model emits for the same batches.

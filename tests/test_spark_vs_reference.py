@@ -9,7 +9,7 @@ import random
 
 import pytest
 
-from semantics_transcripts import Mean
+from transcripts.first_rules import Mean
 from spark_adapter import SparkExecutor, infer_schema
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
 from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows

@@ -61,7 +61,7 @@ def test_string_and_timestamp_event_times_before_1970_and_unparseable(spark):
 
 
 def test_fingerprint_is_stable_across_instances_and_sensitive_to_semantics():
-    from semantics_transcripts import Mean
+    from transcripts.first_rules import Mean
     from windowing.core.aggregates import UserAggregate
 
     def make(lateness="0s"):

@@ -1,9 +1,9 @@
 """The trigger plans (windowing/spark/trigger_plans.py): dispatch, fingerprints, job files,
-cuts of 1 and 2, random streams against the reference model, and a run on real Delta.
+random streams against the reference model, and a run on real Delta.
 
-The transcripts of these triggers run on the plan in ``test_transcripts_executors.py`` (step by
-step) and ``test_transcripts_spark.py`` (cuts of 3 and all); here: cuts of 1 and 2 of the
-batching-invariant ones, and random streams with a processing-time clock.
+The transcripts of these triggers run on the plan in ``test_transcripts.py`` (step by step, and
+the batching-invariant ones cut into 1, 2 and all); here: dispatch, fingerprints, job files and
+random streams with a processing-time clock.
 """
 from __future__ import annotations
 
@@ -11,10 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import transcripts_model  # noqa: F401  (registers every transcript, the trigger ones included)
 from spark_adapter import SparkExecutor, assert_plan_refuses_per_key_state, infer_schema
-from test_transcripts_reference import check_batching_invariance
-from transcripts import SPARK_BATCH, TRANSCRIPTS, sliding, spec, tumbling
+from transcripts import TRANSCRIPTS
+from transcripts.build import sliding, spec, tumbling
 from windowing.core.assigners import GlobalWindows
 from windowing.core.reference import ReferenceOperator
 from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
@@ -27,7 +26,7 @@ TRIGGER_TRANSCRIPTS = [
     "processing_time_trigger_on_event_time_windows", "continuous_processing_time_trigger_on_event_time_windows",
     "early_count_and_interval_firings_restart_each_other", "early_count_firings_on_sliding_windows",
     "continuous_event_time_on_sliding_windows",
-    # on global windows (transcripts_global_triggers.py, plus the model's processing-time one)
+    # on global windows (transcripts/global_triggers.py, plus the model's processing-time one)
     "continuous_event_time_on_global_window", "continuous_event_time_on_global_window_purging",
     "early_firings_on_global_window", "processing_time_trigger_on_global_window_all",
     "continuous_processing_time_trigger_on_global_window"]
@@ -81,8 +80,6 @@ def test_fingerprints_change_only_for_specs_on_trigger_plans():
     from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS
     seen_kinds = set()
     for t in TRANSCRIPTS:
-        if SPARK_BATCH not in t.executors:
-            continue
         try:
             kind = plan_for(t.spec).kind
         except NotImplementedError:
@@ -124,17 +121,6 @@ def test_job_files_reach_the_builtin_triggers():
 
 
 # ------------------------------------------------------------------------- Spark
-
-INVARIANT_TRIGGER_TRANSCRIPTS = [BY_NAME[n] for n in TRIGGER_TRANSCRIPTS if BY_NAME[n].batching_invariant]
-
-
-@pytest.mark.spark
-@pytest.mark.parametrize("transcript", [pytest.param(t, id=t.name) for t in INVARIANT_TRIGGER_TRANSCRIPTS])
-def test_cuts_of_one_and_two_on_the_plan(spark, transcript):
-    assert len(INVARIANT_TRIGGER_TRANSCRIPTS) >= 2
-    schema = infer_schema(transcript.spec, transcript.rows)
-    check_batching_invariance(transcript, lambda s: SparkExecutor(spark, s, schema), sizes=(1, 2))
-
 
 TRIGGERS = {
     "early2_late2": EventTimeTrigger().with_early_firings(every_n_elements=2).with_late_firings(every_n_elements=2),

@@ -1,9 +1,9 @@
 """Watermark strategies: confirmed by n rows, explicit only; and accumulating() against a PurgingTrigger.
 
-The transcripts of ``transcripts_watermarks.py`` run on the model and (the DataFrame-plan ones)
-on Spark through the generic runners; here the per-key ones run on Spark, the confirmed
-transcript is cut into batches on the plan and on real Delta state, and the builder, spec and
-job-file rules are checked.
+The transcripts of ``transcripts/watermarks.py`` run in ``test_transcripts.py``: on the model, and
+on Spark the DataFrame-plan ones, the per-key ones, and the confirmed one cut into batches of 1 and
+2 on its plan; here: which path each takes, the tracker, the confirmed watermark resumed from
+Delta state, and the builder, spec and job-file rules.
 """
 from __future__ import annotations
 
@@ -11,10 +11,8 @@ import json
 
 import pytest
 
-import transcripts_model  # noqa: F401  (registers every transcript, these included)
-from test_transcripts_reference import check_batching_invariance, run_transcript
 from transcripts import TRANSCRIPTS
-from transcripts_watermarks import WATERMARK_TRANSCRIPT_NAMES
+from transcripts.watermarks import WATERMARK_TRANSCRIPT_NAMES
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import GlobalWindows, TumblingEventTimeWindows
 from windowing.core.reference import batch_clock
@@ -171,11 +169,6 @@ def test_job_file_watermark_settings(tmp_path):
 PER_KEY = ("watermark_confirmed_by_two_rows_on_the_per_key_path", "explicit_watermarks_on_the_per_key_path")
 
 
-def _schema(t):
-    from spark_adapter import infer_schema
-    return infer_schema(t.spec, t.rows + [dict(k="a", ts=0, v=0, w=0.5)])
-
-
 def test_per_key_transcripts_take_the_per_key_path():
     pytest.importorskip("pyspark")
     from windowing.spark.dispatch import uses_dataframe_plan
@@ -183,20 +176,9 @@ def test_per_key_transcripts_take_the_per_key_path():
     assert all(uses_dataframe_plan(BY_NAME[name].spec) for name in WATERMARK_TRANSCRIPT_NAMES if name not in PER_KEY)
 
 
-@pytest.mark.spark
-@pytest.mark.parametrize("name", PER_KEY)
-def test_per_key_path_runs_the_watermark_transcripts(spark, name):
-    from spark_adapter import SparkExecutor, keyed_time_windows_left
-    t = BY_NAME[name]
-    run_transcript(t, SparkExecutor(spark, t.spec, _schema(t)),
-                   time_windows_left=lambda e: keyed_time_windows_left(e.operator))
-
-
-@pytest.mark.spark
-def test_confirmed_watermark_cut_into_batches_of_one_and_two_on_the_plan(spark):
-    from spark_adapter import SparkExecutor
-    t = BY_NAME["watermark_confirmed_by_two_rows_per_source"]
-    check_batching_invariance(t, lambda spec: SparkExecutor(spark, spec, _schema(t)), sizes=(1, 2))
+def _schema(t):
+    from spark_adapter import infer_schema
+    return infer_schema(t.spec, t.rows + [dict(k="a", ts=0, v=0, w=0.5)])
 
 
 @pytest.mark.spark

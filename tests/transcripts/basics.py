@@ -35,15 +35,14 @@ Rules the expectations rely on (DESIGN.md section 2, Flink's WindowOperator):
 ``batching_invariant`` is set when the final results (last pane per (key,
 window) after the final flush) cannot depend on how the rows are cut into
 batches: nothing is late even with one row per batch, there is no explicit
-watermark and no count trigger on a time window. Executors may re-cut those
-transcripts into batches of 1, 2 and n (see ``test_transcripts_reference``).
+watermark and no count trigger on a time window. Such a transcript may be
+re-cut into batches of 1, 2, 3 and all (see ``transcripts.types.Cut``).
 
-``executors`` says which executors may run a transcript (``ALL_EXECUTORS`` by
-default; ``MODEL_ONLY`` for features without a Spark plan yet, whose Spark runs
-are skipped with "no Spark plan yet"). ``step(..., pt=t)`` feeds the batch at
-processing time ``t`` (the injectable clock); expected panes may name the
-windows they ``supersedes`` (merged sessions) and a process function's ``rows``.
-The transcripts of the full window model are in ``transcripts_model.py``.
+``step(..., pt=t)`` feeds the batch at processing time ``t`` (the injectable
+clock); expected panes may name the windows they ``supersedes`` (merged
+sessions) and a process function's ``rows``. The format is in
+``transcripts/types.py``, the builders in ``transcripts/build.py``, the
+transcripts of the full window model in ``transcripts/model.py``.
 
 ``reference_xfail`` names a known disagreement of the reference model with
 the contract (the transcript states the contract, the reference run is
@@ -51,216 +50,15 @@ marked xfail with that reason).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
+from transcripts.build import (CollectList, DistinctCount, L, P, WeightedSum, flush, r, sliding, spec, step,
+                               transcript_list, tumbling)
+from transcripts.types import Cut
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
-from windowing.core.assigners import GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
-from windowing.core.records import EARLY, LATE, LATE_BEYOND_ALLOWED_LATENESS, ON_TIME
-from windowing.core.records import QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY
-from windowing.core.spec import WindowSpec, WindowSpecBuilder
+from windowing.core.assigners import GlobalWindows
+from windowing.core.records import EARLY, LATE, ON_TIME, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY
 from windowing.core.triggers import CountTrigger
 
-# --------------------------------------------------------------------- shapes
-
-REFERENCE, SPARK_BATCH, SPARK_STREAM, BACKFILL = "reference", "spark_batch", "spark_stream", "backfill"
-ALL_EXECUTORS = (REFERENCE, SPARK_BATCH, SPARK_STREAM, BACKFILL)
-MODEL_ONLY = (REFERENCE,)
-"""Which executors may run a transcript: features without a Spark plan yet are MODEL_ONLY; a
-runner for another executor skips those with the reason 'no Spark plan yet'."""
-
-
-@dataclass(frozen=True)
-class ExpectedPane:
-    """``supersedes``: (start, end) of merged-away windows this pane replaces; ``rows``: a process function's output."""
-
-    key: tuple
-    window_start_ms: int | None
-    window_end_ms: int | None
-    values: dict
-    pane_index: int
-    timing: str
-    is_final: bool
-    supersedes: tuple = ()
-    rows: tuple | None = None
-
-
-@dataclass(frozen=True)
-class ExpectedLate:
-    key: tuple
-    timestamp_ms: int
-    reason: str = LATE_BEYOND_ALLOWED_LATENESS
-
-
-@dataclass(frozen=True)
-class Step:
-    """One batch (``rows`` + optional explicit ``watermark_ms``) or a flush.
-
-    ``metrics``: a subset of ``BatchMetrics`` fields to check (the runner
-    always checks ``accounted()``, ``input_rows``, ``late_rows`` and
-    ``panes_emitted``). ``watermark_after_ms``: checked when given.
-    ``quarantined``: the reasons of the quarantined rows (order-insensitive).
-    """
-
-    rows: tuple = ()
-    watermark_ms: int | None = None
-    flush: bool = False
-    panes: tuple = ()
-    late: tuple = ()
-    metrics: dict = field(default_factory=dict)
-    watermark_after_ms: int | None = None
-    quarantined: tuple = ()
-    processing_time_ms: int | None = None
-
-
-@dataclass(frozen=True)
-class Transcript:
-    name: str
-    spec: WindowSpec
-    steps: tuple
-    batching_invariant: bool = False
-    reference_xfail: str | None = None
-    doc: str = ""
-    executors: tuple = None
-
-    def __post_init__(self):
-        if self.executors is None:
-            object.__setattr__(self, "executors", ALL_EXECUTORS)
-
-    @property
-    def rows(self) -> list[dict]:
-        """Every input row, in arrival order (what a re-cut feeds)."""
-        return [dict(row) for step in self.steps if not step.flush for row in step.rows]
-
-
-# -------------------------------------------------------------- small helpers
-
-
-def r(ts: int | None, v: Any = 1, k: str | None = "a", **more: Any) -> dict:
-    """An input row: key ``k``, event time ``ts`` (epoch ms), value ``v``."""
-    return dict(k=k, ts=ts, v=v, **more)
-
-
-def P(key, start, end, idx, timing, final, supersedes=(), rows=None, **values) -> ExpectedPane:
-    """An expected pane; ``key`` may be a str (one key column) or a tuple."""
-    return ExpectedPane(key if isinstance(key, tuple) else (key,), start, end, values, idx, timing, final,
-                        tuple(supersedes), None if rows is None else tuple(rows))
-
-
-def L(ts: int, k: str = "a") -> ExpectedLate:
-    """An expected late row (late beyond allowed lateness)."""
-    return ExpectedLate((k,), ts)
-
-
-def step(*rows: dict, wm: int | None = None, panes=(), late=(), metrics=None, wm_after=None,
-         quarantined=(), pt: int | None = None) -> Step:
-    """One batch; ``pt`` is the processing time at which it arrives (the injectable clock)."""
-    return Step(tuple(rows), wm, False, tuple(panes), tuple(late), dict(metrics or {}), wm_after,
-                tuple(quarantined), pt)
-
-
-def flush(panes=(), late=(), metrics=None) -> Step:
-    return Step((), None, True, tuple(panes), tuple(late), dict(metrics or {}), None, ())
-
-
-def spec(window=None, *, count=None, delay=0, lateness=0, trigger=None, mode=None, late_output=True,
-         keys=("k",), evictor=None, **aggs) -> WindowSpec:
-    """A spec keyed by ``k`` on event time ``ts``; aggregates default to ``s=Sum(v), n=Count()``."""
-    b = WindowSpecBuilder().key_by(*keys).event_time("ts", delay)
-    b = b.window(window) if count is None else b.count_window(*count)
-    if trigger is not None:
-        b = b.trigger(trigger)
-    if evictor is not None:
-        b = b.evictor(evictor)
-    if mode == "discarding":
-        b = b.discarding()
-    elif mode == "accumulating":
-        b = b.accumulating()
-    b = b.allowed_lateness(lateness).side_output_late_data(late_output)
-    return b.aggregate(**(aggs or dict(s=Sum("v"), n=Count())))
-
-
-def tumbling(size, offset=0):
-    return TumblingEventTimeWindows.of(size, offset)
-
-
-def sliding(size, slide, offset=0):
-    return SlidingEventTimeWindows.of(size, slide, offset)
-
-
-# ------------------------------------------------ user aggregates (picklable)
-
-
-class WeightedSum:
-    """sum(v * w) over rows where both are non-null (a two-column user aggregate)."""
-
-    def create_accumulator(self):
-        return [0.0]
-
-    def add(self, value, acc):
-        v, w = value
-        if v is not None and w is not None:
-            acc[0] += v * w
-        return acc
-
-    def merge(self, a, b):
-        a[0] += b[0]
-        return a
-
-    def get_result(self, acc):
-        return acc[0]
-
-
-class DistinctCount:
-    """The number of distinct non-null values (accumulator: a set)."""
-
-    def create_accumulator(self):
-        return set()
-
-    def add(self, value, acc):
-        if value is not None:
-            acc.add(value)
-        return acc
-
-    def merge(self, a, b):
-        return a | b
-
-    def get_result(self, acc):
-        return len(acc)
-
-
-class CollectList:
-    """All values in arrival order; ``get_result`` hands back the accumulator itself.
-
-    Flink's own examples do this (``getResult(acc) { return acc; }``); an
-    emitted pane must nevertheless be a snapshot that later elements of the
-    window cannot change (Flink serializes or copies every emitted record).
-    """
-
-    def create_accumulator(self):
-        return []
-
-    def add(self, value, acc):
-        acc.append(value)
-        return acc
-
-    def merge(self, a, b):
-        return a + b
-
-    def get_result(self, acc):
-        return acc
-
-
-# ----------------------------------------------------------------- transcripts
-
-TRANSCRIPTS: list[Transcript] = []
-
-
-def transcript(name: str, spec_: WindowSpec, *steps: Step, invariant: bool = False,
-               xfail: str | None = None, doc: str = "", executors: tuple | None = None) -> Transcript:
-    t = Transcript(name, spec_, tuple(steps), invariant, xfail, doc, executors)
-    TRANSCRIPTS.append(t)
-    return t
+TRANSCRIPTS, transcript = transcript_list()
 
 
 # -- tumbling: boundaries, negative time, offsets ------------------------------
@@ -275,7 +73,7 @@ transcript(
     # [0,10) is late now (9 + 0 <= wm 9): the element goes to the late output.
     step(r(9, 8), late=[L(9)], metrics=dict(late_rows=1, accepted_rows=0)),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=4, n=1)]),
-    doc="element at start, at end-1 and at end; an element at end-1 after the window fired is late")
+    doc="element at start, at end-1 and at end; an element at end-1 after the window fired is late", spark=Cut.STEPS)
 
 transcript(
     "tumbling_negative_timestamps", spec(tumbling(10)),
@@ -287,7 +85,7 @@ transcript(
     # wm = -1 = max_ts of [-10,0)
     step(r(0, 8), wm_after=-1, panes=[P("a", -10, 0, 0, ON_TIME, True, s=6, n=2)]),
     flush([P("a", 0, 10, 0, ON_TIME, True, s=8, n=1)]),
-    doc="timestamps before 1970 fall in floor-aligned windows")
+    doc="timestamps before 1970 fall in floor-aligned windows", spark=Cut.STEPS)
 
 transcript(
     "tumbling_positive_offset", spec(tumbling(10, 3)),
@@ -296,7 +94,7 @@ transcript(
         P("a", -17, -7, 0, ON_TIME, True, s=1, n=1),
         P("a", -7, 3, 0, ON_TIME, True, s=6, n=2)]),
     flush([P("a", 3, 13, 0, ON_TIME, True, s=8, n=1)]),
-    invariant=True, doc="offset 3 with negative timestamps")
+    invariant=True, doc="offset 3 with negative timestamps", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "tumbling_negative_offset", spec(tumbling("10 ms", "-3 ms")),
@@ -305,7 +103,7 @@ transcript(
         P("a", -13, -3, 0, ON_TIME, True, s=1, n=1),
         P("a", -3, 7, 0, ON_TIME, True, s=6, n=2)]),
     flush([P("a", 7, 17, 0, ON_TIME, True, s=8, n=1)]),
-    invariant=True, doc="negative offset (given as duration strings)")
+    invariant=True, doc="negative offset (given as duration strings)", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 # -- sliding --------------------------------------------------------------------
 
@@ -319,7 +117,7 @@ transcript(
     step(r(14, 8), wm_after=13),
     flush([P("a", 5, 15, 0, ON_TIME, True, s=14, n=3),
            P("a", 10, 20, 0, ON_TIME, True, s=12, n=2)]),
-    invariant=True, doc="size 10, slide 5: every element in two windows")
+    invariant=True, doc="size 10, slide 5: every element in two windows", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "sliding_negative_offset_negative_timestamps", spec(sliding(10, 5, -2)),
@@ -329,7 +127,7 @@ transcript(
     step(r(3, 8), wm_after=2, panes=[P("a", -7, 3, 0, ON_TIME, True, s=7, n=3)]),
     flush([P("a", -2, 8, 0, ON_TIME, True, s=14, n=3),
            P("a", 3, 13, 0, ON_TIME, True, s=8, n=1)]),
-    invariant=True, doc="sliding windows with offset -2 around zero")
+    invariant=True, doc="sliding windows with offset -2 around zero", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "sliding_gaps_slide_greater_than_size", spec(sliding(5, 10)),
@@ -343,7 +141,7 @@ transcript(
          panes=[P("a", 10, 15, 0, ON_TIME, True, s=4, n=1)],
          metrics=dict(accepted_rows=0, unassigned_rows=1, late_rows=2)),
     flush(),
-    doc="slide > size: elements in a gap are late output when late, else counted unassigned")
+    doc="slide > size: elements in a gap are late output when late, else counted unassigned", spark=Cut.STEPS)
 
 transcript(
     "sliding_element_late_for_one_of_its_windows", spec(sliding(10, 5)),
@@ -353,7 +151,7 @@ transcript(
     step(r(7, 2), wm_after=11, metrics=dict(accepted_rows=1, late_rows=0, unassigned_rows=0)),
     flush([P("a", 5, 15, 0, ON_TIME, True, s=3, n=2),
            P("a", 10, 20, 0, ON_TIME, True, s=1, n=1)]),
-    doc="late for [0,10) only: counted in [5,15), [0,10) never appears")
+    doc="late for [0,10) only: counted in [5,15), [0,10) never appears", spark=Cut.STEPS)
 
 transcript(
     "sliding_with_allowed_lateness", spec(sliding(10, 5), lateness=5),
@@ -370,7 +168,7 @@ transcript(
     # [5,15) is cleaned at 19 without a pane; [10,20) and [15,25) fire ON_TIME and are cleaned.
     flush([P("a", 10, 20, 0, ON_TIME, True, s=4, n=1),
            P("a", 15, 25, 0, ON_TIME, True, s=4, n=1)]),
-    doc="sliding windows with allowed lateness: a late element refires the windows it is still in")
+    doc="sliding windows with allowed lateness: a late element refires the windows it is still in", spark=Cut.STEPS)
 
 # -- watermark ------------------------------------------------------------------
 
@@ -381,7 +179,7 @@ transcript(
     step(r(14, 8), wm_after=8),
     step(r(15, 16), wm_after=9, panes=[P("a", 0, 10, 0, ON_TIME, True, s=5, n=2)]),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=26, n=3)]),
-    invariant=True, doc="bounded out-of-orderness: wm = max_seen - delay - 1")
+    invariant=True, doc="bounded out-of-orderness: wm = max_seen - delay - 1", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "explicit_watermark_advances", spec(tumbling(10)),
@@ -398,7 +196,7 @@ transcript(
     step(r(21, 16), wm_after=25),
     step(r(19, 32), late=[L(19)], wm_after=25),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=16, n=1)]),
-    doc="explicit watermark advances: fire without data, never move back, apply after the batch")
+    doc="explicit watermark advances: fire without data, never move back, apply after the batch", spark=Cut.STEPS)
 
 transcript(
     "watermark_is_shared_across_keys", spec(tumbling(10)),
@@ -409,7 +207,7 @@ transcript(
         P("b", 0, 10, 0, ON_TIME, True, s=2, n=1)]),
     step(r(8, 8, k="a"), late=[L(8, "a")]),
     flush([P("c", 10, 20, 0, ON_TIME, True, s=4, n=1)]),
-    doc="the watermark is per operator, not per key")
+    doc="the watermark is per operator, not per key", spark=Cut.STEPS)
 
 transcript(
     "lateness_checked_against_batch_start_watermark", spec(tumbling(10)),
@@ -417,7 +215,8 @@ transcript(
     # 2 arrives with 25 in one batch: wm_start is 0, so 2 is not late; then wm = 24 fires [0,10).
     step(r(25, 2), r(2, 4), wm_after=24, panes=[P("a", 0, 10, 0, ON_TIME, True, s=5, n=2)]),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=2, n=1)]),
-    doc="the micro-batch rule: lateness uses the watermark at the start of the batch")
+    doc="the micro-batch rule: lateness uses the watermark at the start of the batch",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 # -- late data and allowed lateness ---------------------------------------------
 
@@ -427,7 +226,7 @@ transcript(
     # late, no side output configured: counted as dropped, no late row.
     step(r(3, 4), metrics=dict(dropped_late_rows=1, late_rows=0, accepted_rows=0)),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=2, n=1)]),
-    doc="no late side output: late rows are counted as dropped")
+    doc="no late side output: late rows are counted as dropped", spark=Cut.STEPS)
 
 transcript(
     "allowed_lateness_accumulating", spec(tumbling(10), lateness=10),
@@ -441,7 +240,7 @@ transcript(
     step(r(3, 32), r(15, 64), late=[L(3)], panes=[P("a", 10, 20, 1, LATE, False, s=68, n=2)]),
     # [10,20) is cleaned at 29 without a pane; [20,30) fires and is cleaned.
     flush([P("a", 20, 30, 0, ON_TIME, True, s=16, n=1)]),
-    doc="allowed lateness: LATE panes until max_ts + L, then the late output")
+    doc="allowed lateness: LATE panes until max_ts + L, then the late output", spark=Cut.STEPS)
 
 transcript(
     "allowed_lateness_boundary", spec(tumbling(10), lateness=5),
@@ -454,7 +253,7 @@ transcript(
     # wm_start 14: 9 is late by exactly L = 5 (9 + 5 <= 14): late output.
     step(r(9, 32), late=[L(9)], metrics=dict(late_rows=1, accepted_rows=0)),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=2, n=1)]),
-    doc="late by L - 1 is a LATE pane; late by exactly L goes to the late output")
+    doc="late by L - 1 is a LATE pane; late by exactly L goes to the late output", spark=Cut.STEPS)
 
 transcript(
     "several_late_elements_one_late_pane", spec(tumbling(10), lateness=100),
@@ -463,7 +262,7 @@ transcript(
     step(r(2, 4), r(3, 8), r(4, 16), panes=[P("a", 0, 10, 1, LATE, False, s=29, n=4)]),
     # [0,10) is cleaned at 109 without a pane; [10,20) fires and is cleaned at 119.
     flush([P("a", 10, 20, 0, ON_TIME, True, s=2, n=1)]),
-    doc="accumulating: the LATE pane carries the whole window")
+    doc="accumulating: the LATE pane carries the whole window", spark=Cut.STEPS)
 
 transcript(
     "several_late_elements_one_late_pane_discarding", spec(tumbling(10), lateness=100, mode="discarding"),
@@ -471,7 +270,7 @@ transcript(
     # discarding: the LATE pane carries only the three late elements.
     step(r(2, 4), r(3, 8), r(4, 16), panes=[P("a", 0, 10, 1, LATE, False, s=28, n=3)]),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=2, n=1)]),
-    doc="discarding (PurgingTrigger): each pane only what arrived since the previous one")
+    doc="discarding (PurgingTrigger): each pane only what arrived since the previous one", spark=Cut.STEPS)
 
 transcript(
     "first_pane_of_a_window_is_late", spec(tumbling(10), lateness=20),
@@ -479,7 +278,7 @@ transcript(
     # [0,10) gets its first elements after wm passed its end (cleanup 29 > 24): pane 0 is LATE.
     step(r(5, 2), r(8, 4), panes=[P("a", 0, 10, 0, LATE, False, s=6, n=2)]),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=1, n=1)]),
-    doc="a window whose first firing is after the watermark: pane_index 0, LATE")
+    doc="a window whose first firing is after the watermark: pane_index 0, LATE", spark=Cut.STEPS)
 
 transcript(
     "discarding_flush_emits_nothing_for_purged_windows",
@@ -490,7 +289,7 @@ transcript(
         P("b", 0, 10, 0, ON_TIME, False, s=2, n=1)]),
     # the purged windows are cleaned with nothing to emit; a's [10,20) fires and is cleaned.
     flush([P("a", 10, 20, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, doc="flush cleans purged windows silently")
+    invariant=True, doc="flush cleans purged windows silently", spark=Cut.STEPS | Cut.THREE)
 
 # -- count triggers on time windows ---------------------------------------------
 
@@ -505,7 +304,7 @@ transcript(
          panes=[P("a", 0, 10, 2, EARLY, True, s=63, n=6)]),
     # [10,20) holds one element: the count trigger never fires, cleanup emits nothing.
     flush(),
-    doc="CountTrigger replaces the event-time trigger: time only cleans up")
+    doc="CountTrigger replaces the event-time trigger: time only cleans up", spark=Cut.STEPS)
 
 transcript(
     "count_trigger_discarding_with_lateness",
@@ -518,7 +317,7 @@ transcript(
     # wm 24: [0,10) cleaned at 19 with one uncounted element; nothing fires.
     step(r(6, 32), r(25, 64), wm_after=24),
     flush(),
-    doc="PurgingTrigger(CountTrigger(2)) on a time window with allowed lateness")
+    doc="PurgingTrigger(CountTrigger(2)) on a time window with allowed lateness", spark=Cut.STEPS)
 
 # -- count windows and global windows -------------------------------------------
 
@@ -536,7 +335,7 @@ transcript(
     step(r(90, 1), r(90, 2), r(90, 4), r(90, 8), panes=[P("a", None, None, 3, ON_TIME, False, s=7, n=3)]),
     # a flush does not end a global window: the remainders (a: 8, b: 1000) are never emitted.
     flush(),
-    doc="count_window(3): 7 elements in one batch give two panes of 3 and keep 1")
+    doc="count_window(3): 7 elements in one batch give two panes of 3 and keep 1", spark=Cut.STEPS)
 
 transcript(
     "count_window_sliding", spec(count=(3, 2)),
@@ -546,7 +345,8 @@ transcript(
                 P("a", None, None, 1, ON_TIME, False, s=14, n=3)]),
     step(r(6, 32), panes=[P("a", None, None, 2, ON_TIME, False, s=56, n=3)]),
     flush(),
-    invariant=True, doc="count_window(3, 2): CountEvictor(3) + CountTrigger(2)")
+    invariant=True, doc="count_window(3, 2): CountEvictor(3) + CountTrigger(2)",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL, delta=Cut.STEPS | Cut.ONE | Cut.TWO)
 
 transcript(
     "global_window_count_trigger_accumulating", spec(GlobalWindows(), trigger=CountTrigger(2), hi=Max("v"),
@@ -558,14 +358,15 @@ transcript(
          panes=[P("a", None, None, 1, ON_TIME, False, hi=16, s=27, n=4),
                 P("b", None, None, 0, ON_TIME, False, hi=32, s=36, n=2)]),
     flush(),
-    invariant=True, doc="GlobalWindows + CountTrigger(2), accumulating")
+    invariant=True, doc="GlobalWindows + CountTrigger(2), accumulating",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL, delta=Cut.STEPS)
 
 transcript(
     "global_window_never_fires", spec(GlobalWindows()),
     step(r(1, 1), r(100, 2, k="b"), metrics=dict(accepted_rows=2)),
     step(r(-5, 4), metrics=dict(accepted_rows=1, late_rows=0)),
     flush(),
-    invariant=True, doc="GlobalWindows' default trigger never fires, not even on a flush")
+    invariant=True, doc="GlobalWindows' default trigger never fires, not even on a flush", spark=Cut.STEPS | Cut.THREE)
 
 # -- aggregates -------------------------------------------------------------------
 
@@ -580,7 +381,7 @@ transcript(
            # every value null: sum/min/max/avg are null, Count() counts the row, Count(v) is 0.
            P("b", 0, 10, 0, ON_TIME, True, total=None, n=1, n_v=0, lo=None, hi_w=None, mean_v=None,
              mean_w=None, sum_w=None)]),
-    invariant=True, doc="sum/count/min/max/avg skip nulls; all-null gives null")
+    invariant=True, doc="sum/count/min/max/avg skip nulls; all-null gives null", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "user_aggregates", spec(tumbling(10), lateness=10,
@@ -592,7 +393,7 @@ transcript(
     # a LATE pane continues from the kept accumulator.
     step(r(7, 10, w=0.1, tag="w"), panes=[P("a", 0, 10, 1, LATE, False, wsum=3.0, tags=3, s=16)]),
     flush([P("a", 10, 20, 0, ON_TIME, True, wsum=1.0, tags=1, s=1)]),
-    doc="UserAggregate over two columns (tuple input) and over one column")
+    doc="UserAggregate over two columns (tuple input) and over one column", spark=Cut.STEPS)
 
 transcript(
     "user_aggregate_panes_are_snapshots",
@@ -600,7 +401,7 @@ transcript(
     step(r(1, 1), r(2, 2), r(3, 3), panes=[P("a", 0, 10, 0, EARLY, False, items=[1, 2])]),
     step(r(4, 4), r(12, 5), panes=[P("a", 0, 10, 1, EARLY, True, items=[1, 2, 3, 4])]),
     flush(),
-    doc="an emitted pane must not change when later elements reach its window")
+    doc="an emitted pane must not change when later elements reach its window", spark=Cut.STEPS)
 
 # -- input hygiene, keys, empty input -------------------------------------------------
 
@@ -610,7 +411,8 @@ transcript(
          quarantined=[QUARANTINE_NULL_KEY, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY],
          metrics=dict(quarantined_rows=3, accepted_rows=2)),
     flush([P("a", 0, 10, 0, ON_TIME, True, s=1, n=1), P("b", 0, 10, 0, ON_TIME, True, s=16, n=1)]),
-    invariant=True, doc="null key or null event time: quarantined, not counted, no watermark effect")
+    invariant=True, doc="null key or null event time: quarantined, not counted, no watermark effect",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "multi_column_key", spec(tumbling(10), keys=("region", "user")),
@@ -622,12 +424,14 @@ transcript(
              P(("eu", "u2"), 0, 10, 0, ON_TIME, True, s=2, n=1),
              P(("us", "u1"), 0, 10, 0, ON_TIME, True, s=4, n=1)]),
     flush([P(("us", "u2"), 10, 20, 0, ON_TIME, True, s=16, n=1)]),
-    invariant=True, doc="key_by two columns; a null in either key column quarantines the row")
+    invariant=True, doc="key_by two columns; a null in either key column quarantines the row",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "empty_input", spec(tumbling(10)),
     step(), step(wm=100), flush(),
-    invariant=True, doc="no rows at all: no panes, no late rows, metrics all zero")
+    invariant=True, doc="no rows at all: no panes, no late rows, metrics all zero",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "empty_batches_keep_state_and_watermark", spec(tumbling(10)),
@@ -636,7 +440,7 @@ transcript(
     step(wm_after=4),
     step(r(10, 2), wm_after=9, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=2, n=1)]),
-    invariant=True, doc="empty batches change nothing")
+    invariant=True, doc="empty batches change nothing", spark=Cut.STEPS | Cut.THREE)
 
 transcript(
     "out_of_order_within_delay_several_keys", spec(tumbling(10), delay=10),
@@ -651,4 +455,5 @@ transcript(
            P("a", 20, 30, 0, ON_TIME, True, s=32, n=1),
            P("b", 10, 20, 0, ON_TIME, True, s=66, n=2),
            P("b", 20, 30, 0, ON_TIME, True, s=256, n=1)]),
-    invariant=True, doc="out of order but within the delay: nothing late however the stream is cut")
+    invariant=True, doc="out of order but within the delay: nothing late however the stream is cut",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL)

@@ -1,7 +1,7 @@
 """Transcripts of the watermark strategies: one outlying row, confirming rows, explicit watermarks.
 
-Same format and rules as ``transcripts.py`` (``transcripts_model.py`` imports this module,
-which registers these transcripts). Rules these add (windowing/core/watermarks.py):
+Same format and rules as ``basics.py`` (this module's ``TRANSCRIPTS``). Rules these add
+(windowing/core/watermarks.py):
 
 * ``EventTimeWatermarks(confirming_rows=n)``: a source's watermark is ``t_n - delay - 1``
   where ``t_n`` is the n-th largest event time it has sent (equal times count one each);
@@ -16,13 +16,17 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from transcripts import L, P, flush, r, spec, step, transcript, tumbling
-from transcripts_model import TopTwo
+from transcripts.build import L, P, flush, r, spec, step, transcript_list, tumbling
+from transcripts.model import TopTwo
+from transcripts.types import Cut
 from windowing.core.aggregates import Count, Sum
 from windowing.core.records import ON_TIME
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.time import MIN_TIMESTAMP_MS
 from windowing.core.watermarks import EventTimeWatermarks, ExplicitWatermarks
+
+
+TRANSCRIPTS, transcript = transcript_list()
 
 CONFIRMED_BY_TWO = EventTimeWatermarks(confirming_rows=2)
 
@@ -33,7 +37,8 @@ transcript(
     # every later row of the stream's real time is late: its window's max_ts is at or below 999.
     step(r(5, 4), r(12, 8), wm_after=999, late=[L(5), L(12)], metrics=dict(accepted_rows=0)),
     flush([P("a", 1000, 1010, 0, ON_TIME, True, s=2, n=1)]),
-    doc="confirming_rows = 1 (Flink's rule): one row far ahead sends the rows after it to the late output")
+    doc="confirming_rows = 1 (Flink's rule): one row far ahead sends the rows after it to the late output",
+    spark=Cut.STEPS)
 
 transcript(
     "watermark_confirmed_by_two_rows_ignores_one_outlier",
@@ -47,7 +52,8 @@ transcript(
     # 1000 and 22 (21 is the third largest): wm 21: [10,20) fires with 12 and 15.
     step(r(21, 32), r(22, 64), wm_after=21, panes=[P("a", 10, 20, 0, ON_TIME, True, s=24, n=2)]),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=96, n=2), P("a", 1000, 1010, 0, ON_TIME, True, s=2, n=1)]),
-    invariant=True, doc="confirming_rows = 2: one outlying row cannot move the watermark")
+    invariant=True, doc="confirming_rows = 2: one outlying row cannot move the watermark",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 _TWO_SOURCES = (WindowSpecBuilder().key_by("k").event_time("ts").window(tumbling(10))
                 .watermark_sources("src", "s1", "s2").watermark_strategy(CONFIRMED_BY_TWO).side_output_late_data())
@@ -61,7 +67,8 @@ transcript(
     step(r(12, 16, src="s1"), r(13, 32, src="s2"), r(14, 64, src="s2"), wm_after=11,
          panes=[P("a", 0, 10, 0, ON_TIME, True, s=13, n=3)]),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=112, n=3), P("a", 50, 60, 0, ON_TIME, True, s=2, n=1)]),
-    invariant=True, doc="each source's watermark follows its own second largest event time")
+    invariant=True, doc="each source's watermark follows its own second largest event time",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.THREE | Cut.ALL)
 
 transcript(
     "explicit_watermarks_only",
@@ -76,7 +83,7 @@ transcript(
     # an explicit watermark never moves it back.
     step(wm=5, wm_after=9),
     flush([P("a", 100, 110, 0, ON_TIME, True, s=2, n=1)]),
-    doc="ExplicitWatermarks: only explicit watermarks and the flush move the watermark")
+    doc="ExplicitWatermarks: only explicit watermarks and the flush move the watermark", spark=Cut.STEPS)
 
 _TOP_TWO = WindowSpecBuilder().key_by("k").event_time("ts").window(tumbling(10)).side_output_late_data()
 
@@ -91,7 +98,8 @@ transcript(
         P("a", 0, 10, 0, ON_TIME, True, rows=[dict(rank=1, v=5, end=10), dict(rank=2, v=3, end=10)])]),
     flush([P("a", 10, 20, 0, ON_TIME, True, rows=[dict(rank=1, v=7, end=20)]),
            P("a", 500, 510, 0, ON_TIME, True, rows=[dict(rank=1, v=9, end=510)])]),
-    invariant=True, doc="a process function (the per-key path) with a watermark confirmed by two rows")
+    invariant=True, doc="a process function (the per-key path) with a watermark confirmed by two rows",
+    spark=Cut.STEPS)
 
 transcript(
     "explicit_watermarks_on_the_per_key_path",
@@ -101,7 +109,7 @@ transcript(
         P("a", 0, 10, 0, ON_TIME, True, rows=[dict(rank=1, v=5, end=10), dict(rank=2, v=1, end=10)])]),
     flush([P("a", 10, 20, 0, ON_TIME, True, rows=[dict(rank=1, v=7, end=20)]),
            P("a", 500, 510, 0, ON_TIME, True, rows=[dict(rank=1, v=9, end=510)])]),
-    doc="a process function (the per-key path) whose watermark moves only explicitly")
+    doc="a process function (the per-key path) whose watermark moves only explicitly", spark=Cut.STEPS)
 
 WATERMARK_TRANSCRIPT_NAMES = (
     "one_outlier_row_moves_the_largest_event_time_watermark", "watermark_confirmed_by_two_rows_ignores_one_outlier",

@@ -1,8 +1,8 @@
 """Transcripts of the built-in triggers on processing-time windows and sessions (not ProcessingTimeTrigger).
 
-Same format and rules as ``transcripts.py`` / ``transcripts_model.py`` (importing this module
-registers them); the expected values were worked out BY HAND from the rules below (the reasoning
-is in the comments), then run on the reference model, the processing-time trigger plans
+Same format and rules as ``basics.py`` / ``model.py`` (this module's ``TRANSCRIPTS``); the
+expected values were worked out BY HAND from the rules below (the reasoning is in the comments),
+then run on the reference model, the processing-time trigger plans
 (windowing/spark/processing_trigger_plan.py) and the per-key path.
 
 Rules used (windowing/core/reference.py, triggers.py):
@@ -52,8 +52,9 @@ Rules used (windowing/core/reference.py, triggers.py):
 """
 from __future__ import annotations
 
-from transcripts import P, flush, r, spec, step, transcript
-from transcripts_processing_sessions import replayed_late
+from transcripts.build import P, flush, r, spec, step, transcript_list
+from transcripts.processing_sessions import replayed_late
+from transcripts.types import Cut
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import (ProcessingTimeSessionWindows, SlidingProcessingTimeWindows,
                                       TumblingProcessingTimeWindows)
@@ -61,6 +62,9 @@ from windowing.core.records import EARLY, ON_TIME
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
                                      DeltaTrigger, EarlyLateEventTimeTrigger, EventTimeTrigger, PurgingTrigger)
+
+
+TRANSCRIPTS, transcript = transcript_list()
 
 
 def by_ingestion(window, trigger):
@@ -104,7 +108,7 @@ transcript(
     # pt 25: the cleanup timer at 19 fires before the batch (no rows): no pane, the 64 is dropped.
     step(pt=25, metrics=dict(windows_cleaned=1)),
     flush(),
-    doc="CountTrigger(2) on processing-time tumbling windows: exact firings, cleanup by the clock")
+    doc="CountTrigger(2) on processing-time tumbling windows: exact firings, cleanup by the clock", spark=Cut.STEPS)
 
 transcript(
     "purging_count_trigger_on_processing_time_sliding_windows",
@@ -120,7 +124,7 @@ transcript(
     # pt 19: [5,15) is cleaned before the (empty) batch (its 4 dropped), [10,20) after it (empty).
     step(pt=19, metrics=dict(windows_cleaned=2)),
     flush(),
-    doc="discarding CountTrigger(2) on processing-time sliding windows")
+    doc="discarding CountTrigger(2) on processing-time sliding windows", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "count_trigger_on_processing_time_windows_in_a_backfill",
@@ -134,7 +138,8 @@ transcript(
          panes=[P("a", 0, 50, 0, EARLY, False, s=5, n=2), P("a", 0, 50, 1, EARLY, False, s=45, n=4),
                 P("b", 0, 50, 0, EARLY, False, s=18, n=2)]),
     flush(metrics=dict(windows_cleaned=2)),
-    invariant=True, doc="a backfill: CountTrigger(2) on processing-time windows by recorded ingestion time")
+    invariant=True, doc="a backfill: CountTrigger(2) on processing-time windows by recorded ingestion time",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.THREE | Cut.ALL)
 
 transcript(
     "continuous_processing_time_trigger_on_processing_time_tumbling_windows",
@@ -153,7 +158,7 @@ transcript(
     step(r(0, 4), pt=40, panes=[P("a", 0, 20, 2, ON_TIME, True, s=3, n=2)], metrics=dict(windows_cleaned=1)),
     # the flush: the clock at +infinity: the timer at 45 fires ON_TIME, the window is cleaned.
     flush([P("a", 40, 60, 0, ON_TIME, True, s=4, n=1)]),
-    doc="ContinuousProcessingTimeTrigger(5) on processing-time tumbling windows")
+    doc="ContinuousProcessingTimeTrigger(5) on processing-time tumbling windows", spark=Cut.STEPS)
 
 transcript(
     "purging_continuous_trigger_on_sliding_windows_with_replayed_rows",
@@ -178,7 +183,7 @@ transcript(
     flush([P("a", 25, 35, 0, ON_TIME, True, s=32, n=1)]),
     doc="discarding ContinuousProcessingTimeTrigger(4) on processing-time sliding windows, with "
         "replayed ingestion times: one older than the batch joins its open window, one older than "
-        "an earlier batch's clock is late")
+        "an earlier batch's clock is late", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "continuous_processing_time_trigger_in_a_backfill_by_ingestion_time",
@@ -194,7 +199,7 @@ transcript(
                 P("a", 10, 20, 0, EARLY, False, s=24, n=2)]),
     flush([P("a", 10, 20, 1, ON_TIME, True, s=24, n=2)]),
     invariant=True, doc="a backfill: ContinuousProcessingTimeTrigger(4) on processing-time windows by "
-                        "recorded ingestion time")
+                        "recorded ingestion time", spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.THREE | Cut.ALL)
 
 transcript(
     "count_trigger_on_processing_time_sessions",
@@ -213,7 +218,8 @@ transcript(
     # pt 40: both sessions are cleaned before the (empty) batch; b's partial count is dropped.
     step(pt=40, metrics=dict(windows_cleaned=2)),
     flush(),
-    doc="CountTrigger(2) on processing-time sessions: counters add on merge, cleanup by the clock")
+    doc="CountTrigger(2) on processing-time sessions: counters add on merge, cleanup by the clock",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column",
@@ -234,7 +240,8 @@ transcript(
     step(pt=30, panes=[P("a", 20, 33, 0, EARLY, False, s=12, n=2)]),
     # the flush: the timer at 32 fires on an empty window (no pane), the session is cleaned.
     flush(metrics=dict(windows_cleaned=1)),
-    doc="discarding ContinuousProcessingTimeTrigger(5) on processing-time sessions with the gap from a column")
+    doc="discarding ContinuousProcessingTimeTrigger(5) on processing-time sessions with the gap from a column",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "delta_trigger_on_processing_time_tumbling_windows",
@@ -250,7 +257,8 @@ transcript(
     step(r(0, 1), pt=12),
     step(pt=25, metrics=dict(windows_cleaned=1)),
     flush(),
-    doc="DeltaTrigger(2) with the built-in AbsoluteDifference on processing-time tumbling windows")
+    doc="DeltaTrigger(2) with the built-in AbsoluteDifference on processing-time tumbling windows",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "event_time_trigger_on_processing_time_windows",
@@ -271,7 +279,8 @@ transcript(
     # the flush: the watermark reaches 39 first (event-time timers before processing-time ones):
     # ON_TIME (the clock is past max_ts), then the cleanup: final.
     flush([P("a", 30, 40, 0, ON_TIME, True, s=32, n=1)]),
-    doc="the plain EventTimeTrigger on processing-time windows: the watermark fires, the clock cleans")
+    doc="the plain EventTimeTrigger on processing-time windows: the watermark fires, the clock cleans",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "early_late_trigger_on_processing_time_tumbling_windows",
@@ -313,7 +322,7 @@ transcript(
     # ON_TIME (the clock is past max_ts), the early timer is deleted; then the cleanup: final.
     flush([P("a", 100, 120, 0, ON_TIME, True, s=32, n=1)], metrics=dict(windows_cleaned=1)),
     doc="EarlyLateEventTimeTrigger on processing-time windows: early timers ordered against the clock's "
-        "cleanup, the watermark's end firing, late firings by count")
+        "cleanup, the watermark's end firing, late firings by count", spark=Cut.STEPS)
 
 transcript(
     "purging_continuous_event_time_trigger_on_processing_time_sliding_windows",
@@ -346,7 +355,8 @@ transcript(
     flush([P("a", 10, 30, 1, ON_TIME, True, s=32, n=1), P("a", 20, 40, 0, ON_TIME, True, s=32, n=1)],
           metrics=dict(windows_cleaned=2)),
     doc="discarding ContinuousEventTimeTrigger(5) on processing-time sliding windows: timers by the "
-        "watermark from the processing time, the clock's cleanup before the rows takes them away")
+        "watermark from the processing time, the clock's cleanup before the rows takes them away",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "early_firing_timer_at_the_cleanup_time_of_a_processing_time_window",
@@ -361,7 +371,7 @@ transcript(
     step(pt=12, metrics=dict(windows_cleaned=1)),
     flush(),
     doc="an early-firing timer at max_ts of a processing-time window, deleted by the end firing: the "
-        "cleanup timer stays (the model keeps the operator's cleanup timer)")
+        "cleanup timer stays (the model keeps the operator's cleanup timer)", spark=Cut.STEPS)
 
 transcript(
     "event_time_trigger_on_processing_time_sessions",
@@ -388,7 +398,7 @@ transcript(
     # the flush: the watermark reaches 50 first: ON_TIME (the clock is past max_ts), then the cleanup.
     flush([P("a", 41, 51, 0, ON_TIME, True, s=32, n=1)], metrics=dict(windows_cleaned=1)),
     doc="the plain EventTimeTrigger on processing-time sessions: merging by processing time, the "
-        "watermark fires, the clock cleans (a session it cleans first never fires)")
+        "watermark fires, the clock cleans (a session it cleans first never fires)", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "purging_early_late_trigger_on_processing_time_sessions",
@@ -412,4 +422,4 @@ transcript(
     step(pt=30, metrics=dict(windows_cleaned=1)),
     flush(),
     doc="discarding early/late firings on processing-time sessions: the pending early timer survives "
-        "a merge, the watermark's end firing, late firings by count")
+        "a merge, the watermark's end firing, late firings by count", spark=Cut.STEPS, delta=Cut.STEPS)

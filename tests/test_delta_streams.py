@@ -1,17 +1,16 @@
-"""Transcripts on real Delta state: every plan kind and the per-key path, several batches each.
+"""Spark on real Delta state: every plan kind runs several batches on Delta.
 
-The other Spark transcript runs keep state in a ``MemoryStore`` (a read copies the rows: it cannot
-show a plan that reads state its own batch writes). Here the executor keeps state in Delta tables
+The other Spark runs keep state in a ``MemoryStore`` (a read copies the rows: it cannot show a
+plan that reads state its own batch writes). On Delta the executor keeps state in Delta tables
 under ``tmp_path`` and reads every batch's panes, late and quarantined rows back from the Delta
 output tables (``spark_adapter.DeltaExecutor``):
 
-- ``DELTA_TRANSCRIPTS``: for each plan kind one transcript, run step by step (its batches as
-  written) and checked step by step;
-- ``DELTA_MODEL_STREAMS``: the plan kinds no transcript takes (and the one-pass ``closing`` batch
-  followed by more batches), a small stream checked batch by batch against the reference model;
-- ``DELTA_CUTS``: batching-invariant transcripts cut into batches of 1 and 2;
+- transcripts that declare ``delta`` (``transcripts/``) run in ``test_transcripts.py``: for each
+  plan kind one transcript step by step, and a few batching-invariant ones cut into 1 or 2;
+- ``DELTA_MODEL_STREAMS`` here: the plan kinds no transcript takes (and the one-pass ``closing``
+  batch followed by more batches), a small stream checked batch by batch against the reference model;
 - a test that every plan kind the operators can run (the kind constants of the plan modules) has
-  one of the above, checked against the kinds the runs report (``BatchReport.plan``).
+  one of the above.
 
 CI time: one run per kind and a few cuts (every Delta batch is several Spark jobs and commits).
 """
@@ -21,11 +20,11 @@ import itertools
 
 import pytest
 
-import transcripts_model  # noqa: F401  (registers the transcripts of the full window model)
-from spark_adapter import DeltaExecutor, infer_schema
-from test_transcripts_reference import check_batching_invariance, run_transcript
-from transcripts import TRANSCRIPTS, spec
-from transcripts_model import session
+from spark_adapter import DeltaExecutor, expected_plan_kind, infer_schema
+from transcripts import TRANSCRIPTS
+from transcripts.build import spec
+from transcripts.model import session
+from transcripts.types import RECUTS, Cut
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import (ProcessingTimeSessionWindows, TumblingEventTimeWindows,
                                       TumblingProcessingTimeWindows)
@@ -36,39 +35,6 @@ from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProce
                                      EarlyLateEventTimeTrigger, PurgingTrigger)
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("transcripts_delta")]
-
-BY_NAME = {t.name: t for t in TRANSCRIPTS}
-
-DELTA_TRANSCRIPTS = {
-    "time": "lateness_checked_against_batch_start_watermark",
-    "count": "global_window_count_trigger_accumulating",
-    "evicting_count": "count_window_sliding",
-    "processing_time": "processing_time_sliding",
-    "session": "session_bridge_merges_accumulators",
-    "processing_time_session": "purging_processing_time_sessions_with_a_gap_column",
-    "early_late": "event_time_trigger_on_global_window",
-    "continuous_event_time": "continuous_event_time_trigger_purging",
-    "processing_time_trigger": "processing_time_trigger_on_global_window_all",
-    "continuous_processing_time": "continuous_processing_time_trigger_on_global_window",
-    "delta": "delta_trigger",
-    "session_early_late": "session_early_firings_and_late_bridge",
-    "session_continuous_event_time": "session_continuous_event_time_while_it_grows",
-    "session_processing_time_trigger": "session_processing_time_trigger",
-    "session_count": "session_count_trigger_merges_counts_and_supersedes",
-    "processing_time_count": "purging_count_trigger_on_processing_time_sliding_windows",
-    "processing_time_continuous": "purging_continuous_trigger_on_sliding_windows_with_replayed_rows",
-    "processing_time_delta": "delta_trigger_on_processing_time_tumbling_windows",
-    "processing_time_event_time": "event_time_trigger_on_processing_time_windows",
-    "processing_time_continuous_event_time":
-        "purging_continuous_event_time_trigger_on_processing_time_sliding_windows",
-    "processing_time_session_continuous": "purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column",
-    "processing_time_session_count": "count_trigger_on_processing_time_sessions",
-    "processing_time_session_early_late": "purging_early_late_trigger_on_processing_time_sessions",
-    "processing_time_session_event_time": "event_time_trigger_on_processing_time_sessions",
-    "keyed": "count_evictor_after_the_function",
-}
-"""Plan kind -> a transcript that runs on it (several batches)."""
-
 
 def _processing(window, trigger):
     return (WindowSpecBuilder().key_by("k").event_time("ts").window(window).trigger(trigger)
@@ -94,15 +60,6 @@ DELTA_MODEL_STREAMS = {
 }
 """Plan kind -> (spec, [(rows, processing time)], watermark of the first batch): a stream checked
 batch by batch against the reference model (no transcript takes these kinds)."""
-
-DELTA_CUTS = {
-    "count_window_sliding": (1, 2),                   # evicting_count: buffers across batches
-    "session_merge_within_batch": (1,),               # session: merges across batches
-    "continuous_event_time_on_sliding_windows": (2,),  # a trigger plan's timers on sliding windows
-    "process_function_emits_rows": (2,),              # the per-key path
-}
-"""Batching-invariant transcript -> the cuts run on Delta."""
-
 
 def all_plan_kinds() -> set[str]:
     """Every plan kind an operator can report: the kind constants of the plan modules."""
@@ -137,24 +94,19 @@ def _executor(spark, tmp_path, transcript_spec, rows):
 
 
 def test_every_plan_kind_runs_on_delta_with_several_batches():
-    covered = set(DELTA_TRANSCRIPTS) | set(DELTA_MODEL_STREAMS)
+    on_delta = [t for t in TRANSCRIPTS if Cut.STEPS in t.delta]
+    kinds = [expected_plan_kind(t.spec) for t in on_delta]
+    covered = set(kinds) | set(DELTA_MODEL_STREAMS)
     missing = all_plan_kinds() - covered
-    assert not missing, f"plan kinds without a run on Delta state (add one to DELTA_TRANSCRIPTS): {sorted(missing)}"
+    assert not missing, f"plan kinds without a run on Delta state (declare delta=Cut.STEPS): {sorted(missing)}"
     assert not covered - all_plan_kinds(), sorted(covered - all_plan_kinds())
-    for kind, name in DELTA_TRANSCRIPTS.items():
-        transcript = BY_NAME[name]
-        assert sum(1 for s in transcript.steps if not s.flush and s.rows) >= 2, name
-        assert transcript.spec.output_mode == "append", name
-    for name in DELTA_CUTS:
-        assert BY_NAME[name].batching_invariant and len(BY_NAME[name].rows) >= 3, name
-
-
-@pytest.mark.parametrize("kind", sorted(DELTA_TRANSCRIPTS))
-def test_transcript_on_delta(spark, tmp_path, kind):
-    transcript = BY_NAME[DELTA_TRANSCRIPTS[kind]]
-    executor = _executor(spark, tmp_path, transcript.spec, transcript.rows)
-    run_transcript(transcript, executor, time_windows_left=DeltaExecutor.time_windows_left)
-    assert kind in executor.plans_run, (kind, executor.plans_run)
+    assert len(kinds) == len(set(kinds)), "one transcript per plan kind"
+    for transcript in on_delta:
+        assert sum(1 for s in transcript.steps if not s.flush and s.rows) >= 2, transcript.name
+        assert transcript.spec.output_mode == "append", transcript.name
+    for transcript in TRANSCRIPTS:
+        if transcript.delta & RECUTS:
+            assert transcript.batching_invariant and len(transcript.rows) >= 3, transcript.name
 
 
 def _norm(result):
@@ -179,10 +131,3 @@ def test_stream_on_delta_matches_the_model(spark, tmp_path, kind):
     assert kind in executor.plans_run, (kind, executor.plans_run)
     assert len(executor.plans_run) >= 3
     assert not executor.time_windows_left()
-
-
-@pytest.mark.parametrize("name", sorted(DELTA_CUTS))
-def test_batching_invariance_on_delta(spark, tmp_path, name):
-    transcript = BY_NAME[name]
-    check_batching_invariance(transcript, lambda s: _executor(spark, tmp_path, s, transcript.rows),
-                              sizes=DELTA_CUTS[name])

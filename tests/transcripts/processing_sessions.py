@@ -1,8 +1,8 @@
 """Transcripts of processing-time session windows and of replayed processing times.
 
-Same format and rules as ``transcripts.py`` / ``transcripts_model.py`` (importing this module
-registers them); the expected values were worked out BY HAND from the rules below (the reasoning
-is in the comments), then run on the reference model, the ``processing_time_session`` plan
+Same format and rules as ``basics.py`` / ``model.py`` (this module's ``TRANSCRIPTS``); the
+expected values were worked out BY HAND from the rules below (the reasoning is in the comments),
+then run on the reference model, the ``processing_time_session`` plan
 (windowing/spark/processing_session_plan.py), the ``processing_time`` plan
 (windowing/spark/processing_plan.py) and the per-key path.
 
@@ -24,13 +24,17 @@ Rules used (windowing/core/reference.py, triggers.py):
 """
 from __future__ import annotations
 
-from transcripts import ExpectedLate, P, flush, r, spec, step, transcript
-from transcripts_model import GapFromGOrRaise
+from transcripts.build import P, flush, r, spec, step, transcript_list
+from transcripts.model import GapFromGOrRaise
+from transcripts.types import Cut, ExpectedLate
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import ProcessingTimeSessionWindows, TumblingProcessingTimeWindows
 from windowing.core.records import LATE_PROCESSING_TIME_WINDOW_FIRED, ON_TIME
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import ProcessingTimeTrigger, PurgingTrigger
+
+
+TRANSCRIPTS, transcript = transcript_list()
 
 
 def replayed_late(ts: int, k: str = "a") -> ExpectedLate:
@@ -68,7 +72,7 @@ transcript(
     step(r(3, 32), pt=25),
     flush([P("a", 25, 35, 0, ON_TIME, True, s=32, n=1)]),
     doc="processing-time sessions: batches that merge a session, one that fires a touching session "
-        "before its row, and one that opens a new session")
+        "before its row, and one that opens a new session", spark=Cut.STEPS)
 
 transcript(
     "purging_processing_time_sessions_with_a_gap_column",
@@ -83,7 +87,7 @@ transcript(
     step(r(0, 4, g=1), pt=30, panes=[P("a", 0, 23, 0, ON_TIME, True, s=3, n=2),
                                      P("a", 30, 31, 0, ON_TIME, True, s=4, n=1)]),
     flush(),
-    doc="processing-time sessions with the gap from a column, in a PurgingTrigger")
+    doc="processing-time sessions with the gap from a column, in a PurgingTrigger", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "processing_time_sessions_with_a_gap_function",
@@ -96,7 +100,7 @@ transcript(
     step(r(0, 4, g=1), pt=30, panes=[P("a", 0, 23, 0, ON_TIME, True, s=3, n=2),
                                      P("a", 30, 31, 0, ON_TIME, True, s=4, n=1)]),
     flush(),
-    doc="processing-time sessions with the gap from a Python function")
+    doc="processing-time sessions with the gap from a Python function", spark=Cut.STEPS)
 
 transcript(
     "processing_time_sessions_in_a_backfill_by_ingestion_time",
@@ -110,7 +114,8 @@ transcript(
          panes=[P("a", 0, 20, 0, ON_TIME, True, s=21, n=3), P("b", 0, 10, 0, ON_TIME, True, s=2, n=1),
                 P("b", 12, 22, 0, ON_TIME, True, s=8, n=1)]),
     flush([P("a", 25, 35, 0, ON_TIME, True, s=32, n=1)]),
-    invariant=True, doc="a backfill: processing-time sessions by recorded ingestion time")
+    invariant=True, doc="a backfill: processing-time sessions by recorded ingestion time",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL)
 
 transcript(
     "replayed_row_joins_its_session_before_the_clock_closes_it",
@@ -127,7 +132,7 @@ transcript(
     step(r(0, 4, ingest=12), r(0, 8, ingest=35), pt=40, late=[replayed_late(12)]),
     flush([P("a", 35, 45, 0, ON_TIME, True, s=8, n=1)]),
     doc="replayed ingestion times on processing-time sessions: a row older than the batch joins its "
-        "session before the clock closes it; one older than an earlier batch's clock is late")
+        "session before the clock closes it; one older than an earlier batch's clock is late", spark=Cut.STEPS)
 
 transcript(
     "replayed_row_joins_its_window_before_the_clock_closes_it",
@@ -143,4 +148,4 @@ transcript(
     step(r(0, 4, ingest=15), r(0, 8, ingest=25), pt=30, late=[replayed_late(15)],
          panes=[P("a", 20, 30, 0, ON_TIME, True, s=8, n=1)]),
     flush(),
-    doc="replayed ingestion times on tumbling processing-time windows: no window fires twice")
+    doc="replayed ingestion times on tumbling processing-time windows: no window fires twice", spark=Cut.STEPS)

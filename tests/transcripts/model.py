@@ -1,10 +1,10 @@
 """Transcripts of the full window model: sessions, every trigger, evictors, window
 functions, processing time, idleness, several sources, non-keyed windows.
 
-Same format and rules as ``transcripts.py`` (importing this module registers these
-transcripts in its ``TRANSCRIPTS``); the expected values were worked out BY HAND from
-Flink's rules (WindowOperator, MergingWindowSet, the triggers and evictors as the seeds
-describe them) and DESIGN.md section 2, with the reasoning in the comments. Rules these add:
+Same format and rules as ``basics.py`` (this module's ``TRANSCRIPTS``); the expected values were
+worked out BY HAND from Flink's rules (WindowOperator, MergingWindowSet, the triggers and
+evictors as the seeds describe them) and DESIGN.md section 2, with the reasoning in the
+comments. Rules these add:
 
 * sessions: an element opens ``[ts, ts + gap)``; windows of a key that intersect or only
   touch merge into their cover, transitively; the batch's elements merge with the open
@@ -26,8 +26,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transcripts import (
-    CollectList, DistinctCount, L, P, flush, r, spec, step, transcript, tumbling)
+from transcripts.build import (CollectList, DistinctCount, L, P, flush, r, spec, step, transcript_list,
+                               tumbling)
+from transcripts.types import Cut
 from windowing.core.aggregates import Count, Sum, UserAggregate
 from windowing.core.assigners import (
     EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows, SlidingProcessingTimeWindows,
@@ -42,6 +43,9 @@ from windowing.core.time import MIN_TIMESTAMP_MS
 from windowing.core.triggers import (
     ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger, EventTimeTrigger,
     TriggerBase, TriggerResult)
+
+
+TRANSCRIPTS, transcript = transcript_list()
 
 
 
@@ -139,14 +143,14 @@ transcript(
     # ON_TIME and (L = 0) is cleaned at once. No part of it had emitted: supersedes nothing.
     step(r(0, 1), r(5, 2), r(30, 4), wm_after=29, panes=[P("a", 0, 15, 0, ON_TIME, True, s=3, n=2)]),
     flush([P("a", 30, 40, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, doc="two elements within the gap merge in one batch")
+    invariant=True, doc="two elements within the gap merge in one batch", spark=Cut.STEPS | Cut.THREE, delta=Cut.ONE)
 
 transcript(
     "session_touching_windows_merge", spec(session(10)),
     # [0,10) and [10,20) only touch: Flink's intersects (a.start <= b.end and a.end >= b.start) merges them.
     step(r(0, 1), r(10, 2), r(40, 4), wm_after=39, panes=[P("a", 0, 20, 0, ON_TIME, True, s=3, n=2)]),
     flush([P("a", 40, 50, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, doc="windows that only touch merge")
+    invariant=True, doc="windows that only touch merge", spark=Cut.STEPS | Cut.THREE)
 
 transcript(
     "session_merges_across_batches_transitively", spec(session(10), delay=100),
@@ -157,7 +161,8 @@ transcript(
     # 10 -> [10,20) touches [0,10) AND [20,40): all three merge into [0,40).
     step(r(10, 8), wm_after=-71),
     flush([P("a", 0, 40, 0, ON_TIME, True, s=15, n=4)]),
-    invariant=True, doc="a later element bridges two open sessions across batches")
+    invariant=True, doc="a later element bridges two open sessions across batches",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "session_bridge_merges_accumulators",
@@ -168,7 +173,8 @@ transcript(
     # order (CollectList: [1] + [2]), THEN the element is added (Flink adds after merging): [1, 2, 1].
     step(r(12, 1)),
     flush([P("a", 0, 40, 0, ON_TIME, True, s=4, d=2, vals=[1, 2, 1])]),
-    doc="the merged state is AggregateFunction.merge of the parts (user aggregates too)")
+    doc="the merged state is AggregateFunction.merge of the parts (user aggregates too)",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "session_late_bridge_fires_merged_window_late", spec(session(10), lateness=100),
@@ -184,7 +190,7 @@ transcript(
     step(r(100, 16), wm_after=99, panes=[P("a", 50, 60, 0, ON_TIME, False, s=4, n=1)]),
     # flush: [100,110) fires and is cleaned; the others are cleaned without a new pane.
     flush([P("a", 100, 110, 0, ON_TIME, True, s=16, n=1)]),
-    doc="a late element within allowed lateness that bridges two fired sessions")
+    doc="a late element within allowed lateness that bridges two fired sessions", spark=Cut.STEPS)
 
 transcript(
     "session_merged_window_carries_supersedes_to_its_next_pane", spec(session(10), lateness=100),
@@ -197,7 +203,8 @@ transcript(
     step(r(40, 8), wm_after=39, panes=[P("a", 0, 25, 1, ON_TIME, False, supersedes=[(0, 10)], s=7, n=3)]),
     # flush: [40,50) fires and is cleaned; [0,25) is cleaned without a new pane.
     flush([P("a", 40, 50, 0, ON_TIME, True, s=8, n=1)]),
-    doc="a merged window that does not fire at once keeps what it supersedes (in state) until its next pane")
+    doc="a merged window that does not fire at once keeps what it supersedes (in state) until its next pane",
+    spark=Cut.STEPS)
 
 transcript(
     "session_discarding_late_merge_carries_only_new_elements", spec(session(10), lateness=100, mode="discarding"),
@@ -208,7 +215,8 @@ transcript(
     step(r(5, 4), panes=[P("a", 0, 15, 1, LATE, False, supersedes=[(0, 10)], s=4, n=1)]),
     # flush: [30,40) fires and is cleaned; [0,15) was purged and is cleaned without a pane.
     flush([P("a", 30, 40, 0, ON_TIME, True, s=2, n=1)]),
-    doc="PurgingTrigger on sessions: a merged window's pane holds only what came after the last purge")
+    doc="PurgingTrigger on sessions: a merged window's pane holds only what came after the last purge",
+    spark=Cut.STEPS)
 
 transcript(
     "session_late_element_alone_is_late", spec(session(10), lateness=5),
@@ -218,7 +226,7 @@ transcript(
     # 25 -> [25,35): it touches [30,40): merged [25,40), not late.
     step(r(12, 4), r(25, 8), late=[L(12)], metrics=dict(accepted_rows=1)),
     flush([P("a", 25, 40, 0, ON_TIME, True, s=10, n=2)]),
-    doc="a late session window is dropped unless merging joins it to an open session")
+    doc="a late session window is dropped unless merging joins it to an open session", spark=Cut.STEPS)
 
 transcript(
     "session_batch_windows_merge_before_the_late_check", spec(session(10), lateness=5),
@@ -227,7 +235,7 @@ transcript(
     # [12,22) touches [20,30) (from 20), which touches [30,40): one session [12,40), not late.
     step(r(12, 4), r(20, 8), metrics=dict(accepted_rows=2)),
     flush([P("a", 12, 40, 0, ON_TIME, True, s=14, n=3)]),
-    doc="elements of one batch merge with each other and the open sessions before the late check")
+    doc="elements of one batch merge with each other and the open sessions before the late check", spark=Cut.STEPS)
 
 transcript(
     "session_dynamic_gap_from_column", spec(EventTimeSessionWindows.with_dynamic_gap("g")),
@@ -237,7 +245,7 @@ transcript(
          quarantined=[QUARANTINE_INVALID_SESSION_GAP] * 2, metrics=dict(quarantined_rows=2, accepted_rows=3),
          panes=[P("a", 0, 5, 0, ON_TIME, True, s=1, n=1), P("a", 7, 27, 0, ON_TIME, True, s=2, n=1)]),
     flush([P("a", 30, 31, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, doc="the gap comes from a column of each row")
+    invariant=True, doc="the gap comes from a column of each row", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "session_dynamic_gap_from_function", spec(EventTimeSessionWindows.with_dynamic_gap(GapByKind()), delay=100),
@@ -247,7 +255,7 @@ transcript(
     # 3 long -> [3,53): bridges [0,5), [10,15) and [20,70) -> [0,70).
     step(r(3, 16, kind="long")),
     flush([P("a", 0, 70, 0, ON_TIME, True, s=31, n=5)]),
-    invariant=True, doc="the gap is a (frozen, picklable) function of the row")
+    invariant=True, doc="the gap is a (frozen, picklable) function of the row", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "session_gap_function_sees_only_checked_rows", spec(EventTimeSessionWindows.with_dynamic_gap(GapFromGOrRaise())),
@@ -260,7 +268,8 @@ transcript(
                       QUARANTINE_NULL_EVENT_TIME],
          metrics=dict(quarantined_rows=4, accepted_rows=2), panes=[P("a", 0, 5, 0, ON_TIME, True, s=1, n=1)]),
     flush([P("a", 7, 27, 0, ON_TIME, True, s=2, n=1)]),
-    invariant=True, doc="a gap function's bad results are quarantined; rows failing earlier checks never reach it")
+    invariant=True, doc="a gap function's bad results are quarantined; rows failing earlier checks never reach it",
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "session_count_trigger_merges_counts_and_supersedes", spec(session(10), delay=100, trigger=CountTrigger(3)),
@@ -275,7 +284,8 @@ transcript(
     step(r(26, 16), r(27, 32), panes=[P("a", 0, 37, 1, EARLY, False, supersedes=[(0, 30)], s=63, n=6)]),
     # the flush cleans [0,37) with count 0: a count trigger does not fire on time.
     flush(),
-    doc="CountTrigger.on_merge adds the parts' counts; supersedes accumulates over merges")
+    doc="CountTrigger.on_merge adds the parts' counts; supersedes accumulates over merges",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "session_user_trigger_merges_its_state", spec(session(10), delay=100, trigger=EveryTwoNegatives()),
@@ -286,7 +296,7 @@ transcript(
     # 12 -> [12,22) inside [0,30): third negative -> 3 >= 2: FIRE (EARLY), counter reset.
     step(r(12, -1), panes=[P("a", 0, 30, 0, EARLY, False, s=2, n=4)]),
     flush([P("a", 0, 30, 1, ON_TIME, True, s=2, n=4)]),
-    doc="a user trigger's state merges through the OnMergeContext")
+    doc="a user trigger's state merges through the OnMergeContext", spark=Cut.STEPS)
 
 transcript(
     "processing_time_session", spec(ProcessingTimeSessionWindows.with_gap(10)),
@@ -299,7 +309,7 @@ transcript(
     # the clock reaches 29 = max_ts of [20,30): it fires after the (empty) batch.
     step(pt=29, panes=[P("a", 20, 30, 0, ON_TIME, True, s=4, n=1)]),
     flush(),
-    doc="processing-time sessions with a controlled clock")
+    doc="processing-time sessions with a controlled clock", spark=Cut.STEPS)
 
 # =================================================================== triggers
 
@@ -316,7 +326,7 @@ transcript(
     step(r(130, 8), wm_after=129, panes=[P("a", 0, 100, 2, ON_TIME, True, s=7, n=3)]),
     # flush: 150 (EARLY) and 199 (ON_TIME) fire in one timer phase: one pane, ON_TIME.
     flush([P("a", 100, 200, 0, ON_TIME, True, s=8, n=1)]),
-    doc="fires every 30 ms of event time and at the end")
+    doc="fires every 30 ms of event time and at the end", spark=Cut.STEPS)
 
 transcript(
     "continuous_event_time_trigger_purging", spec(tumbling(100), trigger=ContinuousEventTimeTrigger(30),
@@ -326,7 +336,7 @@ transcript(
     # flush: 60 fires (EARLY, purges: s=4), then 99 (ON_TIME) finds no contents: the one pane of this
     # phase takes the ON_TIME timing; the window is cleaned (final).
     flush([P("a", 0, 100, 1, ON_TIME, True, s=4, n=1)]),
-    doc="PurgingTrigger(ContinuousEventTimeTrigger): discarding panes")
+    doc="PurgingTrigger(ContinuousEventTimeTrigger): discarding panes", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "continuous_processing_time_trigger_on_global_window",
@@ -340,7 +350,7 @@ transcript(
     step(pt=45, panes=[P("a", None, None, 1, ON_TIME, False, s=7, n=3)]),
     # flush: the clock goes to +infinity, 50 fires; global windows never end (not final).
     flush([P("a", None, None, 2, ON_TIME, False, s=7, n=3)]),
-    doc="fires every 10 ms of processing time")
+    doc="fires every 10 ms of processing time", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "delta_trigger", spec(GlobalWindows(), trigger=DeltaTrigger(5, value_column="v")),
@@ -350,7 +360,7 @@ transcript(
     # |30-16| = 14 > 5: FIRE with everything so far.
     step(r(5, 30), panes=[P("a", None, None, 1, ON_TIME, False, s=85, n=5)]),
     flush(),
-    doc="fires when |v - v of the last firing element| exceeds the threshold")
+    doc="fires when |v - v of the last firing element| exceeds the threshold", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "early_count_and_late_count_firings_use_separate_counters",
@@ -369,7 +379,7 @@ transcript(
     # late 256: late count 1; the flush cleans [0,100) without firing that remainder.
     step(r(30, 256)),
     flush([P("a", 100, 200, 0, ON_TIME, True, s=32, n=1)]),
-    doc="withEarlyFirings(every 2) / withLateFirings(every 2 late elements)")
+    doc="withEarlyFirings(every 2) / withLateFirings(every 2 late elements)", spark=Cut.STEPS)
 
 transcript(
     "early_firings_every_processing_time_interval",
@@ -386,7 +396,7 @@ transcript(
     step(r(120, 16), pt=41, wm_after=119, panes=[P("a", 0, 100, 2, ON_TIME, True, s=15, n=4)]),
     # flush: event time first: [100,200) fires ON_TIME and is cleaned; its early timer finds nothing.
     flush([P("a", 100, 200, 0, ON_TIME, True, s=16, n=1)]),
-    doc="withEarlyFirings(every 10 ms of processing time)")
+    doc="withEarlyFirings(every 10 ms of processing time)", spark=Cut.STEPS)
 
 transcript(
     "user_trigger_state_survives_across_batches", spec(tumbling(100), trigger=EveryTwoNegatives()),
@@ -396,7 +406,7 @@ transcript(
     step(r(4, -3)),                  # 1
     step(r(150, 1), wm_after=149, panes=[P("a", 0, 100, 1, ON_TIME, True, s=-1, n=4)]),
     flush([P("a", 100, 200, 0, ON_TIME, True, s=1, n=1)]),
-    doc="a user trigger's per-window state lives in the operator, across batches")
+    doc="a user trigger's per-window state lives in the operator, across batches", spark=Cut.STEPS)
 
 # ============================================================ processing time
 
@@ -408,7 +418,7 @@ transcript(
     step(r(102, 4), pt=15),          # [10,20)
     step(pt=25, panes=[P("a", 10, 20, 0, ON_TIME, True, s=4, n=1)]),
     flush(),
-    doc="processing-time timers fire when the injected clock advances")
+    doc="processing-time timers fire when the injected clock advances", spark=Cut.STEPS)
 
 transcript(
     "processing_time_sliding", spec(SlidingProcessingTimeWindows.of(10, 5)),
@@ -417,7 +427,7 @@ transcript(
     step(r(0, 2), pt=12, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),
     step(pt=19, panes=[P("a", 5, 15, 0, ON_TIME, True, s=3, n=2), P("a", 10, 20, 0, ON_TIME, True, s=2, n=1)]),
     flush(),
-    doc="sliding windows on processing time")
+    doc="sliding windows on processing time", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "processing_time_from_ingestion_column",
@@ -429,7 +439,7 @@ transcript(
          quarantined=[QUARANTINE_INVALID_INGESTION_TIME], metrics=dict(quarantined_rows=1),
          panes=[P("a", 0, 10, 0, ON_TIME, True, s=3, n=2), P("a", 10, 20, 0, ON_TIME, True, s=4, n=1)]),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=8, n=1)]),
-    doc="in a backfill, processing time is each row's recorded ingestion time")
+    doc="in a backfill, processing time is each row's recorded ingestion time", spark=Cut.STEPS)
 
 # ================================================================ watermarks
 
@@ -446,7 +456,7 @@ transcript(
     # back; 50 is late (its window [50,60) ended before 97).
     step(r(50, 2), pt=110, wm_after=97, late=[L(50)], metrics=dict(accepted_rows=0)),
     flush(),
-    doc="an idle source lets the watermark advance with processing time")
+    doc="an idle source lets the watermark advance with processing time", spark=Cut.STEPS)
 
 _TWO_SOURCES = (WindowSpecBuilder().key_by("k").event_time("ts").window(tumbling(10))
                 .watermark_sources("src", "s1", "s2"))
@@ -463,7 +473,7 @@ transcript(
     step(r(25, 16, src="s2"), wm_after=14),       # min(14, 24)
     step(r(22, 32, src="s1"), wm_after=21, panes=[P("a", 10, 20, 0, ON_TIME, True, s=5, n=2)]),
     flush([P("a", 20, 30, 0, ON_TIME, True, s=48, n=2)]),
-    doc="several sources: the watermark is the minimum of theirs")
+    doc="several sources: the watermark is the minimum of theirs", spark=Cut.STEPS)
 
 transcript(
     "idle_source_is_left_out_of_the_minimum",
@@ -473,7 +483,7 @@ transcript(
     # active: the watermark is s1's, 15: [0,10) fires.
     step(r(16, 2, src="s1"), pt=100, wm_after=15, panes=[P("a", 0, 10, 0, ON_TIME, True, s=1, n=1)]),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=2, n=1)]),
-    doc="an idle source does not hold the watermark back")
+    doc="an idle source does not hold the watermark back", spark=Cut.STEPS)
 
 # ========================================================= evictors and functions
 
@@ -494,7 +504,7 @@ transcript(
     # the function sees 5, 12, 13, 14, 30; after it only 30 remains.
     step(r(13, 8), r(14, 16), r(30, 32), panes=[P("a", None, None, 1, ON_TIME, False, s=62, n=5)]),
     flush(),
-    doc="TimeEvictor(10) after the function: the pane still sees every element")
+    doc="TimeEvictor(10) after the function: the pane still sees every element", spark=Cut.STEPS)
 
 transcript(
     "delta_evictor", spec(GlobalWindows(), trigger=CountTrigger(3), evictor=DeltaEvictor(10, value_column="v")),
@@ -513,7 +523,7 @@ transcript(
     # fires at 8: sees 1, 2, 4, 8 (before the function a CountEvictor(2) would leave 4, 8 = 12).
     step(r(3, 8), panes=[P("a", None, None, 1, ON_TIME, False, s=15, n=4)]),
     flush(),
-    doc="CountEvictor after the function")
+    doc="CountEvictor after the function", delta=Cut.STEPS)
 
 transcript(
     "time_evictor_on_a_time_window", spec(tumbling(10), evictor=TimeEvictor(3)),
@@ -529,7 +539,7 @@ transcript(
     step(r(1, 3, w="x"), r(2, 5, w="y"), r(3, 5, w="z"), r(12, 1, w="q"),
          panes=[P("a", 0, 10, 0, ON_TIME, True, best=(5, "y"))]),
     flush([P("a", 10, 20, 0, ON_TIME, True, best=(1, "q"))]),
-    invariant=True, doc="reduce(a, b) folded over the window's values")
+    invariant=True, doc="reduce(a, b) folded over the window's values", spark=Cut.STEPS | Cut.THREE | Cut.ALL)
 
 transcript(
     "reduce_function_on_merging_sessions",
@@ -539,7 +549,7 @@ transcript(
     # 10 bridges: the merged value is reduce((3,x), (7,y)) = (7,y); then (1,z) is added: (7,y).
     step(r(10, 1, w="z")),
     flush([P("a", 0, 30, 0, ON_TIME, True, best=(7, "y"))]),
-    invariant=True, doc="merging sessions reduces the parts' values")
+    invariant=True, doc="merging sessions reduces the parts' values", spark=Cut.STEPS | Cut.THREE)
 
 transcript(
     "process_function_emits_rows",
@@ -548,7 +558,8 @@ transcript(
     step(r(1, 1), r(2, 5), r(3, 3), r(11, 7), panes=[
         P("a", 0, 10, 0, ON_TIME, True, rows=[dict(rank=1, v=5, end=10), dict(rank=2, v=3, end=10)])]),
     flush([P("a", 10, 20, 0, ON_TIME, True, rows=[dict(rank=1, v=7, end=20)])]),
-    invariant=True, doc="a process function sees all elements and emits any number of rows")
+    invariant=True, doc="a process function sees all elements and emits any number of rows",
+    spark=Cut.THREE | Cut.ALL, delta=Cut.TWO)
 
 transcript(
     "process_function_on_pandas_with_count_evictor",
@@ -559,14 +570,14 @@ transcript(
     # buffer 5, 2 + 10, 4, 9: fires at 9 (3 new); evicted to the last 2: 4, 9.
     step(r(3, 10), r(4, 4), r(5, 9), panes=[P("a", None, None, 1, ON_TIME, False, rows=[dict(spread=5, rows=2)])]),
     flush(),
-    doc="a process function over a pandas DataFrame, after an evictor")
+    doc="a process function over a pandas DataFrame, after an evictor", spark=Cut.STEPS)
 
 transcript(
     "non_keyed_windows", spec(tumbling(10), keys=()),
     # window_all: every element is in the one keyless window set.
     step(r(1, 1, k="a"), r(2, 2, k="b"), r(12, 4, k=None), panes=[P((), 0, 10, 0, ON_TIME, True, s=3, n=2)]),
     flush([P((), 10, 20, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, doc="windowAll: no key columns (a null in an unused column is fine)")
+    invariant=True, doc="windowAll: no key columns (a null in an unused column is fine)", spark=Cut.STEPS | Cut.THREE)
 
 transcript(
     "session_early_firings_and_late_bridge",
@@ -582,7 +593,8 @@ transcript(
     # firings every 1 element: LATE pane at once, superseding both parts.
     step(r(11, 16), panes=[P("a", 0, 30, 2, LATE, False, supersedes=[(0, 13), (20, 30)], s=23, n=4)]),
     flush([P("a", 60, 70, 0, ON_TIME, True, s=8, n=1)]),
-    doc="sessions with early firings and a late element that bridges two fired sessions")
+    doc="sessions with early firings and a late element that bridges two fired sessions",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 # ============================================ watermarks, processing time and window_all on the plans
 #
@@ -611,7 +623,8 @@ transcript(
         P("a", 10, 20, 0, ON_TIME, True, s=64, n=1), P("a", 20, 30, 0, ON_TIME, True, s=4, n=1),
         P("a", 30, 40, 0, ON_TIME, True, s=16, n=1)]),
     flush([P("a", 40, 50, 0, ON_TIME, True, s=128, n=1)]),
-    invariant=True, doc="a slow but active source holds the watermark; an idle one does not")
+    invariant=True, doc="a slow but active source holds the watermark; an idle one does not",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL)
 
 transcript(
     "processing_time_window_in_a_stream", spec(TumblingProcessingTimeWindows.of(10)),
@@ -622,7 +635,7 @@ transcript(
     step(r(1, 8), pt=12, panes=[P("a", 0, 10, 0, ON_TIME, True, s=5, n=2), P("b", 0, 10, 0, ON_TIME, True, s=2, n=1)]),
     step(pt=25, panes=[P("a", 10, 20, 0, ON_TIME, True, s=8, n=1)]),
     flush(),
-    doc="a stream: rows take their batch's processing time")
+    doc="a stream: rows take their batch's processing time", spark=Cut.STEPS)
 
 transcript(
     "processing_time_window_in_a_backfill_by_ingestion_time",
@@ -634,7 +647,8 @@ transcript(
     step(r(100, 1, ingest=3), r(7, 2, k="b", ingest=3), r(50, 4, ingest=8), r(1, 8, ingest=12),
          panes=[P("a", 0, 10, 0, ON_TIME, True, s=5, n=2), P("b", 0, 10, 0, ON_TIME, True, s=2, n=1)]),
     flush([P("a", 10, 20, 0, ON_TIME, True, s=8, n=1)]),
-    invariant=True, doc="a backfill: processing time is each row's recorded ingestion time")
+    invariant=True, doc="a backfill: processing time is each row's recorded ingestion time",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL)
 
 transcript(
     "non_keyed_count_window", spec(count=(3,), keys=()),
@@ -643,7 +657,7 @@ transcript(
          panes=[P((), None, None, 0, ON_TIME, False, s=7, n=3)]),
     step(r(5, 16, k="b"), r(6, 32, k="c"), panes=[P((), None, None, 1, ON_TIME, False, s=56, n=3)]),
     flush(),
-    doc="countWindowAll(3): one count window over every key")
+    doc="countWindowAll(3): one count window over every key", spark=Cut.STEPS)
 
 transcript(
     "non_keyed_sliding_count_window", spec(count=(3, 2), keys=()),
@@ -651,18 +665,11 @@ transcript(
     step(r(1, 1, k="a"), r(2, 2, k="b"), r(3, 4, k="a"), r(4, 8, k="c"), panes=[
         P((), None, None, 0, ON_TIME, False, s=3, n=2), P((), None, None, 1, ON_TIME, False, s=14, n=3)]),
     flush(),
-    doc="countWindowAll(3, 2)")
+    doc="countWindowAll(3, 2)", spark=Cut.STEPS)
 
 transcript(
     "non_keyed_sessions", spec(session(10), keys=()),
     # sessions over every key: 0 and 5 merge into [0,15); wm 30 closes it; [30,40) waits for the flush.
     step(r(0, 1, k="a"), r(5, 2, k="b"), r(30, 4, k="a"), panes=[P((), 0, 15, 0, ON_TIME, True, s=3, n=2)]),
     flush([P((), 30, 40, 0, ON_TIME, True, s=4, n=1)]),
-    invariant=True, doc="session windows with window_all")
-
-import transcripts_triggers  # noqa: E402,F401  (registers the trigger-plan transcripts)
-import transcripts_session_triggers  # noqa: E402,F401  (registers the session trigger-plan transcripts)
-import transcripts_processing_sessions  # noqa: E402,F401  (registers the processing-time session transcripts)
-import transcripts_delta_triggers  # noqa: E402,F401  (registers the global event-time and delta trigger transcripts)
-import transcripts_processing_triggers  # noqa: E402,F401  (registers the count/continuous triggers on processing-time windows)
-import transcripts_watermarks  # noqa: E402,F401  (registers the watermark strategy transcripts)
+    invariant=True, doc="session windows with window_all", spark=Cut.STEPS | Cut.THREE)

@@ -1,11 +1,11 @@
 """Transcripts of the built-in triggers with timers and trigger state (the trigger plans of
 ``windowing/spark/trigger_plans.py``).
 
-Same format and rules as ``transcripts.py`` / ``transcripts_model.py`` (importing this module
-registers them); expected values worked out BY HAND from the rules below, the reasoning in the
-comments. They cover what the older transcripts leave out: counters and timers that carry
-across batches, continuous boundaries that fall in different batches, sliding windows,
-discarding mode, and the processing-time triggers on event-time windows.
+Same format and rules as ``basics.py`` / ``model.py`` (this module's ``TRANSCRIPTS``); expected
+values worked out BY HAND from the rules below, the reasoning in the comments. They cover what
+the older transcripts leave out: counters and timers that carry across batches, continuous
+boundaries that fall in different batches, sliding windows, discarding mode, and the processing-
+time triggers on event-time windows.
 
 Rules used (windowing/core/triggers.py, reference.py):
 
@@ -27,10 +27,14 @@ Rules used (windowing/core/triggers.py, reference.py):
 """
 from __future__ import annotations
 
-from transcripts import P, flush, r, sliding, spec, step, transcript, tumbling
+from transcripts.build import P, flush, r, sliding, spec, step, transcript_list, tumbling
+from transcripts.types import Cut
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, EventTimeTrigger,
                                      ProcessingTimeTrigger)
+
+
+TRANSCRIPTS, transcript = transcript_list()
 
 EARLY2_LATE2 = EventTimeTrigger().with_early_firings(every_n_elements=2).with_late_firings(every_n_elements=2)
 
@@ -52,7 +56,7 @@ transcript(
     # flush: [-10,10) and [0,20) are cleaned with their late remainder unfired; [10,30) reaches its end
     # with nothing since its purge; [20,40) fires ON_TIME and is cleaned.
     flush([P("a", 20, 40, 0, ON_TIME, True, s=32, n=1)]),
-    doc="early and late counters per sliding window, across batches, discarding panes")
+    doc="early and late counters per sliding window, across batches, discarding panes", spark=Cut.STEPS)
 
 transcript(
     "continuous_event_time_boundaries_in_different_batches",
@@ -72,7 +76,7 @@ transcript(
     step(r(160, 64), wm_after=159, panes=[P("a", 100, 200, 0, EARLY, False, s=80, n=2)]),
     # flush: 175 (EARLY) and 199 (ON_TIME) in one phase: one ON_TIME pane, final.
     flush([P("a", 100, 200, 1, ON_TIME, True, s=80, n=2)]),
-    doc="continuous event-time firings whose interval boundaries are crossed by different batches")
+    doc="continuous event-time firings whose interval boundaries are crossed by different batches", spark=Cut.STEPS)
 
 transcript(
     "processing_time_trigger_on_event_time_windows",
@@ -91,7 +95,7 @@ transcript(
     step(pt=250, panes=[P("a", 100, 200, 0, EARLY, False, s=8, n=1)]),
     # flush: cleanup (event time) runs before processing-time timers: both windows end without a pane.
     flush(),
-    doc="ProcessingTimeTrigger on event-time windows: the clock fires the window's end")
+    doc="ProcessingTimeTrigger on event-time windows: the clock fires the window's end", spark=Cut.STEPS)
 
 transcript(
     "continuous_processing_time_trigger_on_event_time_windows",
@@ -109,7 +113,7 @@ transcript(
     step(r(130, 8), pt=115, wm_after=129),
     # flush: [100,200) is cleaned before its processing-time timer: no pane.
     flush(),
-    doc="ContinuousProcessingTimeTrigger on event-time windows")
+    doc="ContinuousProcessingTimeTrigger on event-time windows", spark=Cut.STEPS)
 
 transcript(
     "early_count_and_interval_firings_restart_each_other",
@@ -135,7 +139,7 @@ transcript(
     step(r(10, 1024), r(150, 512), pt=61, wm_after=149, panes=[P("a", 0, 100, 4, ON_TIME, True, s=1024, n=1)]),
     # flush: event time first: [100,200) ON_TIME and cleaned (its early timer goes with it).
     flush([P("a", 100, 200, 0, ON_TIME, True, s=512, n=1)]),
-    doc="early firings every 3 elements or 10 ms of processing time; each firing restarts both")
+    doc="early firings every 3 elements or 10 ms of processing time; each firing restarts both", spark=Cut.STEPS)
 
 transcript(
     "early_count_firings_on_sliding_windows",
@@ -150,7 +154,8 @@ transcript(
         P("a", 0, 20, 1, EARLY, False, s=15, n=4), P("a", 10, 30, 0, EARLY, False, s=24, n=2),
         P("a", -10, 10, 1, ON_TIME, True, s=7, n=3), P("a", 0, 20, 2, ON_TIME, True, s=31, n=5)]),
     flush([P("a", 10, 30, 1, ON_TIME, True, s=56, n=3), P("a", 20, 40, 0, ON_TIME, True, s=32, n=1)]),
-    invariant=True, doc="early firings every 2 elements on sliding windows; final panes do not depend on cuts")
+    invariant=True, doc="early firings every 2 elements on sliding windows; final panes do not depend on cuts",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL)
 
 transcript(
     "continuous_event_time_on_sliding_windows",
@@ -165,5 +170,5 @@ transcript(
         P("a", 10, 30, 0, EARLY, False, s=12, n=2)]),
     # flush: each remaining window's pending timer and its end fire in one phase: one ON_TIME pane.
     flush([P("a", 10, 30, 1, ON_TIME, True, s=12, n=2), P("a", 20, 40, 0, ON_TIME, True, s=8, n=1)]),
-    invariant=True, doc="continuous event-time firings on sliding windows; final panes do not depend on cuts")
-import transcripts_global_triggers  # noqa: E402,F401  (registers the trigger-plan transcripts on global windows)
+    invariant=True, doc="continuous event-time firings on sliding windows; final panes do not depend on cuts",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL, delta=Cut.TWO)

@@ -1,14 +1,13 @@
-"""Every transcript of ``transcripts.py`` run by the reference model.
+"""The transcript runner: feed a transcript to an executor and compare what it emits.
 
-The runner is executor-agnostic: an executor is any object with
-``process_batch(rows, batch_id, watermark_ms=None)`` and ``flush(batch_id)``
-returning something shaped like ``windowing.core.records.BatchResult``
-(``.panes``, ``.late``, ``.metrics``, optionally ``.quarantined`` and
-``.watermark_after_ms``). A Spark adapter reuses it with::
+An executor is any object with ``process_batch(rows, batch_id, watermark_ms=None)`` (and
+``processing_time_ms=`` when a step has one) and ``flush(batch_id)`` returning something shaped
+like ``windowing.core.records.BatchResult`` (``.panes``, ``.late``, ``.metrics``, optionally
+``.quarantined`` and ``.watermark_after_ms``):
 
-    from test_transcripts_reference import run_transcript, check_batching_invariance
-    run_transcript(t, SparkAdapter(...), time_windows_left=...)
-    check_batching_invariance(t, lambda spec: SparkAdapter(spec), sizes=(1, 2, None))
+* ``run_transcript`` runs the steps as written and compares every step (``Cut.STEPS``);
+* ``check_batching_invariance`` re-cuts the rows into batches of the given sizes, flushes,
+  and compares the final results (the other cuts).
 """
 from __future__ import annotations
 
@@ -16,11 +15,7 @@ import math
 from collections import Counter
 from typing import Any, Callable, Iterable
 
-import pytest
-
-import transcripts_model  # noqa: F401  (registers the transcripts of the full window model)
-from transcripts import REFERENCE, TRANSCRIPTS, ExpectedPane, Transcript
-from windowing.core.reference import ReferenceOperator
+from transcripts.types import Cut, Transcript
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-9
@@ -228,83 +223,24 @@ def check_batching_invariance(transcript: Transcript, make_executor: Callable[[A
     assert not problems, "\n".join(problems)
 
 
-# --------------------------------------------------------------------- the tests
-
-
-def _params(transcripts, reason_attr="reference_xfail"):
-    out = []
-    for t in transcripts:
-        reason = getattr(t, reason_attr)
-        marks = [pytest.mark.xfail(reason=reason, strict=True)] if reason else []
-        out.append(pytest.param(t, id=t.name, marks=marks))
+def distinct_cuts(transcript: Transcript, cuts: Cut) -> list[Cut]:
+    """The single cuts of ``cuts`` in order, leaving out a re-cut that gives the same batches as
+    an earlier one (with 3 rows or fewer, a cut of 3 is a cut of all)."""
+    out, seen = [], set()
+    for cut in cuts.members():
+        if cut is not Cut.STEPS:
+            shape = tuple(len(batch) for batch in recut(transcript, cut.size))
+            if shape in seen:
+                continue
+            seen.add(shape)
+        out.append(cut)
     return out
 
 
-INVARIANT = [t for t in TRANSCRIPTS if t.batching_invariant]
-
-
-def test_transcript_names_are_unique_and_enough():
-    names = [t.name for t in TRANSCRIPTS]
-    assert len(names) == len(set(names))
-    assert len(TRANSCRIPTS) >= 30
-
-
-def test_expected_panes_are_well_formed():
-    """Guards against typos in the hand-written expectations."""
-    for t in TRANSCRIPTS:
-        agg_names = {name for name, _ in t.spec.aggregates}
-        seen_index: dict = {}
-        for st in t.steps:
-            for pane in st.panes:
-                assert isinstance(pane, ExpectedPane)
-                assert set(pane.values) == agg_names, (t.name, pane)
-                assert len(pane.key) == len(t.spec.key_columns), (t.name, pane)
-                ident = (pane.key, pane.window_start_ms, pane.window_end_ms)
-                # A merged session continues from the highest pane index of the windows it absorbed.
-                first = max([seen_index.get((pane.key, s, e), 0) for s, e in pane.supersedes], default=0)
-                if pane.supersedes or ident not in seen_index:
-                    assert pane.pane_index >= first, f"{t.name}: pane index of {ident} below its parts'"
-                else:
-                    assert pane.pane_index == seen_index[ident], f"{t.name}: pane indices of {ident} skip"
-                seen_index[ident] = pane.pane_index + 1
-                if t.spec.process_function is not None:
-                    assert pane.rows is not None, (t.name, pane)
-            for row in st.rows:
-                assert set(t.spec.input_columns) <= set(row), (t.name, row)
-
-
-def test_every_transcript_names_the_reference_model():
-    assert all(REFERENCE in t.executors for t in TRANSCRIPTS)
-
-
-@pytest.mark.parametrize("transcript", _params(TRANSCRIPTS))
-def test_reference_model(transcript):
-    run_transcript(transcript, ReferenceOperator(transcript.spec))
-
-
-@pytest.mark.parametrize("transcript", _params(INVARIANT))
-def test_reference_model_batching_invariance(transcript):
-    check_batching_invariance(transcript, ReferenceOperator)
-
-
-def test_runner_reports_differences():
-    """The runner must fail loudly when an executor emits something else."""
-    t = next(t for t in TRANSCRIPTS if t.name == "tumbling_window_boundaries")
-
-    class Wrong:
-        def __init__(self, spec):
-            self.inner = ReferenceOperator(spec)
-
-        def process_batch(self, rows, batch_id, watermark_ms=None):
-            result = self.inner.process_batch(rows, batch_id, watermark_ms)
-            result.late = []  # loses the late row
-            return result
-
-        def flush(self, batch_id):
-            return self.inner.flush(batch_id)
-
-        def open_windows(self):
-            return self.inner.open_windows()
-
-    with pytest.raises(AssertionError, match="missing late row"):
-        run_transcript(t, Wrong(t.spec))
+def run_cut(transcript: Transcript, cut: Cut, make_executor: Callable[[Any], Any],
+            time_windows_left: Callable[[Any], list] | None = reference_time_windows_left) -> None:
+    """Run one cut of a transcript on a new executor from ``make_executor(spec)``."""
+    if cut is Cut.STEPS:
+        run_transcript(transcript, make_executor(transcript.spec), time_windows_left=time_windows_left)
+    else:
+        check_batching_invariance(transcript, make_executor, sizes=(cut.size,))

@@ -9,16 +9,18 @@ different batches keep their arrival order, so each transcript checks that
 state from an earlier batch is placed by event time, not by batch.
 
 The expected values were worked out by hand from those rules. Each
-transcript's comment says which Spark plan runs it. ``ORDERED_TRANSCRIPTS``
-is run by ``test_ordered_aggregates.py`` on the reference model, on Spark
-step by step, re-cut into batches (the batching-invariant ones) and on Delta.
+transcript's comment says which Spark plan runs it. Each runs on the
+reference model and on Spark step by step, the batching-invariant ones also
+re-cut into batches of 1, 2 and all; three run on the per-key path too, and
+``test_ordered_aggregates.py`` runs them on Delta.
 """
 from __future__ import annotations
 
-from transcripts import ON_TIME, P, Transcript, flush, r, sliding, spec, step, tumbling
+from transcripts.build import P, flush, r, sliding, spec, step, tumbling
+from transcripts.types import Cut, Transcript
 from windowing.core.aggregates import Collect, Count, First, Last
 from windowing.core.assigners import EventTimeSessionWindows
-from windowing.core.records import EARLY
+from windowing.core.records import EARLY, ON_TIME
 from windowing.core.triggers import CountTrigger
 
 ORDERED = dict(f=First("id"), l=Last("id"), c=Collect("id"), n=Count())
@@ -42,7 +44,8 @@ ORDERED_TRANSCRIPTS = (
             flush([P("a", 0, 10, 0, ON_TIME, True, f="z", l="w", c=["z", "a", "b", "c", "d", "y", "w"], n=8),
                    P("a", 10, 20, 0, ON_TIME, True, f="x", l="x", c=["x"], n=1)]),
         ),
-        batching_invariant=True, doc="tumbling windows (the time plan): state merged with a later batch"),
+        batching_invariant=True, doc="tumbling windows (the time plan): state merged with a later batch",
+        spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL),
     Transcript(
         "ordered_aggregates_sliding_slices", spec(sliding(10, 5), delay=100, **ORDERED),
         (
@@ -57,7 +60,8 @@ ORDERED_TRANSCRIPTS = (
                    P("b", -5, 5, 0, ON_TIME, True, f=None, l=None, c=[], n=1),
                    P("b", 0, 10, 0, ON_TIME, True, f=None, l=None, c=[], n=1)]),
         ),
-        batching_invariant=True, doc="sliding windows (slices merged per window, state across batches)"),
+        batching_invariant=True, doc="sliding windows (slices merged per window, state across batches)",
+        spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL),
     Transcript(
         "ordered_aggregates_merged_sessions", spec(EventTimeSessionWindows.with_gap(10), delay=100, **ORDERED),
         (
@@ -67,7 +71,8 @@ ORDERED_TRANSCRIPTS = (
             step(e(20, "d"), e(10, "b")),
             flush([P("a", 0, 40, 0, ON_TIME, True, f="a", l="c", c=["a", "b", "d", "c"], n=4)]),
         ),
-        batching_invariant=True, doc="session windows merged across batches (the session plan)"),
+        batching_invariant=True, doc="session windows merged across batches (the session plan)",
+        spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL, spark_per_key=Cut.STEPS),
     Transcript(
         "ordered_aggregates_count_window", spec(count=(3,), **ORDERED),
         (
@@ -78,7 +83,7 @@ ORDERED_TRANSCRIPTS = (
                 P("a", None, None, 0, ON_TIME, False, f="d", l="a", c=["d", "b", "a"], n=3),
                 P("a", None, None, 1, ON_TIME, False, f="c", l="e", c=["c", "f", "e"], n=3)]),
         ),
-        doc="count_window(3) (the count trigger plan, purging)"),
+        doc="count_window(3) (the count trigger plan, purging)", spark=Cut.STEPS),
     Transcript(
         "ordered_aggregates_sliding_count_window", spec(count=(3, 2), **ORDERED),
         (
@@ -88,7 +93,7 @@ ORDERED_TRANSCRIPTS = (
             step(e(3, "c"), e(0, "d"), e(9, "e"), panes=[
                 P("a", None, None, 1, ON_TIME, False, f="d", l="a", c=["d", "c", "a"], n=3)]),
         ),
-        doc="count_window(3, 2) (the evicting count plan: buffers)"),
+        doc="count_window(3, 2) (the evicting count plan: buffers)", spark=Cut.STEPS, spark_per_key=Cut.STEPS),
     Transcript(
         "ordered_aggregates_count_trigger_accumulating",
         spec(tumbling(10), delay=100, trigger=CountTrigger(2), **ORDERED),
@@ -100,7 +105,7 @@ ORDERED_TRANSCRIPTS = (
             step(e(0, "d"), panes=[P("a", 0, 10, 1, EARLY, False, f="d", l="a", c=["d", "b", "c", "a"], n=4)]),
             flush(),
         ),
-        doc="CountTrigger on a time window (trigger plan: running merges), accumulating"),
+        doc="CountTrigger on a time window (trigger plan: running merges), accumulating", spark=Cut.STEPS),
     Transcript(
         "ordered_aggregates_count_trigger_discarding",
         spec(tumbling(10), delay=100, trigger=CountTrigger(2), mode="discarding", **ORDERED),
@@ -111,7 +116,7 @@ ORDERED_TRANSCRIPTS = (
             step(e(0, "d"), panes=[P("a", 0, 10, 1, EARLY, False, f="d", l="a", c=["d", "a"], n=2)]),
             flush(),
         ),
-        doc="CountTrigger on a time window, discarding"),
+        doc="CountTrigger on a time window, discarding", spark=Cut.STEPS, spark_per_key=Cut.STEPS),
 )
 
 
@@ -129,7 +134,8 @@ OVERFLOW_TRANSCRIPTS = (
                 P("a", 0, 10, 0, ON_TIME, True, s=None, n=2), P("b", 0, 10, 0, ON_TIME, True, s=4, n=1)]),
             flush([P("a", 10, 20, 0, ON_TIME, True, s=7, n=1)]),
         ),
-        batching_invariant=True, doc="an overflowing window sums to null; the rest of the batch goes on"),
+        batching_invariant=True, doc="an overflowing window sums to null; the rest of the batch goes on",
+        spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL),
     Transcript(
         "sum_overflow_only_by_the_merge_with_state", spec(tumbling(10), delay=100),
         (
@@ -142,7 +148,8 @@ OVERFLOW_TRANSCRIPTS = (
             flush([P("a", 0, 10, 0, ON_TIME, True, s=None, n=4), P("b", 0, 10, 0, ON_TIME, True, s=7, n=2),
                    P("c", 0, 10, 0, ON_TIME, True, s=None, n=2)]),
         ),
-        batching_invariant=True, doc="an overflow caused by merging a batch into the window's state"),
+        batching_invariant=True, doc="an overflow caused by merging a batch into the window's state",
+        spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL),
     Transcript(
         "sum_overflow_in_sliding_windows", spec(sliding(10, 5), delay=100),
         (
@@ -152,7 +159,8 @@ OVERFLOW_TRANSCRIPTS = (
             flush([P("a", -5, 5, 0, ON_TIME, True, s=MAX, n=1), P("a", 0, 10, 0, ON_TIME, True, s=None, n=2),
                    P("a", 5, 15, 0, ON_TIME, True, s=5, n=1)]),
         ),
-        batching_invariant=True, doc="slices and windows: only the window that overflows is null"),
+        batching_invariant=True, doc="slices and windows: only the window that overflows is null",
+        spark=Cut.STEPS | Cut.ONE | Cut.TWO),
     Transcript(
         "sum_overflow_in_a_merged_session", spec(EventTimeSessionWindows.with_gap(10), delay=100),
         (
@@ -160,7 +168,8 @@ OVERFLOW_TRANSCRIPTS = (
             step(r(5, 5)),
             flush([P("a", 0, 15, 0, ON_TIME, True, s=None, n=2)]),
         ),
-        batching_invariant=True, doc="two sessions whose sums fit merge into one that overflows"),
+        batching_invariant=True, doc="two sessions whose sums fit merge into one that overflows",
+        spark=Cut.STEPS | Cut.ONE | Cut.TWO),
     Transcript(
         "sum_overflow_under_a_count_trigger", spec(tumbling(10), delay=100, trigger=CountTrigger(2)),
         (
@@ -168,5 +177,7 @@ OVERFLOW_TRANSCRIPTS = (
             step(r(4, 3), panes=[P("a", 0, 10, 1, EARLY, False, s=None, n=4)]),
             flush(),
         ),
-        doc="running merges of a count trigger keep the overflow"),
+        doc="running merges of a count trigger keep the overflow", spark=Cut.STEPS),
 )
+
+TRANSCRIPTS = [*ORDERED_TRANSCRIPTS, *OVERFLOW_TRANSCRIPTS]

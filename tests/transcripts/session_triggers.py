@@ -1,8 +1,8 @@
 """Transcripts of the built-in timer and count triggers on event-time SESSION windows.
 
-Same format and rules as ``transcripts.py`` / ``transcripts_triggers.py`` (importing this module
-registers them); the expected values were worked out BY HAND from the rules below (the reasoning
-is in the comments), then run on the reference model and on the session trigger plans
+Same format and rules as ``basics.py`` / ``triggers.py`` (this module's ``TRANSCRIPTS``); the
+expected values were worked out BY HAND from the rules below (the reasoning is in the comments),
+then run on the reference model and on the session trigger plans
 (windowing/spark/session_trigger_plan.py).
 
 Rules used (windowing/core/triggers.py and reference.py, Flink's MergingWindowSet):
@@ -19,14 +19,18 @@ Rules used (windowing/core/triggers.py and reference.py, Flink's MergingWindowSe
 * processing-time timers due before a batch's rows fire on the sessions as they were, before
   the merge;
 * count firings: EARLY when the window's end is ahead of the watermark at the batch's start,
-  else LATE; time-driven firings as in ``transcripts_triggers.py``.
+  else LATE; time-driven firings as in ``triggers.py``.
 """
 from __future__ import annotations
 
-from transcripts import P, flush, r, spec, step, transcript
+from transcripts.build import P, flush, r, spec, step, transcript_list
+from transcripts.types import Cut
 from windowing.core.assigners import EventTimeSessionWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.triggers import ContinuousEventTimeTrigger, CountTrigger, EventTimeTrigger, ProcessingTimeTrigger
+
+
+TRANSCRIPTS, transcript = transcript_list()
 
 
 def session(gap):
@@ -46,7 +50,8 @@ transcript(
     # 40 and 41 merge into [40,51) within the batch: count 2.
     step(r(40, 16), r(41, 32), wm_after=-60),
     flush([P("a", 0, 30, 1, ON_TIME, True, s=15, n=4), P("a", 40, 51, 0, ON_TIME, True, s=48, n=2)]),
-    invariant=True, doc="early counts of sessions add up when a bridging element merges them")
+    invariant=True, doc="early counts of sessions add up when a bridging element merges them",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL)
 
 transcript(
     "session_late_bridge_with_late_firings_every_2",
@@ -70,7 +75,8 @@ transcript(
     # flush: [0,35) has no end timer (late firings are by count) and its late count is 1: cleaned
     # without a pane; [60,70) ON_TIME.
     flush([P("a", 60, 70, 0, ON_TIME, True, s=8, n=1)]),
-    doc="a late element bridges two fired sessions; late firings every 2 late elements count across merges")
+    doc="a late element bridges two fired sessions; late firings every 2 late elements count across merges",
+    spark=Cut.STEPS)
 
 transcript(
     "session_early_firings_discarding_across_a_merge",
@@ -83,7 +89,7 @@ transcript(
     # 5 inside [0,30): count 1.
     step(r(5, 16), wm_after=-81),
     flush([P("a", 0, 30, 2, ON_TIME, True, s=16, n=1)]),
-    doc="discarding early firings on sessions: a merge keeps only what was not purged")
+    doc="discarding early firings on sessions: a merge keeps only what was not purged", spark=Cut.STEPS)
 
 transcript(
     "session_early_timer_is_the_earliest_of_the_parts",
@@ -102,7 +108,7 @@ transcript(
     step(r(25, 8), pt=21),
     # flush: the end fires ON_TIME (and cancels 31); [0,35)'s first pane supersedes [0,30).
     flush([P("a", 0, 35, 1, ON_TIME, True, supersedes=[(0, 30)], s=15, n=4)]),
-    doc="a merged session's early-firing timer is the earliest of its parts'")
+    doc="a merged session's early-firing timer is the earliest of its parts'", spark=Cut.STEPS)
 
 transcript(
     "session_continuous_event_time_while_it_grows",
@@ -118,7 +124,7 @@ transcript(
     # end, due in the same phase: one ON_TIME pane; cleaned (L = 0): final.
     step(r(30, 8), wm_after=29, panes=[P("a", 1, 22, 2, ON_TIME, True, s=7, n=3)]),
     flush([P("a", 30, 40, 0, ON_TIME, True, s=8, n=1)]),
-    doc="continuous event-time firings on a session that grows across batches")
+    doc="continuous event-time firings on a session that grows across batches", spark=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "session_count_trigger_counts_add_on_merge",
@@ -134,7 +140,8 @@ transcript(
     step(r(4, 128), wm_after=-80, panes=[P("a", 0, 31, 1, EARLY, False, s=255, n=8)]),
     # flush: time never fires a count trigger: cleaned without a pane.
     flush(),
-    doc="CountTrigger on sessions: counts add on merge, a merged count at n fires with the next element")
+    doc="CountTrigger on sessions: counts add on merge, a merged count at n fires with the next element",
+    spark=Cut.STEPS)
 
 transcript(
     "session_processing_time_trigger",
@@ -152,11 +159,12 @@ transcript(
     step(r(110, 8), pt=125, panes=[P("a", 100, 120, 1, LATE, False, supersedes=[(100, 115)], s=11, n=3)]),
     # flush: event-time cleanup runs before processing-time timers: both sessions end without a pane.
     flush(),
-    doc="ProcessingTimeTrigger on event-time sessions: merged-away timers are deleted")
+    doc="ProcessingTimeTrigger on event-time sessions: merged-away timers are deleted",
+    spark=Cut.STEPS, delta=Cut.STEPS)
 
 SESSION_TRIGGER_TRANSCRIPTS = [
     "session_early_counters_add_on_merge", "session_late_bridge_with_late_firings_every_2",
     "session_early_firings_discarding_across_a_merge", "session_early_timer_is_the_earliest_of_the_parts",
     "session_continuous_event_time_while_it_grows", "session_count_trigger_counts_add_on_merge",
     "session_processing_time_trigger", "session_early_firings_and_late_bridge"]
-"""Every session transcript a session trigger plan runs (the last one is in transcripts_model.py)."""
+"""Every session transcript a session trigger plan runs (the last one is in model.py)."""

@@ -1,8 +1,7 @@
 """Transcripts of the timer triggers on GLOBAL windows (the trigger plans' global-window case).
 
-Same format and rules as ``transcripts.py`` / ``transcripts_triggers.py`` (importing this module
-registers them); expected values worked out BY HAND from the rules below, the reasoning in the
-comments.
+Same format and rules as ``basics.py`` / ``triggers.py`` (this module's ``TRANSCRIPTS``);
+expected values worked out BY HAND from the rules below, the reasoning in the comments.
 
 Rules used (windowing/core/triggers.py, reference.py; Flink's GlobalWindow):
 
@@ -24,10 +23,14 @@ Rules used (windowing/core/triggers.py, reference.py; Flink's GlobalWindow):
 """
 from __future__ import annotations
 
-from transcripts import P, flush, r, spec, step, transcript
+from transcripts.build import P, flush, r, spec, step, transcript_list
+from transcripts.types import Cut
 from windowing.core.assigners import GlobalWindows
 from windowing.core.records import ON_TIME
 from windowing.core.triggers import ContinuousEventTimeTrigger, EventTimeTrigger, ProcessingTimeTrigger
+
+
+TRANSCRIPTS, transcript = transcript_list()
 
 transcript(
     "continuous_event_time_on_global_window",
@@ -46,7 +49,8 @@ transcript(
     step(r(46, 32), wm_after=45),
     # flush: 50 and max_ts (Long.MAX) fire in one phase: one pane each, not final (never cleaned).
     flush([P("a", None, None, 2, ON_TIME, False, s=55, n=5), P("b", None, None, 2, ON_TIME, False, s=8, n=1)]),
-    invariant=True, doc="ContinuousEventTimeTrigger on GlobalWindows: every interval of event time, forever")
+    invariant=True, doc="ContinuousEventTimeTrigger on GlobalWindows: every interval of event time, forever",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL)
 
 transcript(
     "continuous_event_time_on_global_window_purging",
@@ -58,7 +62,7 @@ transcript(
     # flush: 30 and max_ts fire in one phase: one pane with 26 alone.
     step(r(26, 16), wm_after=25),
     flush([P("a", None, None, 2, ON_TIME, False, s=16, n=1)]),
-    doc="PurgingTrigger(ContinuousEventTimeTrigger) on GlobalWindows: discarding panes")
+    doc="PurgingTrigger(ContinuousEventTimeTrigger) on GlobalWindows: discarding panes", spark=Cut.STEPS)
 
 transcript(
     "early_firings_on_global_window",
@@ -74,7 +78,8 @@ transcript(
     # flush: the watermark reaches max_ts: the end-of-window firing (deletes the timer at 31; the
     # clock at +infinity fires nothing more). Not final: a global window is never cleaned.
     flush([P("a", None, None, 2, ON_TIME, False, s=31, n=5)]),
-    invariant=True, doc="early firings every 3 elements or 10 ms of processing time on GlobalWindows")
+    invariant=True, doc="early firings every 3 elements or 10 ms of processing time on GlobalWindows",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL)
 
 transcript(
     "processing_time_trigger_on_global_window_all",
@@ -85,4 +90,5 @@ transcript(
     step(r(3, 4, k="a"), pt=1_000_000),
     # flush: the clock goes to +infinity: the timer fires once, ON_TIME, not final.
     flush([P((), None, None, 0, ON_TIME, False, s=7, n=3)]),
-    invariant=True, doc="ProcessingTimeTrigger on GlobalWindows (window_all, discarding): fires on the flush")
+    invariant=True, doc="ProcessingTimeTrigger on GlobalWindows (window_all, discarding): fires on the flush",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.ALL, delta=Cut.STEPS)

@@ -1,7 +1,7 @@
 """Transcripts of the last built-in triggers to get DataFrame plans: the plain event-time trigger on
 GLOBAL windows, and the DeltaTrigger with its built-in ``AbsoluteDifference`` delta.
 
-Same format and rules as ``transcripts.py`` (importing this module registers them); expected
+Same format and rules as ``basics.py`` (this module's ``TRANSCRIPTS``); expected
 values worked out BY HAND from the rules below, the reasoning in the comments.
 
 Rules used (windowing/core/triggers.py, reference.py; Flink's GlobalWindow and DeltaTrigger):
@@ -21,11 +21,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from transcripts import L, P, flush, r, spec, step, transcript, tumbling
+from transcripts.build import L, P, flush, r, spec, step, transcript_list, tumbling
+from transcripts.types import Cut
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import GlobalWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.triggers import DeltaTrigger, EventTimeTrigger
+
+
+TRANSCRIPTS, transcript = transcript_list()
 
 transcript(
     "event_time_trigger_on_global_window",
@@ -35,7 +39,8 @@ transcript(
     step(r(100, 8), wm_after=99),
     # flush: the timer at Long.MAX fires once per window, ON_TIME, not final (never cleaned)
     flush([P("a", None, None, 0, ON_TIME, False, s=11, n=3), P("b", None, None, 0, ON_TIME, False, s=4, n=1)]),
-    invariant=True, doc="EventTimeTrigger on GlobalWindows fires only at the end of input")
+    invariant=True, doc="EventTimeTrigger on GlobalWindows fires only at the end of input",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.THREE | Cut.ALL, delta=Cut.STEPS)
 
 transcript(
     "event_time_trigger_on_global_window_all_purging_after_the_end",
@@ -49,7 +54,8 @@ transcript(
     step(r(50, 4), r(40, 8), panes=[P((), None, None, 1, ON_TIME, False, s=12, n=2)]),
     # a second flush: no new element, nothing to fire (the timer at Long.MAX already fired)
     flush(),
-    doc="PurgingTrigger(EventTimeTrigger) on GlobalWindows, window_all, with rows after the end of input")
+    doc="PurgingTrigger(EventTimeTrigger) on GlobalWindows, window_all, with rows after the end of input",
+    spark=Cut.STEPS)
 
 
 @dataclass(frozen=True)
@@ -89,7 +95,8 @@ transcript(
     step(r(80, 100), late=[L(80)]),
     # flush: [100,200) is cleaned up without firing
     flush(),
-    doc="DeltaTrigger(AbsoluteDifference) on tumbling windows: state across batches, late firings, cleanup")
+    doc="DeltaTrigger(AbsoluteDifference) on tumbling windows: state across batches, late firings, cleanup",
+    spark=Cut.STEPS)
 
 transcript(
     "delta_trigger_on_global_window_purging_doubles",
@@ -104,7 +111,7 @@ transcript(
     step(r(6, w=0.125), panes=[P("a", None, None, 2, ON_TIME, False, s=2.125, n=2)]),
     # time never fires a delta trigger; the global window is never cleaned
     flush(),
-    doc="PurgingTrigger(DeltaTrigger) on GlobalWindows over a double column: discarding panes")
+    doc="PurgingTrigger(DeltaTrigger) on GlobalWindows over a double column: discarding panes", spark=Cut.STEPS)
 
 transcript(
     "delta_trigger_on_global_window_in_event_time_order",
@@ -119,7 +126,8 @@ transcript(
     # |10-13| = 3: nothing
     step(r(10, 10)),
     flush(),
-    invariant=True, doc="DeltaTrigger on GlobalWindows, rows in event-time order (any cut gives the same panes)")
+    invariant=True, doc="DeltaTrigger on GlobalWindows, rows in event-time order (any cut gives the same panes)",
+    spark=Cut.STEPS | Cut.ONE | Cut.TWO | Cut.THREE | Cut.ALL)
 
 transcript(
     "delta_trigger_with_a_user_delta_function",
@@ -128,4 +136,4 @@ transcript(
     step(r(1, 1), r(2, 3), r(3, 5), r(4, 6), panes=[P("a", 0, 100, 0, EARLY, False, s=9, n=3)]),
     # flush: cleaned up without firing
     flush(),
-    doc="DeltaTrigger with a user-written delta function (runs per key: user code)")
+    doc="DeltaTrigger with a user-written delta function (runs per key: user code)", spark=Cut.STEPS)
