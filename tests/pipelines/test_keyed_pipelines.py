@@ -12,7 +12,7 @@ from pipelines.job import load_job
 pytestmark = [pytest.mark.spark, pytest.mark.production_spark]
 
 START = dt.datetime(2026, 11, 1, 9, 0, 0)
-JOB = Path(__file__).resolve().parent.parent / "jobs" / "custom_trigger.toml"
+JOB = Path(__file__).resolve().parents[2] / "jobs" / "custom_trigger.toml"
 
 
 def _row(i: int, user: str, items: int, second: int) -> tuple:

@@ -26,7 +26,7 @@ import pytest
 
 from pipelines.airflow_local import LocalAirflow, free_port
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "jobs" / "demo.toml"
 pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.spark]
 UTC = dt.timezone.utc

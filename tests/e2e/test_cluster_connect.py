@@ -6,7 +6,7 @@ writes by format, and the commit markers read through Delta's history. Delta's t
 needs Delta Connect's server plugin, which this Delta release does not publish (see
 docs/cluster.md): the test pins that down, so the docs change when it does.
 
-Run as a script (``python tests/test_cluster_connect.py REMOTE FOLDER OUT``) this file is
+Run as a script (``python tests/e2e/test_cluster_connect.py REMOTE FOLDER OUT``) this file is
 the client.
 """
 from __future__ import annotations

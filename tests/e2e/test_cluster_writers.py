@@ -6,7 +6,7 @@ SIGKILLed mid-batch (outputs written, progress row not) and then restarted must 
 the tables a run without a crash leaves; two drivers running one job on one root at
 once must each either finish or fail cleanly, and the tables must stay correct.
 
-Run as a script (``python tests/test_cluster_writers.py ROOT OUT [KILL_STAGE KILL_BATCH]``)
+Run as a script (``python tests/e2e/test_cluster_writers.py ROOT OUT [KILL_STAGE KILL_BATCH]``)
 this file is the driver.
 """
 from __future__ import annotations
@@ -49,7 +49,7 @@ def store(tmp_path_factory):
             services.env[key] = value
         yield services
     finally:
-        subprocess.run([str(Path(__file__).resolve().parents[1] / "dev"), "store", "down"], env=services.env,
+        subprocess.run([str(Path(__file__).resolve().parents[2] / "dev"), "store", "down"], env=services.env,
                        capture_output=True, timeout=120)
 
 

@@ -11,7 +11,7 @@ local tables. The results must be the same rows.
 An Airflow ``dag.test()`` run of the streaming DAG reaches the cluster through the job's
 ``spark_conn_id`` connection (given to Airflow as an ``AIRFLOW_CONN_*`` variable).
 
-Run as a script (``python tests/test_cluster.py run|airflow JOB ROOT MASTER OUT``) this
+Run as a script (``python tests/e2e/test_cluster.py run|airflow JOB ROOT MASTER OUT``) this
 file is those drivers.
 """
 from __future__ import annotations
@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / "dev"
 DEMO_JOB = REPO / "jobs" / "demo.toml"
 ARRIVALS = 2
@@ -224,7 +224,7 @@ def drive(job_file: str, root: str, master: str, out: str) -> None:
 
 def drive_airflow(job_file: str, root: str, _master: str, out: str) -> None:
     """One ``dag.test()`` of the streaming DAG of a job whose ``spark_conn_id`` names the cluster."""
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: the helpers
     from job_files import demo_job_file
     folder = Path(out).parent
     job_path = demo_job_file(folder, replace={"# spark_conn_id = \"spark_cluster\"": "spark_conn_id = \"spark_cluster\""})

@@ -11,7 +11,7 @@ from pipelines.cli import main as winjob
 from pipelines.demo import START, generate_purchases, land
 from pipelines.job import load_job
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "jobs" / "demo.toml"
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("reprocess")]  # module-scoped fixtures: one test process
 

@@ -1,6 +1,6 @@
 """delta_io's writes that land once per (application id, batch id), on real Delta tables.
 
-The commit protocol (tests/test_delta_protocol.py) relies on these rules; here
+The commit protocol (tests/spark/test_delta_protocol.py) relies on these rules; here
 each rule is shown on its own: a repeated or older batch is skipped, other
 writers' commits in between do not hide the marker, Delta ``txn`` actions of
 older releases count, and a log whose early commits were cleaned up falls back

@@ -296,7 +296,7 @@ def test_backfill_and_stream_refuse_each_others_state(spark, demo, capsys):
 def test_two_stream_processes_on_one_root_never_both_land_a_batch(spark, demo):
     """Two ``winjob stream`` processes started together: one lands the batch, the other fails with one line."""
     job_file, root, job = demo
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[1]),
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
                                                       os.environ.get("PYTHONPATH", "")]))
     command = [sys.executable, "-m", "pipelines.cli", "stream", "--job", str(job_file), "--root", str(root)]
     runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 OWN_HOME = None
 if "airflow" not in sys.modules:
     # Airflow reads its home when first imported: give this test run a database of its own
