@@ -35,10 +35,21 @@ _main = sys.modules.get("__main__")
 if _main is not None and getattr(_main, "__spec__", None) is None and not hasattr(_main, "__file__"):
     _main.__file__ = "<pytest-xdist worker>"
 
-# Spark's Python workers unpickle functions defined in test modules (user
-# aggregates): they must be able to import them, like the driver does.
-_TESTS = str(Path(__file__).resolve().parent)
-os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (_TESTS, os.environ.get("PYTHONPATH")) if p)
+# Tests by layer: core/ (the model, pure Python), spark/ (plans, stores, Delta state), pipelines/
+# (jobs, drivers, CLI, quality) and e2e/ (Airflow, cluster, fault soak, the demos). Helpers
+# (spark_adapter, job_files, the transcripts package) and test modules are imported as top-level
+# modules: tests/ and each layer folder go on sys.path, and on PYTHONPATH, because Spark's
+# Python workers unpickle functions defined in test modules (user aggregates) and must import
+# them like the driver does.
+_TESTS = Path(__file__).resolve().parent
+LAYERS = ("core", "spark", "pipelines", "e2e")
+_IMPORTABLE = [str(_TESTS)] + [str(_TESTS / layer) for layer in LAYERS]
+for _path in reversed(_IMPORTABLE):
+    if _path not in sys.path:
+        sys.path.insert(0, _path)
+os.environ["PYTHONPATH"] = os.pathsep.join(
+    [p for p in _IMPORTABLE if p not in os.environ.get("PYTHONPATH", "").split(os.pathsep)]
+    + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 
 
 @pytest.fixture(scope="session")

@@ -111,6 +111,15 @@ class SparkExecutor:
         return [] if start is None else [r for r in self.store.open_windows() if r[start] is not None]
 
 
+class KeyedExecutor(SparkExecutor):
+    """The Spark executor forced onto the per-key path (the model per key in applyInArrow), whatever
+    the dispatch would pick."""
+
+    def __init__(self, spark, spec: WindowSpec, schema: str):
+        super().__init__(spark, spec, schema)
+        self.operator = KeyedModelOperator(spark, spec, self.store)
+
+
 class DeltaExecutor(SparkExecutor):
     """The Spark executor on a :class:`DeltaStore` under ``root``: state in Delta tables, and every
     batch's panes, late and quarantined rows read back from the Delta output tables.
@@ -152,6 +161,14 @@ class DeltaExecutor(SparkExecutor):
             return keyed_time_windows_left(self.operator)
         start = len(self.spec.key_columns)    # the windows table: key columns, then the window start
         return [r for r in self.open_windows() if r[start] is not None]
+
+
+def expected_plan_kind(spec: WindowSpec) -> str:
+    """The plan kind a run of ``spec`` reports: its DataFrame plan's, else the per-key path's."""
+    from windowing.spark.dispatch import uses_dataframe_plan
+    from windowing.spark.keyed import KEYED_PLAN
+    from windowing.spark.plans import plan_for
+    return plan_for(spec).kind if uses_dataframe_plan(spec) else KEYED_PLAN
 
 
 def _plain(value):

@@ -6,7 +6,7 @@ Prints every run (its fault plan and outcome), every table compared with the
 clean run's, and a PASS/FAIL line with the seed. Exit code 0 on PASS, 1 on a
 difference or a failed run, 2 on bad arguments. ``docs/fault-soak.md`` explains
 what it does and checks; :mod:`tools.soak` is the harness (shared with
-``tests/test_fault_soak.py``).
+``tests/e2e/test_fault_soak.py``).
 """
 from __future__ import annotations
 

@@ -1,0 +1,378 @@
+"""The DAGs in dags/: integrity, and real ``dag.test()`` runs on embedded Spark and Delta.
+
+``dag.test()`` runs the tasks in this process with a real Airflow metadata
+database (SQLite in a temporary AIRFLOW_HOME), so the tasks reuse the test
+run's SparkSession.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import logging
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+OWN_HOME = None
+if "airflow" not in sys.modules:
+    # Airflow reads its home when first imported: give this test run a database of its own
+    # (removed when the module's tests are done, see ``airflow_home_removed``).
+    OWN_HOME = os.environ["AIRFLOW_HOME"] = tempfile.mkdtemp(prefix="airflow-home-tests-")
+os.environ["AIRFLOW__CORE__LOAD_EXAMPLES"] = "False"
+os.environ["AIRFLOW__CORE__DAGS_FOLDER"] = str(REPO / "dags")
+# Airflow's logging setup lets py4j's INFO messages through, even at interpreter exit.
+logging.getLogger("py4j").setLevel(logging.WARNING)
+
+pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow_dags")]  # module-scoped fixtures: one test process
+UTC = dt.timezone.utc
+DAG_FILES = sorted((REPO / "dags").glob("*.py"))
+DEMO = REPO / "jobs" / "demo.toml"
+
+
+@pytest.fixture(scope="module", autouse=True)
+def airflow_home_removed():
+    """The temporary AIRFLOW_HOME this module made goes when its tests are done (it held only test runs)."""
+    yield
+    if OWN_HOME:
+        shutil.rmtree(OWN_HOME, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def airflow_db():
+    from airflow.utils import db
+    db.initdb()
+    yield
+
+
+def dagbag():
+    from airflow.dag_processing.dagbag import DagBag
+    return DagBag(dag_folder=str(REPO / "dags"))
+
+
+@pytest.fixture
+def data_root(tmp_path, monkeypatch):
+    """Jobs' relative tables under a temporary folder; only the demo job gets DAGs (as shipped)."""
+    monkeypatch.setenv("WINDOWING_DATA_ROOT", str(tmp_path))
+    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(DEMO))
+    return tmp_path
+
+
+@pytest.fixture
+def quiet_job(data_root, monkeypatch) -> Path:
+    """The demo job file with ``[quality] validate_runs = false`` and 1-hour backfill chunks; the only job with DAGs.
+
+    For the runs whose point is what they write: the tasks then skip the Great
+    Expectations validation that the drivers otherwise run after each batch (a
+    deployment with the quality DAG sets it so; what the quality task validates is
+    shown in ``test_quality_task_validates_what_a_streaming_run_wrote``; the drivers'
+    own validation in test_quality.py and test_bad_input.py), and a
+    backfill or reprocessing run of an hour is one batch instead of six chunks
+    and a flush, each a round of Delta commits (chunking is tested with the
+    drivers: test_pipelines.py, test_bad_input.py).
+    """
+    from job_files import demo_job_file
+    path = demo_job_file(data_root, replace={'backfill_chunk = "10 minutes"': 'backfill_chunk = "1 hour"'})
+    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(path))
+    return path
+
+
+# ---------------------------------------------------------------- integrity
+def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
+    monkeypatch.delenv("WINDOWING_AIRFLOW_JOBS", raising=False)
+    bag = dagbag()
+    assert bag.import_errors == {}
+    from pipelines.job import load_job
+    jobs = {load_job(path).name for path in (REPO / "jobs").glob("*.toml")}   # every job file gets its DAGs
+    assert {"purchases_per_minute", "sensor_sliding_avg", "large_purchases_per_minute"} <= jobs
+    kinds = {"streaming", "backfill", "reprocess", "quality"}
+    assert set(bag.dags) == {f"{j}_{k}" for j in jobs for k in kinds}
+    for dag_id, dag in bag.dags.items():
+        assert dag.doc_md and len(dag.doc_md) > 100, dag_id
+        assert dag.tags and "windowing" in dag.tags, dag_id
+        assert dag.max_active_runs == 1, dag_id
+        for t in dag.tasks:
+            assert t.owner == "windowing", (dag_id, t.task_id)
+            assert t.retries >= 1, (dag_id, t.task_id)
+    streaming = bag.dags["purchases_per_minute_streaming"]
+    assert streaming.catchup is False and streaming.timetable.expression == "*/5 * * * *"
+    # The quality DAG is data-aware: scheduled on the three results assets of its job.
+    quality = bag.dags["purchases_per_minute_quality"]
+    uris = {asset.uri for asset in quality.timetable.asset_condition.objects}
+    outlets = {bag.dags[f"purchases_per_minute_{k}"].tasks[0].outlets[0].uri
+               for k in ("streaming", "backfill", "reprocess")}
+    assert uris == outlets and len(uris) == 3
+
+
+@pytest.fixture(scope="module")
+def warm_airflow():
+    """One parse of the DAGs folder, so that Airflow's own imports are not counted as a DAG file's cost."""
+    dagbag()
+
+
+@pytest.mark.parametrize("path", DAG_FILES, ids=[p.name for p in DAG_FILES])
+def test_each_dag_file_parses_in_under_two_seconds(path, warm_airflow):
+    from airflow.dag_processing.dagbag import DagBag
+    started = time.perf_counter()
+    bag = DagBag(dag_folder=str(path))
+    elapsed = time.perf_counter() - started
+    assert bag.import_errors == {} and bag.dags
+    assert elapsed < 2.0, f"{path.name} took {elapsed:.2f}s to parse"
+
+
+def test_parsing_the_dags_imports_no_spark():
+    code = ("import sys\nfrom airflow.dag_processing.dagbag import DagBag\n"
+            f"bag = DagBag(dag_folder={str(REPO / 'dags')!r})\n"
+            "assert not bag.import_errors, bag.import_errors\n"
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j', 'delta')))\n")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_a_bad_jobs_list_is_an_import_error_naming_it(monkeypatch):
+    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", "/nowhere/job.toml")
+    errors = dagbag().import_errors
+    assert errors and all("/nowhere/job.toml" in text for text in errors.values())
+
+
+# ---------------------------------------------------------------- Spark settings
+def test_spark_settings_come_from_the_job_then_the_connection():
+    from pipelines.job import load_job
+    from pipelines.orchestration import spark_conf_for, spark_conf_from_connection
+    job = load_job(REPO / "jobs" / "demo.toml")
+    conf = spark_conf_for(job)
+    assert conf["spark.sql.shuffle.partitions"] == "4"  # the job's [spark] wins over the task default
+    assert conf["spark.driver.memory"] in ("1g", os.environ.get("SPARK_DRIVER_MEMORY"))
+    assert "spark.master" not in conf  # embedded local Spark
+    cluster = spark_conf_from_connection("spark-master", 7077, {"spark.executor.memory": "2g", "queue": "x"})
+    assert cluster == {"spark.master": "spark://spark-master:7077", "spark.executor.memory": "2g"}
+    assert spark_conf_from_connection("local[2]")["spark.master"] == "local[2]"
+    assert spark_conf_from_connection("k8s://https://api:6443")["spark.master"] == "k8s://https://api:6443"
+    merged = spark_conf_for(job, cluster)
+    assert merged["spark.master"] == "spark://spark-master:7077"
+    assert merged["spark.sql.shuffle.partitions"] == "4"
+    with pytest.raises(ValueError, match="'spark_prod' has no host"):
+        spark_conf_from_connection("", conn_id="spark_prod")
+
+
+def test_a_job_names_its_spark_connection_and_bad_airflow_settings_are_refused(tmp_path):
+    from pipelines.job import load_job
+    text = (REPO / "jobs" / "demo.toml").read_text()
+    text = text[:text.index("[airflow]")]  # the shipped settings, replaced below
+    good = tmp_path / "good.toml"
+    good.write_text(text + '\n[airflow]\nspark_conn_id = "spark_cluster"\nstream_schedule = "*/2 * * * *"\n')
+    job = load_job(good)
+    assert job.airflow.spark_conn_id == "spark_cluster" and job.airflow.stream_schedule == "*/2 * * * *"
+    bad = tmp_path / "bad.toml"
+    bad.write_text(text + '\n[airflow]\nstream_schedule = "every 5 minutes"\n')
+    with pytest.raises(ValueError, match="'every 5 minutes' is not a cron expression"):
+        load_job(bad)
+    bad.write_text(text + '\n[airflow]\nschedule = "@daily"\n')
+    with pytest.raises(ValueError, match=r"unknown keys \['schedule'\]"):
+        load_job(bad)
+
+
+# ---------------------------------------------------------------- dag.test() runs
+def _land(spark, job, rows):
+    from pipelines.demo import land
+    land(spark, rows, job.source_path)
+
+
+def _rows(spark, path, *columns):
+    return sorted(tuple(r) for r in spark.read.format("delta").load(path).select(*columns).collect())
+
+
+def _task_state(run, task_id="stream"):
+    return {ti.task_id: ti.state for ti in run.get_task_instances()}[task_id]
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, data_root, quiet_job, tmp_path):
+    """Two dag.test() runs with rows landing in between write what the driver writes, nothing twice."""
+    from pipelines.demo import generate_purchases
+    from pipelines.drivers import run_stream
+    from pipelines.job import load_job
+    job = load_job(quiet_job, root=data_root)
+    twin = load_job(quiet_job, root=tmp_path / "twin")
+    rows = generate_purchases(n_events=1200)
+    dag = dagbag().dags["purchases_per_minute_streaming"]
+
+    run = dag.test()
+    assert _task_state(run) == "skipped"  # nothing has landed yet: no raw table
+
+    for arrival in (rows[:600], rows[600:]):
+        _land(spark, job, arrival)
+        run = dag.test()
+        assert run.state == "success" and _task_state(run) == "success"
+        _land(spark, twin, arrival)
+        run_stream(spark, twin, validate=False)  # the baseline: its validation adds nothing here
+    cols = ("user_id", "window_start_ms", "items", "purchases", "pane_index", "timing", "is_final", "batch_id")
+    results = _rows(spark, job.results_path, *cols)
+    assert results == _rows(spark, twin.results_path, *cols)
+    assert len(results) > 100 and len({r[:2] + r[4:5] for r in results}) == len(results)  # no pane twice
+    assert {r[-1] for r in results} == {0, 1}
+    assert _rows(spark, job.quarantine_path, "event_id", "reason") == _rows(spark, twin.quarantine_path,
+                                                                           "event_id", "reason")
+    assert len(_rows(spark, job.quarantine_path, "event_id")) == 3
+    # rows of the second arrival behind the first run's watermark: late, as the driver has them
+    late = _rows(spark, job.late_path, "event_id")
+    assert late and late == _rows(spark, twin.late_path, "event_id")
+    # A third run with nothing new writes nothing.
+    before = len(results)
+    assert dag.test().state == "success"
+    assert len(_rows(spark, job.results_path, *cols)) == before
+    # The job says validate_runs = false: the task left validation to the quality DAG.
+    from pipelines.quality import runs_table_path
+    assert not Path(runs_table_path(job)).exists()
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_failed_streaming_run_retried_writes_no_duplicates(spark, airflow_db, data_root, quiet_job, tmp_path):
+    """The run fails after the operator committed a batch (outputs written); the retry adds nothing twice."""
+    from pipelines import orchestration
+    from pipelines.demo import generate_purchases
+    from pipelines.drivers import run_stream
+    from pipelines.job import load_job
+    job = load_job(quiet_job, root=data_root)
+    twin = load_job(quiet_job, root=tmp_path / "twin")
+    rows = generate_purchases(n_events=800)
+    _land(spark, job, rows)
+    _land(spark, twin, rows)
+
+    def crash(report):
+        raise RuntimeError("worker lost after the batch was committed")
+
+    with pytest.raises(Exception, match="worker lost"):
+        run_stream(spark, job, on_batch=crash)  # the checkpoint has not recorded the batch
+    summary = orchestration.stream_run(quiet_job)  # the retry, as the DAG task runs it
+    assert summary["skipped_batch_ids"] == [0] and summary["committed_batch_ids"] == []
+    run_stream(spark, twin, validate=False)
+    cols = ("user_id", "window_start_ms", "items", "purchases", "pane_index", "timing", "batch_id")
+    assert _rows(spark, job.results_path, *cols) == _rows(spark, twin.results_path, *cols)
+    assert len(_rows(spark, job.quarantine_path, "event_id")) == 3
+
+
+def _valid_counts(rows, lo, hi):
+    """Valid purchases (key and time set) with event time in [lo, hi)."""
+    return sum(1 for r in rows if r[1] is not None and r[3] is not None and lo <= r[3] < hi)
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, data_root, quiet_job):
+    from pipelines.demo import START, generate_purchases
+    from pipelines.job import load_job
+    from pipelines.orchestration import backfill_job
+    job = load_job(quiet_job, root=data_root)
+    target = backfill_job(job)
+    rows = generate_purchases(n_events=1200)
+    _land(spark, job, rows)
+    dag = dagbag().dags["purchases_per_minute_backfill"]
+    cols = ("user_id", "window_start_ms", "window_end_ms", "purchases", "items", "pane_index", "timing")
+
+    # Ad hoc: params start/end, windows ending in (09:00, 09:10].
+    run = dag.test(logical_date=dt.datetime(2026, 11, 2, tzinfo=UTC),
+                   run_conf={"start": "2026-11-01T09:00:00", "end": "2026-11-01T09:10:00"})
+    assert run.state == "success"
+    first = _rows(spark, target.results_path, *cols)
+    assert {r[2] for r in first} <= {int((START + dt.timedelta(minutes=m)).timestamp() * 1000) for m in range(1, 11)}
+    assert sum(r[3] for r in first) == _valid_counts(rows, START, START + dt.timedelta(minutes=10))
+
+    # The data interval [09:00, 10:00) (what `airflow backfill create` runs): every window, each once.
+    # (dag.test() takes the interval that ends at the given date; empty params: use the interval.)
+    interval = {"start": "", "end": ""}
+    run = dag.test(logical_date=dt.datetime(2026, 11, 1, 10, tzinfo=UTC), run_conf=interval)
+    assert run.data_interval_start == dt.datetime(2026, 11, 1, 9, tzinfo=UTC)
+    assert run.state == "success"
+    full = _rows(spark, target.results_path, *cols)
+    assert sum(r[3] for r in full) == _valid_counts(rows, START, START + dt.timedelta(hours=1)) == 1200
+    assert len({r[:2] for r in full}) == len(full) and {r[6] for r in full} == {"ON_TIME"}
+    assert set(first) <= set(full)
+
+    # Rerun of the same interval (--reprocess-behavior completed): the same rows, nothing twice.
+    assert dag.test(logical_date=dt.datetime(2026, 11, 1, 10, tzinfo=UTC), run_conf=interval).state == "success"
+    assert _rows(spark, target.results_path, *cols) == full
+    # An interval without data removes nothing of the others.
+    assert dag.test(logical_date=dt.datetime(2026, 11, 1, 12, tzinfo=UTC), run_conf=interval).state == "success"
+    assert _rows(spark, target.results_path, *cols) == full
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, airflow_db, data_root, quiet_job):
+    from pipelines.demo import START, generate_purchases
+    from pipelines.drivers import run_stream
+    from pipelines.job import load_job
+    job = load_job(quiet_job, root=data_root)
+    rows = generate_purchases(n_events=1200)
+    _land(spark, job, rows)
+    run_stream(spark, job, validate=False)  # setup: the reprocess run validates its own outputs
+    dag = dagbag().dags["purchases_per_minute_reprocess"]
+    range_conf = {"start": "2026-11-01T09:05:00", "end": "2026-11-01T09:15:00"}
+    lo, hi = START + dt.timedelta(minutes=5), START + dt.timedelta(minutes=15)
+    lo_ms, hi_ms = (int(t.timestamp() * 1000) for t in (lo, hi))
+
+    run = dag.test(run_conf={**range_conf, "window": {"size": "5 minutes"}, "into": "five_min"})
+    assert run.state == "success"
+    five = spark.read.format("delta").load(str(Path(job.results_path).parent / "results_five_min"))
+    got = five.groupBy("window_start_ms", "window_end_ms").sum("purchases").collect()
+    assert sorted((r[0], r[1]) for r in got) == [(lo_ms, lo_ms + 300_000), (lo_ms + 300_000, hi_ms)]
+    assert sum(r[2] for r in got) == _valid_counts(rows, lo, hi)
+
+    # In place: the stream's own results, range replaced in one commit, the rest untouched.
+    from delta.tables import DeltaTable
+    cols = ("user_id", "window_start_ms", "window_end_ms", "purchases", "pane_index", "timing")
+    before = _rows(spark, job.results_path, *cols)
+    version_before = DeltaTable.forPath(spark, job.results_path).history(1).first()["version"]
+    run = dag.test(run_conf={**range_conf, "window": {}, "into": ""})
+    assert run.state == "success"
+    after = _rows(spark, job.results_path, *cols)
+    assert DeltaTable.forPath(spark, job.results_path).history(1).first()["version"] == version_before + 1
+    outside = lambda rs: [r for r in rs if not lo_ms < r[2] <= hi_ms]  # noqa: E731
+    inside = [r for r in after if lo_ms < r[2] <= hi_ms]
+    assert outside(after) == outside(before)
+    assert sum(r[3] for r in inside) == _valid_counts(rows, lo, hi)
+    assert len({r[:3] for r in inside}) == len(inside)  # one complete pane per window
+    # Readers of the version before the replace still see the old rows of the range.
+    old = spark.read.format("delta").option("versionAsOf", version_before).load(job.results_path)
+    assert sorted(tuple(r) for r in old.select(*cols).collect()) == before
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_quality_task_validates_what_a_streaming_run_wrote(spark, airflow_db, data_root, quiet_job):
+    pytest.importorskip("pipelines.quality")
+    from pipelines import orchestration
+    from pipelines.demo import generate_purchases
+    from pipelines.job import load_job
+    from pipelines.quality import read_runs, runs_table_path
+    job = load_job(quiet_job, root=data_root)
+    _land(spark, job, generate_purchases(n_events=600))
+    # The job leaves validation to the quality DAG (as a deployment with that DAG sets it):
+    # the runs recorded below are the quality task's own, not a second validation of the batch.
+    summary = orchestration.stream_run(quiet_job)  # what the streaming task returns
+    assert summary["committed_batch_ids"] == [0]
+    assert not Path(runs_table_path(job)).exists()
+    done = orchestration.quality_run([summary])
+    assert done == [{"job": "purchases_per_minute", "kind": "stream", "batch_id": 0, "success": True}]
+    runs = read_runs(spark, job).collect()
+    assert {(r["run_kind"], r["batch_id"]) for r in runs} == {("stream", 0)}
+    assert {"window_results", "raw_events", "late_rows"} <= {r["suite"] for r in runs}
+    assert not [r for r in runs if r["failed_critical"]]
+
+
+def test_quality_run_skips_events_with_nothing_new(data_root):
+    """A stream run that committed no batch (nothing arrived) gives the quality task nothing to validate."""
+    from pipelines import orchestration
+    events = [{"job_file": str(REPO / "jobs" / "demo.toml"), "kind": "stream", "committed_batch_ids": []},
+              {}, {"unrelated": True}]
+    assert orchestration.quality_run(events) == []

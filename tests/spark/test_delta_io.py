@@ -1,0 +1,154 @@
+"""delta_io's writes that land once per (application id, batch id), on real Delta tables.
+
+The commit protocol (tests/spark/test_delta_protocol.py) relies on these rules; here
+each rule is shown on its own: a repeated or older batch is skipped, other
+writers' commits in between do not hide the marker, Delta ``txn`` actions of
+older releases count, and a log whose early commits were cleaned up falls back
+to Delta's own record.
+"""
+from __future__ import annotations
+
+import decimal
+import json
+import os
+from pathlib import Path
+
+from pyspark.sql import functions as F
+
+from windowing.spark import delta_io
+
+
+def _rows(spark, n: int, tag: str):
+    return spark.range(n).select(F.col("id"), F.lit(tag).alias("tag"))
+
+
+def _count(spark, path) -> int:
+    return spark.read.format("delta").load(str(path)).count()
+
+
+def test_a_batch_lands_once_and_older_batches_are_skipped(spark, tmp_path):
+    path = str(tmp_path / "t")
+    assert delta_io.append(_rows(spark, 3, "b0"), path, "op", 0)
+    assert not delta_io.append(_rows(spark, 3, "b0 again"), path, "op", 0)
+    assert delta_io.append(_rows(spark, 2, "b1"), path, "op", 1)
+    assert not delta_io.append(_rows(spark, 5, "b0 late replay"), path, "op", 0)   # Delta's rule: not higher
+    assert _count(spark, path) == 5
+    assert delta_io.committed_batch(spark, path, "op") == 1
+    assert delta_io.committed_batch(spark, path, "someone else") is None
+
+
+def test_other_writers_commits_do_not_hide_the_marker(spark, tmp_path):
+    path = str(tmp_path / "t")
+    delta_io.append(_rows(spark, 1, "op"), path, "op", 7)
+    for batch in range(3):
+        delta_io.append(_rows(spark, 1, "other"), path, "other", batch)
+    # A plain write with someone's free-text metadata, and a DELETE: neither is a marker.
+    _rows(spark, 1, "free").write.format("delta").mode("append").option("userMetadata", "not json {").save(path)
+    from delta.tables import DeltaTable
+    DeltaTable.forPath(spark, path).delete(F.col("tag") == "free")
+    assert delta_io.committed_batch(spark, path, "op") == 7
+    assert delta_io.committed_batch(spark, path, "other") == 2
+    assert not delta_io.append(_rows(spark, 1, "op"), path, "op", 7)
+    assert _count(spark, path) == 4
+
+
+def test_delta_txn_actions_of_older_releases_count_as_markers(spark, tmp_path):
+    path = str(tmp_path / "t")
+    (_rows(spark, 2, "legacy").write.format("delta").mode("append")
+     .option("txnAppId", "op").option("txnVersion", "4").save(path))
+    assert delta_io.committed_batch(spark, path, "op") == 4
+    assert not delta_io.append(_rows(spark, 2, "replay"), path, "op", 4)
+    assert delta_io.append(_rows(spark, 2, "next"), path, "op", 5)
+    assert _count(spark, path) == 4
+
+
+def test_run_once_runs_a_statement_once_per_batch(spark, tmp_path):
+    from delta.tables import DeltaTable
+    path = str(tmp_path / "t")
+    delta_io.append(_rows(spark, 4, "x"), path, "seed", 0)
+    table = DeltaTable.forPath(spark, path)
+    ran = []
+
+    def bump():
+        ran.append(1)
+        table.update(set={"id": F.col("id") + 100})
+
+    assert delta_io.run_once(spark, path, "op", 3, bump)
+    assert not delta_io.run_once(spark, path, "op", 3, bump)
+    assert len(ran) == 1
+    assert sorted(r.id for r in spark.read.format("delta").load(path).collect()) == [100, 101, 102, 103]
+    assert spark.conf.get(delta_io.USER_METADATA_CONF, None) is None   # not left on the session
+
+
+def test_a_cleaned_up_log_falls_back_to_deltas_record(spark, tmp_path):
+    path = str(tmp_path / "t")
+    (_rows(spark, 1, "legacy").write.format("delta").mode("append")
+     .option("txnAppId", "op").option("txnVersion", "2").save(path))
+    for batch in range(11):          # past Delta's checkpoint interval (10)
+        delta_io.append(_rows(spark, 1, "other"), path, "other", batch)
+    log = Path(path) / "_delta_log"
+    assert any(log.glob("*.checkpoint.parquet"))
+    for version in range(5):         # as log cleanup does: commits before the checkpoint go
+        os.remove(log / f"{version:020d}.json")
+    assert delta_io.committed_batch(spark, path, "op") == 2
+    assert not delta_io.append(_rows(spark, 1, "replay"), path, "op", 2)
+
+
+def test_row_counts_of_a_batch_come_from_its_commit(spark, tmp_path):
+    """appended_rows / merge_deleted_rows read the marked commit's metrics; a batch whose write
+    changed nothing records no commit (Delta skips empty commits) and reads as 0 rows."""
+    path = str(tmp_path / "t")
+    assert delta_io.append(_rows(spark, 3, "b0"), path, "op", 0)
+    assert delta_io.appended_rows(spark, path, "op", 0) == 3
+    version = delta_io.latest_version(spark, path)
+    assert delta_io.append(_rows(spark, 0, "b1"), path, "op", 1)              # an empty output
+    assert delta_io.latest_version(spark, path) == version                     # no commit recorded
+    assert delta_io.appended_rows(spark, path, "op", 1) == 0
+    assert delta_io.appended_rows(spark, path, "op", 0) == 3                   # still the newest commit of "op"
+    source = spark.range(2).select(F.col("id"), F.lit(None).cast("string").alias("tag"),
+                                   F.lit(True).alias("__delete"))              # delete ids 0 and 1
+    delta_io.merge_once(spark, path, source, ["id"], "op", 2)
+    assert delta_io.merge_deleted_rows(spark, path, "op", 2) == 2
+    assert _count(spark, path) == 1
+    nothing = source.where(F.lit(False))
+    delta_io.merge_once(spark, path, nothing, ["id"], "op", 3)                 # changes nothing
+    assert delta_io.merge_deleted_rows(spark, path, "op", 3) == 0
+    assert delta_io.merge_deleted_rows(spark, path, "op", 1) is None           # batch 2's commit is newer
+    assert delta_io.merge_deleted_rows(spark, path, "someone else", 0) == 0    # never wrote: nothing deleted
+
+
+def test_results_table_collects_file_statistics_on_window_bounds_and_batch_id_not_keys(spark, tmp_path):
+    """Every results file spans nearly every key (writes are hash-partitioned by key and window):
+    key statistics would skip nothing and cost a comparison per row; the window bounds and the
+    batch id are what readers select panes by."""
+    from windowing.core.aggregates import Count
+    from windowing.core.assigners import TumblingEventTimeWindows
+    from windowing.core.spec import WindowSpecBuilder
+    from windowing.spark.operator import SparkWindowOperator
+
+    spec = (WindowSpecBuilder().key_by("user", "shop").event_time("ts").window(TumblingEventTimeWindows.of(10))
+            .aggregate(n=Count()))
+    results = str(tmp_path / "results")
+    op = SparkWindowOperator.on_delta(spark, spec, "stats", str(tmp_path / "state"), results_path=results)
+    op.process_batch(spark.createDataFrame([("u", "s", 1), ("v", "s", 12)], "user string, shop string, ts long"), 0)
+    properties = spark.sql(f"DESCRIBE DETAIL delta.`{results}`").first()["properties"]
+    assert properties["delta.dataSkippingStatsColumns"] == "window_start_ms,window_end_ms,batch_id"
+    log = spark.read.json(f"{results}/_delta_log/*.json")
+    stats = json.loads(log.where("add IS NOT NULL").select("add.stats").first()[0])
+    assert set(stats["minValues"]) == {"window_start_ms", "window_end_ms", "batch_id"}
+
+
+def test_conform_casts_only_the_columns_of_another_type(spark):
+    from pyspark.sql import types as T
+    table = T.StructType([T.StructField("k", T.StringType()), T.StructField("n", T.LongType()),
+                          T.StructField("d", T.DecimalType(10, 2)),
+                          T.StructField("s", T.StructType([T.StructField("a b", T.LongType())])),
+                          T.StructField("missing", T.TimestampType())])
+    df = spark.createDataFrame([("x", 1, "2.5", (7,))], "k string, n int, d string, s struct<`a b`: int>") \
+        .withColumn("missing", F.lit(None))
+    out = delta_io.conform(df.select("n", "k", "d", "s", "missing"), table)
+    assert out.schema == table                      # order, atomic, decimal, nested (quoted name) and null columns
+    assert [tuple(r) for r in out.collect()] == [("x", 1, decimal.Decimal("2.50"), (7,), None)]
+    already = delta_io.conform(out, table)
+    assert already is out                           # nothing to select or cast: the same DataFrame
+    assert delta_io.conform(out.select("n", "k", "d", "s", "missing"), table).columns == table.names
