@@ -35,8 +35,10 @@ from windowing.spark.stores import ConcurrentWriterError
 
 STREAM_RUN = {"kind": "stream"}
 """The ``run`` a stream records in its progress rows."""
-SPARK_CHECKPOINT_CONFLICT = "Multiple streaming jobs detected"
-"""Spark's error when another query wrote the checkpoint's offset log for the same batch."""
+SPARK_CHECKPOINT_CONFLICTS = ("Multiple streaming jobs detected",           # CONCURRENT_STREAM_LOG_UPDATE
+                              "Multiple streaming queries are concurrently using",   # a checkpoint file written first
+                              "Another instance of this query was just started")     # CONCURRENT_QUERY
+"""Spark's messages when another query on the same checkpoint created it or wrote its offset or commit log first."""
 
 
 RAW_SUITE = "raw_events"
@@ -196,7 +198,12 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
         writer = writer.trigger(processingTime=processing_time)
     elif available_now:
         writer = writer.trigger(availableNow=True)
-    query = writer.start()
+    try:
+        query = writer.start()
+    except Exception as error:     # noqa: BLE001 - another run's query may have created the checkpoint first
+        if checkpoint_conflict(str(error)):
+            raise _checkpoint_taken(job) from error
+        raise
     try:
         if timeout_s is not None and processing_time:
             query.awaitTermination(timeout_s)
@@ -213,15 +220,24 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
         raise quality_errors[0]
     failure = query.exception()
     if failure:
-        if SPARK_CHECKPOINT_CONFLICT in str(failure):
-            raise ConcurrentWriterError(
-                f"job {job.name}: another run is using the checkpoint {job.checkpoint_path} (Spark found the "
-                f"same batch planned twice); this run stopped. Two runs must not write one operator at the same "
-                f"time: let the other run finish (or stop it), then run again.")
+        if checkpoint_conflict(str(failure)):
+            raise _checkpoint_taken(job) from failure
         raise RuntimeError(f"streaming job {job.name} failed: {failure}") from failure
     if ledger is not None:
         ledger.catch_up()
     return reports
+
+
+def checkpoint_conflict(error_text: str) -> bool:
+    """Whether a streaming query's error says that another query uses the same checkpoint."""
+    return any(marker in error_text for marker in SPARK_CHECKPOINT_CONFLICTS)
+
+
+def _checkpoint_taken(job: Job) -> ConcurrentWriterError:
+    return ConcurrentWriterError(
+        f"job {job.name}: another run is using the checkpoint {job.checkpoint_path} (Spark found it created or "
+        f"the same batch planned by another query); this run stopped. Two runs must not write one operator at "
+        f"the same time.")
 
 
 class _ValidationLedger:

@@ -301,8 +301,13 @@ def test_two_stream_processes_on_one_root_never_both_land_a_batch(spark, demo):
     command = [sys.executable, "-m", "pipelines.cli", "stream", "--job", str(job_file), "--root", str(root)]
     runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)]
-    outcomes = [(run.wait(timeout=600), run.stderr.read()) for run in runs]
+    outcomes = []
+    for run in runs:
+        _, err = run.communicate(timeout=600)
+        outcomes.append((run.returncode, err))
     codes = sorted(code for code, _ in outcomes)
+    # What each run said (its log lines and its last line), without Spark's own logging.
+    said = [(code, [line for line in err.splitlines() if line.startswith(("winjob", "["))]) for code, err in outcomes]
     results = _results(spark, job)
     duplicates = results.groupBy("user_id", "window_start_ms", "pane_index").count().where("count > 1").count()
     assert duplicates == 0, outcomes
@@ -313,7 +318,7 @@ def test_two_stream_processes_on_one_root_never_both_land_a_batch(spark, demo):
     progress = spark.read.format("delta").load(f"{job.state_root}/{job.operator_id}/progress")
     assert progress.count() == progress.select("batch_id").distinct().count()
     if codes != [0, 0]:          # both may succeed when one finished before the other began
-        assert codes == [0, ExitCode.CONFLICT], outcomes
+        assert codes == [0, ExitCode.CONFLICT], said
         loser = next(err for code, err in outcomes if code == ExitCode.CONFLICT)
         last = [line for line in loser.strip().splitlines() if line.startswith("winjob stream:")]
         assert len(last) == 1 and ("being written by" in last[0] or "another run" in last[0]
@@ -329,3 +334,20 @@ def test_a_claim_on_another_host_is_taken_over_only_when_the_operator_names_its_
     assert is_running(remote)                              # another writer named: still refused
     monkeypatch.setenv(TAKE_OVER_ENV, "w-remote")
     assert not is_running(remote)
+
+
+@pytest.mark.parametrize("condition", ["CONCURRENT_STREAM_LOG_UPDATE", "CONCURRENT_QUERY", "_LEGACY_ERROR_TEMP_2207"])
+def test_spark_messages_of_a_shared_checkpoint_read_as_a_conflict(condition):
+    """The texts Spark's installed jars give these error conditions are the ones the stream driver maps to exit 4."""
+    import glob
+    import json
+    import zipfile
+
+    import pyspark
+    from pipelines.drivers import checkpoint_conflict
+    jar, = glob.glob(os.path.join(os.path.dirname(pyspark.__file__), "jars", "spark-common-utils_*.jar"))
+    with zipfile.ZipFile(jar) as archive:
+        conditions = json.loads(archive.read("error/error-conditions.json"))
+    message = " ".join(conditions[condition]["message"])
+    assert checkpoint_conflict(message), message
+    assert not checkpoint_conflict("DELTA_TABLE_NOT_FOUND: table not found")
