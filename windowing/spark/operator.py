@@ -3,8 +3,9 @@
 Tables of an operator (``operator_id``) under ``state_root/operator_id``:
 
 * ``windows``: one row per open (key, window), partitioned by ``end_bucket``
-  (window end // bucket) so that reads and MERGEs touch only the buckets a
-  batch can affect.
+  (window end // bucket) so that reads and writes touch only the buckets a
+  batch can affect (a batch rewrites the buckets it touched; global and count
+  windows, one bucket, are merged: :class:`windowing.spark.stores.StateWrite`).
 * ``buffers``: elements of sliding count windows (evictor).
 * ``progress``: one row per committed batch: watermark, max seen event time,
   processing time, the state tables' Delta versions, the spec fingerprint, and
@@ -38,12 +39,13 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from windowing.core.assigners import GlobalWindows
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING_TIME_WINDOW_FIRED, BatchMetrics
 from windowing.core.spec import FINAL, WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.spark.stores import (ConcurrentWriterError, DeltaStore, MemoryStore, SpecMismatchError,  # noqa: F401
-                                    bind_output_mode, check_fingerprint, delta_store, local_frame)
+                                    StateWrite, bind_output_mode, check_fingerprint, delta_store, local_frame)
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.dedup import SeenIds
 from windowing.spark.plans import (
@@ -147,6 +149,8 @@ class SparkWindowOperator:
         self.plan = plan_for(spec)
         self.compiled = compile_aggregates(spec)
         self.bucket_ms = bucket_ms or default_bucket_ms(spec)
+        # Global (and count) windows never end: their state is one partition, merged, not rewritten.
+        self.state_write = StateWrite.MERGE if isinstance(spec.assigner, GlobalWindows) else StateWrite.REWRITE_BUCKETS
         self.writer_id = uuid.uuid4().hex
         self._fault = fault_injection or (lambda stage: None)
         self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.dedup_column else None
@@ -322,10 +326,11 @@ class SparkWindowOperator:
             self._fault("after_outputs")
             if self.seen_ids:
                 self.seen_ids.record(classified, batch_id, wm0)
-            windows_version = self.store.merge_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id)
+            windows_version = self.store.write_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id,
+                                                       windows_version, self.state_write)
             if not isinstance(out, SessionOutput) and out.cleaned is None:
-                # The state rows a batch deletes are the windows it cleaned up; its MERGE's commit
-                # counted them (every delete matches a state row: the plans delete only rows they read).
+                # The state rows a batch deletes are the windows it cleaned up; the store counted
+                # them as it wrote (every delete matches a state row: the plans delete only rows they read).
                 cleaned = self.store.windows_deleted
                 metrics.windows_cleaned = out.deletes.count() if cleaned is None else cleaned
             buffers_version = None

@@ -86,7 +86,7 @@ from windowing.core.triggers import (CountTrigger, DeltaTrigger, EventTimeTrigge
                                      PurgingTrigger)
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs, running_exprs
 from windowing.spark import slicing
-from windowing.spark.prepare import SEQ, TS, WE, WS, live_window_end_above, long_lit, single_window_end
+from windowing.spark.prepare import END_BUCKET, SEQ, TS, WE, WS, live_window_end_above, long_lit, single_window_end
 from windowing.spark.processing_session_plan import PROCESSING_TIME_SESSION_PLAN
 from windowing.spark.session_plan import SESSION_PLAN
 from windowing.spark.session_trigger_plan import session_plan_kind
@@ -96,7 +96,6 @@ from windowing.spark import processing_trigger_plan
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
 PROCESSING_TIME_PLAN = "processing_time"   # windowing.spark.processing_plan
 PROCESSING_TIME_ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
-END_BUCKET = "end_bucket"
 BOOKKEEPING = ("contents_count", "trigger_count", "pane_index", "elements_total")
 
 

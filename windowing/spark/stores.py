@@ -15,6 +15,7 @@ many times quickly (Delta adds no semantics; its protocol has tests of its own).
 """
 from __future__ import annotations
 
+import enum
 import functools
 
 from delta.exceptions import (ConcurrentAppendException, ConcurrentWriteException, MetadataChangedException,
@@ -26,6 +27,7 @@ from pyspark.sql import types as T
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io
 from windowing.spark.claims import ClaimLog, ConcurrentWriterError, app_id, release
+from windowing.spark.prepare import END_BUCKET
 
 WS, WE, SUPERSEDES = "window_start_ms", "window_end_ms", "supersedes"
 
@@ -50,6 +52,27 @@ PROGRESS_SCHEMA = T.StructType([
 PROGRESS_PROPERTIES = {"delta.dataSkippingStatsColumns": "batch_id"}
 """File statistics of the progress table: only ``batch_id`` (a batch's row); statistics of
 all thirteen columns cost each commit 0.05-0.1 CPU s of code generation and skip nothing."""
+
+
+_DELETED = "__deleted"
+
+
+class StateWrite(enum.Enum):
+    """How a batch's window state changes reach the windows table (chosen once per operator).
+
+    ``REWRITE_BUCKETS``: windows that end (time and session windows). The
+    ``end_bucket`` partitions a batch touched are rewritten whole from the
+    state the batch read (its pinned version) with the batch's changes applied:
+    one write (``replaceWhere`` on the partitions), no join against the table.
+    A batch touches the partitions of the windows it fills or fires, which
+    hold a few window sizes' worth of windows, not the whole state.
+
+    ``MERGE``: windows that never end (global windows, count windows) all
+    share one partition, the whole state: a MERGE rewrites only what changed.
+    """
+
+    REWRITE_BUCKETS = "rewrite_buckets"
+    MERGE = "merge"
 
 
 class SpecMismatchError(RuntimeError):
@@ -246,7 +269,7 @@ class DeltaStore:
     def ensure_tables(self, windows_schema, buffers_schema) -> None:
         if self._tables_ready:
             return
-        delta_io.create_empty(self.spark, windows_schema, self.windows_path, ["end_bucket"])
+        delta_io.create_empty(self.spark, windows_schema, self.windows_path, [END_BUCKET])
         if buffers_schema is not None:
             delta_io.create_empty(self.spark, buffers_schema, self.buffers_path)
         delta_io.create_empty(self.spark, PROGRESS_SCHEMA, self.progress_path, properties=PROGRESS_PROPERTIES)
@@ -352,6 +375,44 @@ class DeltaStore:
         version = self._merge(self.windows_path, upserts, deletes, keys, batch_id, update=True)
         self.windows_deleted = delta_io.merge_deleted_rows(self.spark, self.windows_path, self.operator_id, batch_id)
         return version
+
+    def write_windows(self, upserts, deletes, keys, batch_id, read_version: int | None, how: StateWrite) -> int:
+        """Apply a batch's state changes once (see :class:`StateWrite`); returns the windows table's version.
+
+        ``read_version`` is the version the batch read its state from (its pinned
+        version). Afterwards :attr:`windows_deleted` holds how many state rows the
+        batch deleted (None when a replay found the change already written).
+        """
+        if how is StateWrite.MERGE:
+            return self.merge_windows(upserts, deletes, keys, batch_id)
+        path = self.windows_path
+        self.windows_deleted = None
+        # The bucket list and the rewrite both read the changes: computed once.
+        upserts, deletes = upserts.persist(), deletes.persist()
+
+        def rewrite() -> None:
+            touched = (upserts.select(END_BUCKET, F.lit(0).alias(_DELETED))
+                       .unionByName(deletes.select(END_BUCKET, F.lit(1).alias(_DELETED)))
+                       .groupBy(END_BUCKET).agg(F.sum(_DELETED).alias(_DELETED)).collect())
+            # Every delete names a state row the batch read (the plans delete only rows they read).
+            self.windows_deleted = sum(int(row[_DELETED]) for row in touched)
+            if not touched:
+                return
+            buckets = sorted(int(row[END_BUCKET]) for row in touched)
+            old = delta_io.read_as_of(self.spark, path, read_version).where(F.col(END_BUCKET).isin(buckets))
+            changed = upserts.select(*keys).unionByName(deletes.select(*keys))
+            kept = old.alias("o").join(changed.alias("c"), [F.col(f"o.`{k}`").eqNullSafe(F.col(f"c.`{k}`"))
+                                                            for k in keys], "left_anti")
+            rows = kept.unionByName(delta_io.conform(upserts, old.schema))
+            (rows.write.format("delta").mode("overwrite")
+             .option("replaceWhere", f"{END_BUCKET} IN ({', '.join(map(str, buckets))})").save(path))
+
+        try:
+            delta_io.run_once(self.spark, path, self.operator_id, batch_id, rewrite)
+        finally:
+            upserts.unpersist()
+            deletes.unpersist()
+        return delta_io.latest_version(self.spark, path)
 
     def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
         return self._merge(self.buffers_path, inserts, deletes, keys, batch_id, update=False)
@@ -507,6 +568,10 @@ class MemoryStore:
     def merge_windows(self, upserts, deletes, keys, batch_id) -> int:
         self._windows, self.windows_deleted = self._apply(self._windows, upserts, deletes, keys, "windows")
         return len(self.progress) + 1
+
+    def write_windows(self, upserts, deletes, keys, batch_id, read_version, how: StateWrite) -> int:
+        """In memory every way of writing is the same: the changes applied to the rows."""
+        return self.merge_windows(upserts, deletes, keys, batch_id)
 
     def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
         self._buffers, _ = self._apply(self._buffers, inserts, deletes, keys, "buffers")
