@@ -192,3 +192,21 @@ def test_replay_refuses_a_root_without_recorded_offsets(spark, tmp_path, capsys)
         replay_stream(spark, job, "old")
     code = winjob(["replay", "--job", str(job_file), "--root", str(tmp_path), "--into", "old"])
     assert code == 2 and "has no recorded source offsets" in capsys.readouterr().err
+
+
+def test_the_summary_shows_a_changed_pane_column_by_column():
+    from pipelines.replay_diff import PanesDiff, ReplayDiff, RowsDiff
+    before = {"user_id": "u1", "window_start_ms": 0, "window_end_ms": 60_000, "items": 4, "purchases": 2,
+              "pane_index": 0, "timing": "EARLY", "batch_id": 1}
+    after = {**before, "items": 7, "purchases": 3}
+    diff = ReplayDiff(0, 1, "spec A", "spec B", PanesDiff(1, 1, 0, 0, 1, 0, [("changed", before, after)]),
+                      RowsDiff("late", 0, 0, 0, 0), RowsDiff("quarantine", 2, 1, 1, 0, [("stream", {"reason": "x"})]))
+    assert diff.summary().splitlines() == [
+        "replay versus stream, batches 0..1, spec spec B (the stream's: spec A)",
+        "results: 1 panes in the stream, 1 in the replay: 0 equal, 0 added, 1 changed, 0 removed",
+        "  changed  user_id=u1 window [1970-01-01 00:00:00.000, 1970-01-01 00:01:00.000) pane 0: "
+        "items 4 -> 7, purchases 2 -> 3",
+        "late: 0 rows in the stream, 0 in the replay: no differences",
+        "quarantine: 2 rows in the stream, 1 in the replay: 1 only in the stream, 0 only in the replay",
+        "  only in the stream: reason=x"]
+    assert not diff.empty and diff.as_dict()["results"]["changed"] == 1
