@@ -1,7 +1,8 @@
-"""Reprocessing DAGs: recompute a time range, possibly with another window spec.
+"""Reprocessing DAGs: recompute a time range, or replay the stream's batches, possibly with another window spec.
 
 One DAG per job definition (``<job>_reprocess``), triggered by hand with
-params. Thin: the task calls ``pipelines.orchestration.reprocess_run``.
+params. Thin: the task calls ``pipelines.orchestration.reprocess_run`` (``mode``
+``range``) or ``pipelines.orchestration.replay_run`` (``mode`` ``replay``).
 """
 from __future__ import annotations
 
@@ -20,6 +21,12 @@ job's own tables; a name: write new tables `results_<name>`, `late_<name>`, ...)
 The range is computed completely on a fresh operator into a staging folder;
 only then is the range of each target table replaced in one Delta commit, so
 readers see the old results until the new ones are complete.
+
+`mode` = `replay`: run the stream's recorded micro-batches `from_batch` to
+`to_batch` (empty: all) again on a fresh operator, with `window` overrides if
+given, into the tables `replay_<into>/...` (`into` required), and write the
+differences against the stream's outputs to the task log (docs/replay.md).
+`start` and `end` are not used then.
 """
 
 
@@ -28,15 +35,26 @@ def reprocess_dag(job) -> DAG:
     with DAG(dag_id=f"{job.name}_reprocess", schedule=None, start_date=job.airflow.start, catchup=False,
              max_active_runs=1, default_args=orchestration.default_args(job),
              tags=["windowing", "reprocess", job.name], doc_md=DOC + "\n" + orchestration.job_doc(job),
-             params={"start": Param(type="string", description="range start (ISO, UTC)"),
-                     "end": Param(type="string", description="range end (ISO, UTC)"),
+             params={"mode": Param("range", enum=["range", "replay"],
+                                   description="range: recompute a time range; replay: the stream's batches"),
+                     "start": Param("", type="string", description="range start (ISO, UTC)"),
+                     "end": Param("", type="string", description="range end (ISO, UTC)"),
+                     "from_batch": Param(None, type=["null", "integer"], description="replay: first batch"),
+                     "to_batch": Param(None, type=["null", "integer"], description="replay: last batch"),
                      "window": Param({}, type="object", description="overrides of the [window] table"),
                      "into": Param("", type="string", description="new output table name; empty: replace "
                                    "the range in place")}) as dag:
 
         @task(outlets=[results])
         def reprocess(job_file: str, params=None) -> dict:
-            """Recompute the range and replace it (or write new tables)."""
+            """Recompute the range and replace it (or write new tables), or replay the stream's batches."""
+            if params["mode"] == "replay":
+                summary = orchestration.replay_run(job_file, params["into"], params["from_batch"],
+                                                   params["to_batch"], params["window"])
+                # Without the job file the quality DAG leaves the replay's tables alone (they are a comparison).
+                get_current_context()["outlet_events"][results].extra = {
+                    k: v for k, v in summary.items() if k not in ("diff_summary", "job_file")}
+                return summary
             summary = orchestration.reprocess_run(job_file, params["start"], params["end"], params["window"],
                                                   params["into"] or None)
             get_current_context()["outlet_events"][results].extra = summary

@@ -5,6 +5,8 @@
     winjob backfill --job jobs/demo.toml [--start ISO --end ISO] [--chunk "1 hour"] [--reset-state]
     winjob reprocess --job jobs/demo.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
                      [--into NAME] [--chunk "1 hour"]
+    winjob replay --job jobs/demo.toml --into NAME [--from-batch A --to-batch B] [--window '{"size": "5 minutes"}']
+                  [--diff]
     winjob inspect --job jobs/demo.toml [--root DIR]
     winjob inspect --job jobs/demo.toml --timeline [--key K] [--from ISO --to ISO] --out FILE.svg
     winjob report --job jobs/demo.toml [--root DIR] [--out FILE.html]
@@ -102,6 +104,8 @@ def main(argv: list[str] | None = None) -> int:
                        ("backfill", "run the job over a time range of the raw table"),
                        ("reprocess", "recompute the windows of a time range (maybe with another window spec) "
                                      "and replace that range in the results, or write a new output table"),
+                       ("replay", "run the stream's recorded micro-batches again on a fresh operator, into tables "
+                                  "of their own (maybe with another window spec); --diff compares with the stream"),
                        ("inspect", "show watermark, last batch, open windows, table row counts"),
                        ("validate", "check the job's Delta tables with Great Expectations; build Data Docs"),
                        ("report", "write the data-quality-over-time page beside the job's Data Docs")):
@@ -143,6 +147,15 @@ def main(argv: list[str] | None = None) -> int:
                            help="write new tables results_NAME, late_NAME, ... instead of replacing the range "
                                 "in the job's own tables")
             p.add_argument("--chunk", default=None, help="event-time chunk, e.g. '1 hour'")
+        if name == "replay":
+            p.add_argument("--into", required=True, metavar="NAME",
+                           help="the replay's tables: replay_NAME/{results,late,quarantine} in the job's output folder")
+            p.add_argument("--from-batch", type=int, default=None, help="first batch whose outputs are written")
+            p.add_argument("--to-batch", type=int, default=None, help="last batch replayed")
+            p.add_argument("--window", type=_window, default=None,
+                           help='JSON overrides of the job\'s [window] table, e.g. \'{"size": "5 minutes"}\'')
+            p.add_argument("--diff", action="store_true",
+                           help="print the differences against the stream's outputs of the batch range")
     args = parser.parse_args(argv)
     try:
         if args.command == "demo" and args.sessions:
@@ -155,7 +168,7 @@ def main(argv: list[str] | None = None) -> int:
         job = _load(args.job, args.root)
         if args.command == "inspect" and args.timeline and not str(args.out or "").lower().endswith(".svg"):
             raise ValueError(f"inspect --timeline needs --out FILE.svg, got {args.out!r}")
-        if args.command in ("stream", "backfill", "reprocess"):
+        if args.command in ("stream", "backfill", "reprocess", "replay"):
             from pipelines.drivers import require_raw_table
             require_raw_table(None, job)   # a missing raw table is told before Spark starts
         spark = _spark(job, args.verbose, args.master)
@@ -172,6 +185,13 @@ def main(argv: list[str] | None = None) -> int:
             report = reprocess_range(spark, job, args.start, args.end, into=into, window=args.window,
                                      chunk=args.chunk)
             print(json.dumps(report.__dict__, indent=2))
+        elif args.command == "replay":
+            from pipelines.replay import replay_stream
+            report = replay_stream(spark, job, args.into, args.from_batch, args.to_batch, window=args.window,
+                                   diff=args.diff)
+            print(json.dumps(report.as_dict(), indent=2))
+            if report.diff is not None:
+                print(report.diff.summary())
         elif args.command == "validate":
             from pipelines.quality import DataQualityError, validate_job
             try:

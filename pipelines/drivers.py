@@ -25,7 +25,7 @@ from typing import Callable
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from pipelines import fault_hook
+from pipelines import fault_hook, stream_offsets
 from pipelines.job import Job
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
 from windowing.spark.dispatch import operator_on_delta
@@ -173,6 +173,9 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
     ledger = _ValidationLedger(spark, job) if validate else None
 
     def each_batch(df, batch_id: int) -> None:
+        # The progress row records what the batch read (for `winjob replay`); no Spark job.
+        offsets = stream_offsets.batch_offsets(spark, job.checkpoint_path, batch_id)
+        operator.store.source_offsets = offsets.to_json() if offsets is not None else None
         try:
             report = operator.process_batch(df, batch_id, processing_time_ms=int(time.time() * 1000))
         except ConcurrentWriterError as error:

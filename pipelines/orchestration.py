@@ -236,6 +236,28 @@ def reprocess_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.
             "results_version": report.results_version, "spec": report.spec}
 
 
+def replay_run(job_file: str | Path, into: str, from_batch: int | None = None, to_batch: int | None = None,
+               window: Mapping[str, Any] | None = None, connection: Mapping[str, str] | None = None) -> dict:
+    """Replay the stream's recorded batches into ``replay_<into>`` tables and compare with the stream.
+
+    See :mod:`pipelines.replay`. The differences' summary goes to the task log (stderr) and,
+    with its counts, into the returned summary.
+
+    Raises:
+        pipelines.replay.ReplayRefused: a batch without recorded offsets, a range outside the stream.
+    """
+    job = load(job_file)
+    spark = spark_for(job, connection)
+    from pipelines.drivers import log
+    from pipelines.replay import replay_stream
+    _require_source(spark, job)
+    report = replay_stream(spark, job, into, from_batch, to_batch, window=dict(window or {}), diff=True)
+    summary = report.diff.summary()
+    log(summary)
+    return {"job_file": str(job_file), "kind": "replay", **report.as_dict(), "window": dict(window or {}),
+            "diff_summary": summary}
+
+
 def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] | None = None) -> list[dict]:
     """Run the expectation suites on the tables named by asset events of the DAG runs.
 

@@ -48,6 +48,8 @@ PROGRESS_SCHEMA = T.StructType([
     T.StructField("time_state", T.StringType(), True),
     # Which driver run wrote the batch (JSON, see DeltaStore.run); null when not told.
     T.StructField("run", T.StringType(), True),
+    # The source offsets the batch read (JSON, see DeltaStore.source_offsets); null when not told.
+    T.StructField("source_offsets", T.StringType(), True),
 ])
 PROGRESS_PROPERTIES = {"delta.dataSkippingStatsColumns": "batch_id"}
 """File statistics of the progress table: only ``batch_id`` (a batch's row); statistics of
@@ -189,6 +191,9 @@ class DeltaStore:
         self._generation: int | None = None
         self.run: str | None = None
         """What the driver records in each progress row's ``run`` column (e.g. a backfill's range)."""
+        self.source_offsets: str | None = None
+        """What the driver records in the next progress row's ``source_offsets`` column: the input
+        the batch read (a stream: its checkpoint's offsets, :mod:`pipelines.stream_offsets`)."""
 
     @property
     def app_id(self) -> str:
@@ -427,7 +432,7 @@ class DeltaStore:
         its row (if it wrote one) and raises :class:`ConcurrentWriterError`.
         """
         path, batch_id, writer_id = self.progress_path, row["batch_id"], row["writer_id"]
-        row = {"run": self.run, **row}
+        row = {"run": self.run, "source_offsets": self.source_offsets, **row}
         before = delta_io.latest_version(self.spark, path) if delta_io.table_exists(self.spark, path) else -1
         frame = self.spark.createDataFrame([tuple(row.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
         # mergeSchema: a progress table created before a column was added gains it on the next commit.
