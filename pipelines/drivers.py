@@ -172,9 +172,11 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
     writer_errors: list[ConcurrentWriterError] = []
     ledger = _ValidationLedger(spark, job) if validate else None
 
+    source_ends: dict = {}    # the end offset of each batch of this run, read once
+
     def each_batch(df, batch_id: int) -> None:
         # The progress row records what the batch read (for `winjob replay`); no Spark job.
-        offsets = stream_offsets.batch_offsets(spark, job.checkpoint_path, batch_id)
+        offsets = stream_offsets.batch_offsets(spark, job.checkpoint_path, batch_id, source_ends)
         operator.store.source_offsets = offsets.to_json() if offsets is not None else None
         try:
             report = operator.process_batch(df, batch_id, processing_time_ms=int(time.time() * 1000))

@@ -144,6 +144,9 @@ def _rows(table: str, stream: DataFrame | None, replay: DataFrame | None) -> Row
     return RowsDiff(table, stream.count(), replay.count(), only_stream.count(), only_replay.count(), examples)
 
 
+_IN_STREAM, _IN_REPLAY = "__in_stream", "__in_replay"
+
+
 def _panes(stream: DataFrame | None, replay: DataFrame | None) -> PanesDiff:
     aligned = _aligned(stream, replay)
     if aligned is None:
@@ -159,7 +162,14 @@ def _panes(stream: DataFrame | None, replay: DataFrame | None) -> PanesDiff:
         changed_ids = ids_stream.join(ids_replay, PANE_ID)
         removed_ids = ids_stream.join(ids_replay, PANE_ID, "left_anti")
         added_ids = ids_replay.join(ids_stream, PANE_ID, "left_anti")
-        changed, removed, added = changed_ids.count(), removed_ids.count(), added_ids.count()
+        # The three kinds counted in one pass over the panes that differ.
+        sides = (ids_stream.withColumn(_IN_STREAM, F.lit(True))
+                 .join(ids_replay.withColumn(_IN_REPLAY, F.lit(True)), PANE_ID, "full"))
+        both = F.col(_IN_STREAM).isNotNull() & F.col(_IN_REPLAY).isNotNull()
+        kinds = sides.agg(F.count(F.when(both, 1)).alias("changed"),
+                          F.count(F.when(F.col(_IN_REPLAY).isNull(), 1)).alias("removed"),
+                          F.count(F.when(F.col(_IN_STREAM).isNull(), 1)).alias("added")).first()
+        changed, removed, added = kinds["changed"], kinds["removed"], kinds["added"]
         stream_count, replay_count = stream.count(), replay.count()
         examples: list[tuple[str, dict | None, dict | None]] = []
         for kind, ids in (("added", added_ids), ("changed", changed_ids), ("removed", removed_ids)):

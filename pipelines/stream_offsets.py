@@ -110,19 +110,24 @@ def read_offset(spark: SparkSession, checkpoint_path: str, batch_id: int) -> Sou
         raise ValueError(f"{path.toString()}: the source offset is not a Delta source's ({error})") from None
 
 
-def batch_offsets(spark: SparkSession, checkpoint_path: str, batch_id: int) -> BatchOffsets | None:
+def batch_offsets(spark: SparkSession, checkpoint_path: str, batch_id: int,
+                  known_ends: dict[int, SourceOffset] | None = None) -> BatchOffsets | None:
     """The offsets ``batch_id`` of the stream read: the previous batch's end offset and its own.
 
     Batch 0 starts at None (the table's beginning). None when the checkpoint lacks the
     batch's offset or its predecessor's (Spark keeps the last 100 at least): what the batch
-    read is then not known, and nothing is recorded.
+    read is then not known, and nothing is recorded. ``known_ends``: end offsets already read
+    by batch id (a run's earlier batches); the batch's own end is added to it, so a run reads
+    each offset file once.
     """
+    known_ends = {} if known_ends is None else known_ends
     end = read_offset(spark, checkpoint_path, batch_id)
     if end is None:
         return None
+    known_ends[batch_id] = end
     if batch_id == 0:
         return BatchOffsets(None, end)
-    start = read_offset(spark, checkpoint_path, batch_id - 1)
+    start = known_ends.get(batch_id - 1) or read_offset(spark, checkpoint_path, batch_id - 1)
     return None if start is None else BatchOffsets(start, end)
 
 

@@ -64,10 +64,10 @@ RUN_VARYING_COLUMNS = {
 ``committed_at`` and ``processing_time_ms`` are wall-clock times of the run; ``writer_id`` is a
 random id per process; ``windows_version`` and ``buffers_version`` are positions in the state
 tables' Delta logs, which count every commit a table saw (a retried creation, a claim) and not
-its contents: the contents are compared table by table. ``source_offsets`` name the raw table's id
-and positions in its log, which differ between the clean root's raw table and the soak root's. ``time_state`` is compared without its
-processing-time stamps (:func:`_without_clock`). Nothing of results, late, quarantine or window
-state is ignored.
+its contents: the contents are compared table by table. ``source_offsets`` name the raw table's
+id and positions in its log, which differ between the clean root's raw table and the soak
+root's. ``time_state`` is compared without its processing-time stamps (:func:`_without_clock`).
+Nothing of results, late, quarantine or window state is ignored.
 """
 TIME_STATE = "time_state"
 
