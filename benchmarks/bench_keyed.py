@@ -10,7 +10,7 @@ shape: state carried across batches in Delta):
 1. the built-in EventTimeTrigger on the DataFrame plan (``SparkWindowOperator``);
 2. the same spec forced onto the per-key path (``KeyedModelOperator``): the cost of
    the path itself, same results;
-3. a user trigger (``pipelines.examples.EveryNthLarge``: early panes every 3rd large
+3. a user trigger (``examples.triggers.EveryNthLarge``: early panes every 3rd large
    purchase, plus the on-time pane) on the per-key path.
 
 Prints events/second of each and the ratios, checks that 1 and 2 give the same final
@@ -25,7 +25,7 @@ import shutil
 from pyspark.sql import functions as F
 
 from bench_windows import DAY_MS, OUT, START_MS, generate, timed_cpu
-from pipelines.examples import EveryNthLarge
+from examples.triggers import EveryNthLarge
 from windowing import Count, Sum, TumblingEventTimeWindows, WindowSpecBuilder
 from windowing.spark.keyed import KeyedModelOperator
 from windowing.spark.operator import SparkWindowOperator

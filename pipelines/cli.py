@@ -159,10 +159,10 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         if args.command == "demo" and args.sessions:
-            from pipelines.sessions_demo import run_sessions_demo
+            from examples.sessions_demo import run_sessions_demo
             return 0 if run_sessions_demo(_spark(verbose=args.verbose), Path(args.root) / "sessions") else 1
         if args.command == "demo":
-            from pipelines.demo import run_demo
+            from examples.demo import run_demo
             run_demo(_spark(verbose=args.verbose), args.root)
             return 0
         job = _load(args.job, args.root)

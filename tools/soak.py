@@ -2,7 +2,7 @@
 
 What one soak does (``docs/fault-soak.md`` is the user's guide):
 
-1. Generates the demo's purchases (:func:`pipelines.demo.generate_purchases`: out-of-order
+1. Generates the demo's purchases (:func:`examples.demo.generate_purchases`: out-of-order
    and late rows, malformed rows) and writes two copies of the demo job under each of two
    roots, ``clean`` and ``soak``: a streaming job and a chunked-backfill job (its own
    operator, outputs and raw table, which holds every row at once).
@@ -243,7 +243,7 @@ def arrivals_of(config: SoakConfig) -> list[list[tuple]]:
     a part's size of the even split (seeded), so every part has rows.
     """
     import datetime as dt
-    from pipelines.demo import START, generate_purchases
+    from examples.demo import START, generate_purchases
     rows = generate_purchases(n_events=config.events, n_users=max(4, config.events // 25),
                               minutes=config.minutes, seed=config.seed)
     span = dt.timedelta(minutes=config.minutes)
@@ -356,7 +356,7 @@ class Soak:
         print(f"fault soak: seed {self.config.seed}, work in {self.workdir}", flush=True)
         clean = self._jobs("clean")
         soak = self._jobs("soak")
-        from pipelines.demo import land
+        from examples.demo import land
         everything = [row for part in self.parts for row in part]
         for _, _, _, _, backfill_job in (clean, soak):
             land(self.spark, everything, backfill_job.source_path)
@@ -368,7 +368,7 @@ class Soak:
         return self.report
 
     def _clean_run(self, root, stream_file, backfill_file, stream_job, backfill_job) -> None:
-        from pipelines.demo import land
+        from examples.demo import land
         from pipelines.drivers import run_backfill, run_stream
         started = time.monotonic()
         for part in self.parts:
@@ -437,7 +437,7 @@ class Soak:
 
     def _stream_phase(self, root, stream_file, backfill_file, stream_job, backfill_job, extra_kills: int) -> None:
         """Each arrival landed, then ``winjob stream`` killed its share of the kills and restarted until done."""
-        from pipelines.demo import land
+        from examples.demo import land
         arrivals = self.config.arrivals
         quota = [self.config.stream_kills // arrivals + (i < self.config.stream_kills % arrivals)
                  for i in range(arrivals)]
@@ -464,7 +464,7 @@ class Soak:
 
     def _pairs_phase(self, root, stream_file, backfill_file, stream_job, backfill_job) -> None:
         """One more arrival per pair; two ``winjob stream`` runs of the job at once; then the checks."""
-        from pipelines.demo import land
+        from examples.demo import land
         args = ["stream", "--job", str(stream_file), "--root", str(root)]
         for p in range(self.config.concurrent_pairs):
             land(self.spark, self.parts[self.config.arrivals + p], stream_job.source_path)

@@ -181,7 +181,7 @@ def test_a_job_names_its_spark_connection_and_bad_airflow_settings_are_refused(t
 
 # ---------------------------------------------------------------- dag.test() runs
 def _land(spark, job, rows):
-    from pipelines.demo import land
+    from examples.demo import land
     land(spark, rows, job.source_path)
 
 
@@ -197,7 +197,7 @@ def _task_state(run, task_id="stream"):
 @pytest.mark.slow
 def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, data_root, quiet_job, tmp_path):
     """Two dag.test() runs with rows landing in between write what the driver writes, nothing twice."""
-    from pipelines.demo import generate_purchases
+    from examples.demo import generate_purchases
     from pipelines.drivers import run_stream
     from pipelines.job import load_job
     job = load_job(quiet_job, root=data_root)
@@ -239,7 +239,7 @@ def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, 
 def test_a_failed_streaming_run_retried_writes_no_duplicates(spark, airflow_db, data_root, quiet_job, tmp_path):
     """The run fails after the operator committed a batch (outputs written); the retry adds nothing twice."""
     from pipelines import orchestration
-    from pipelines.demo import generate_purchases
+    from examples.demo import generate_purchases
     from pipelines.drivers import run_stream
     from pipelines.job import load_job
     job = load_job(quiet_job, root=data_root)
@@ -269,7 +269,7 @@ def _valid_counts(rows, lo, hi):
 @pytest.mark.spark
 @pytest.mark.slow
 def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, data_root, quiet_job):
-    from pipelines.demo import START, generate_purchases
+    from examples.demo import START, generate_purchases
     from pipelines.job import load_job
     from pipelines.orchestration import backfill_job
     job = load_job(quiet_job, root=data_root)
@@ -309,7 +309,7 @@ def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, dat
 @pytest.mark.spark
 @pytest.mark.slow
 def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, airflow_db, data_root, quiet_job):
-    from pipelines.demo import START, generate_purchases
+    from examples.demo import START, generate_purchases
     from pipelines.drivers import run_stream
     from pipelines.job import load_job
     job = load_job(quiet_job, root=data_root)
@@ -350,7 +350,7 @@ def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, airflow_
 @pytest.mark.spark
 @pytest.mark.slow
 def test_reprocess_dag_replays_the_streams_batches_and_logs_the_diff(spark, airflow_db, data_root, quiet_job, capfd):
-    from pipelines.demo import generate_purchases
+    from examples.demo import generate_purchases
     from pipelines.drivers import run_stream
     from pipelines.job import load_job
     job = load_job(quiet_job, root=data_root)
@@ -374,7 +374,7 @@ def test_reprocess_dag_replays_the_streams_batches_and_logs_the_diff(spark, airf
 def test_quality_task_validates_what_a_streaming_run_wrote(spark, airflow_db, data_root, quiet_job):
     pytest.importorskip("pipelines.quality")
     from pipelines import orchestration
-    from pipelines.demo import generate_purchases
+    from examples.demo import generate_purchases
     from pipelines.job import load_job
     from pipelines.quality import read_runs, runs_table_path
     job = load_job(quiet_job, root=data_root)

@@ -106,7 +106,7 @@ def run_state(run_id: str):
 
 
 def test_real_scheduler_streams_and_backfills_two_intervals(spark, tmp_path):
-    from pipelines.demo import generate_purchases, land
+    from examples.demo import generate_purchases, land
     from pipelines.drivers import run_stream
     from pipelines.job import load_job
     from pipelines.orchestration import backfill_job

@@ -179,7 +179,7 @@ def test_airflow_streaming_dag_reaches_the_cluster_through_its_spark_connection(
 
 # ---------------------------------------------------------------- the driver process
 def _rows(spark, path: str) -> list[list]:
-    from pipelines.demo import latest_panes
+    from examples.demo import latest_panes
     frame = latest_panes(spark, path).select(*RESULT_COLUMNS).orderBy("user_id", "window_start_ms")
     return [list(r) for r in frame.collect()]
 
@@ -196,7 +196,7 @@ def _table(spark, job) -> dict:
 
 def drive(job_file: str, root: str, master: str, out: str) -> None:
     """Stream the demo's purchases in ARRIVALS runs, then backfill chunked and in one pass."""
-    from pipelines.demo import generate_purchases, land
+    from examples.demo import generate_purchases, land
     from pipelines.drivers import run_backfill, run_stream
     from pipelines.job import load_job
     from windowing.spark.session import get_spark
@@ -249,7 +249,7 @@ def drive_airflow(job_file: str, root: str, _master: str, out: str) -> None:
 
 def drive_land(job_file: str, root: str, master: str, out: str) -> None:
     """Land a few minutes of the demo's purchases in the job's raw table."""
-    from pipelines.demo import generate_purchases, land
+    from examples.demo import generate_purchases, land
     from pipelines.job import load_job
     from windowing.spark.session import get_spark
     job = load_job(job_file, root=root)

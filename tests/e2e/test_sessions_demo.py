@@ -5,7 +5,7 @@ the model and exits non-zero when they differ).
 """
 from __future__ import annotations
 
-from pipelines.sessions_demo import ARRIVALS, T0, model_panes, sessions_spec
+from examples.sessions_demo import ARRIVALS, T0, model_panes, sessions_spec
 from windowing.core.reference import ReferenceOperator
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from pipelines.examples import EveryNthLarge
+from examples.triggers import EveryNthLarge
 from pipelines.job import build_spec
 from windowing.core.evictors import CountEvictor, TimeEvictor
 
@@ -12,7 +12,7 @@ AGGS = {"n": "count()"}
 
 
 def test_user_trigger_with_arguments():
-    spec = build_spec(SOURCE, {"size": "1 minute", "trigger": "pipelines.examples:EveryNthLarge",
+    spec = build_spec(SOURCE, {"size": "1 minute", "trigger": "examples.triggers:EveryNthLarge",
                                "trigger_args": {"n": 2, "column": "item_count", "threshold": 3}}, AGGS)
     assert spec.trigger == EveryNthLarge(2, "item_count", 3)
     assert "item_count" in spec.input_columns   # the trigger's column is read from the input
@@ -30,9 +30,9 @@ def test_evictors_and_process_function():
 
 @pytest.mark.parametrize("window, process, message", [
     ({"trigger": "no_such_module:Thing"}, None, "cannot be imported"),
-    ({"trigger": "pipelines.examples:Missing"}, None, "cannot be imported"),
-    ({"trigger": "pipelines.examples:EveryNthLarge", "trigger_args": {"m": 1}}, None, "does not take the arguments"),
-    ({"trigger": "pipelines.examples:EveryNthLarge", "trigger_args": {"n": 0}}, None, "n must be a positive int"),
+    ({"trigger": "examples.triggers:Missing"}, None, "cannot be imported"),
+    ({"trigger": "examples.triggers:EveryNthLarge", "trigger_args": {"m": 1}}, None, "does not take the arguments"),
+    ({"trigger": "examples.triggers:EveryNthLarge", "trigger_args": {"n": 0}}, None, "n must be a positive int"),
     ({"trigger": "every-so-often"}, None, "import path 'package.module:Name' of a user trigger"),
     ({"evictor": "sometimes"}, None, "is not 'count:<n>', 'time:<duration>'"),
     ({}, {"function": "transcripts.model:TopTwo"}, "needs function"),

@@ -22,7 +22,7 @@ def _row(i: int, user: str, items: int, second: int) -> tuple:
 
 def test_job_with_user_trigger_streams_and_backfills_to_the_same_results(spark, tmp_path, capsys):
     from pipelines.cli import main as winjob
-    from pipelines.demo import land, latest_panes
+    from examples.demo import land, latest_panes
     from pipelines.drivers import run_backfill, run_stream
     job = load_job(JOB, root=tmp_path)
     # u1's three large purchases (>= 5 items) of [09:00, 09:01) arrive in two stream batches: the

@@ -18,7 +18,7 @@ from pyspark.sql import functions as F
 
 from job_files import demo_job_file
 from pipelines.cli import main as winjob
-from pipelines.demo import generate_purchases, land
+from examples.demo import generate_purchases, land
 from pipelines.drivers import describe, run_backfill, run_stream
 from pipelines.errors import ExitCode
 from pipelines.job import load_job

@@ -6,7 +6,7 @@ import json
 import pytest
 
 from pipelines.cli import main as winjob
-from pipelines.demo import run_demo
+from examples.demo import run_demo
 from pipelines.job import load_job
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.production_spark]
@@ -36,7 +36,7 @@ def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, tmp_pat
 
 def test_backfill_rerun_is_idempotent(spark, tmp_path):
     """A completed chunked backfill run again skips every chunk and writes nothing; the CLI runs one too."""
-    from pipelines.demo import generate_purchases, land
+    from examples.demo import generate_purchases, land
     from pipelines.drivers import run_backfill
     # The demo job without the drivers' own validation: what is checked here is what the backfill writes.
     from job_files import demo_job_file
@@ -72,7 +72,7 @@ def test_long_running_stream_with_processing_time_trigger(spark, tmp_path):
     """A processing-time trigger keeps the query running; rows landing meanwhile are processed."""
     import threading
 
-    from pipelines.demo import generate_purchases, land
+    from examples.demo import generate_purchases, land
     from pipelines.drivers import run_stream
     job = load_job("jobs/demo.toml", root=tmp_path)
     rows = generate_purchases(n_events=300, n_users=5, minutes=5)
@@ -98,7 +98,7 @@ def test_backfill_in_one_pass_equals_chunked_backfill(spark, tmp_path):
     chunked backfill, quarantines the same rows, and keeps no window state."""
     from pyspark.sql import functions as F
 
-    from pipelines.demo import generate_purchases, land, latest_panes
+    from examples.demo import generate_purchases, land, latest_panes
     from pipelines.drivers import run_backfill
     job = load_job("jobs/demo.toml", root=tmp_path)
     rows = generate_purchases(n_events=400, n_users=6, minutes=12, seed=3)

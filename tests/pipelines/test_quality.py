@@ -16,7 +16,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from pipelines.cli import main as winjob
-from pipelines.demo import DEMO_JOB, START, generate_purchases, land
+from examples.demo import DEMO_JOB, START, generate_purchases, land
 from pipelines.drivers import run_backfill, run_stream
 from pipelines.job import load_job
 from pipelines.quality import DEFAULT_SUITES, DataQualityError, check_frame, read_runs, validate_job

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli import main as winjob
-from pipelines.demo import RAW_SCHEMA, generate_purchases, land
+from examples.demo import RAW_SCHEMA, generate_purchases, land
 from pipelines.job import load_job
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("replay")]  # module-scoped fixtures

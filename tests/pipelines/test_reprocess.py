@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipelines.cli import main as winjob
-from pipelines.demo import START, generate_purchases, land
+from examples.demo import START, generate_purchases, land
 from pipelines.job import load_job
 
 REPO = Path(__file__).resolve().parents[2]

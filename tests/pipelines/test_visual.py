@@ -114,9 +114,9 @@ def test_offline_templates_reference_nothing_remote():
 @pytest.fixture(scope="module")
 def streamed(spark, tmp_path_factory):
     """The session example streamed in four arrivals, then validated (stream, last batch)."""
-    from pipelines.demo import land
+    from examples.demo import land
     from pipelines.drivers import run_stream
-    from pipelines.sessions_demo import ARRIVALS, sessions_job
+    from examples.sessions_demo import ARRIVALS, sessions_job
     root = tmp_path_factory.mktemp("visual")
     job = sessions_job(root)
     for _, rows in ARRIVALS:

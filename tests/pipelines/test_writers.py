@@ -223,7 +223,7 @@ def test_a_batch_that_crashed_in_this_process_is_taken_over_by_the_next_operator
 @pytest.fixture()
 def demo(spark, tmp_path):
     from job_files import demo_job_file
-    from pipelines.demo import generate_purchases, land
+    from examples.demo import generate_purchases, land
     from pipelines.job import load_job
     job_file = demo_job_file(tmp_path)
     root = tmp_path / "demo"

@@ -41,7 +41,7 @@ def test_session_trigger_transcripts_take_a_session_trigger_plan():
 
 
 def test_the_second_example_runs_on_the_plan():
-    from pipelines.sessions_demo import sessions_spec
+    from examples.sessions_demo import sessions_spec
     from windowing.spark.dispatch import execution_path
     assert execution_path(sessions_spec()) == "dataframe plan session_early_late"
 

@@ -131,7 +131,7 @@ def test_backfill_of_a_session_job_equals_the_model(spark, tmp_path):
     """A job file with ``type = "session"`` backfilled in event-time chunks (sessions crossing
     chunks merge through the Delta state) and in one pass; both give the model's sessions, and the
     data-quality suites (reconciliation included) pass on the chunked run."""
-    from pipelines.demo import generate_purchases, land
+    from examples.demo import generate_purchases, land
     from pipelines.drivers import run_backfill
     from pipelines.job import load_job
     (tmp_path / "sessions.toml").write_text(SESSION_JOB)

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from pipelines.demo import RAW_SCHEMA, land
+from examples.demo import RAW_SCHEMA, land
 from pipelines.drivers import log, run_stream
 from pipelines.job import Job
 from windowing.core.aggregates import Count, Sum

@@ -1,6 +1,6 @@
-"""Example user functions that job files can name by import path (``pipelines.examples:Name``).
+"""Example user functions that job files can name by import path (``examples.triggers:Name``).
 
-A job's ``[window] trigger = "pipelines.examples:EveryNthLarge"`` with
+A job's ``[window] trigger = "examples.triggers:EveryNthLarge"`` with
 ``trigger_args = {n = 3, column = "item_count", threshold = 5}`` runs this
 trigger on the per-key path (the reference model per key, its per-window
 state kept in the Delta keyed state table between batches).
