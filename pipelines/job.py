@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Sum
-from windowing.core.assigners import (EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
-                                      SlidingProcessingTimeWindows,
-                                      TumblingEventTimeWindows, TumblingProcessingTimeWindows)
+from windowing.core.assigners import MERGING_ASSIGNERS
+from windowing.core.config_values import as_int, require
+from windowing.core.evictors import EVICT_AFTER
+from windowing.core.registry import COUNT_WINDOW, JOB_EVICTORS, JOB_TRIGGERS, JOB_WINDOW_TYPES, Registry
 from windowing.core.spec import WindowSpec, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
-from windowing.core.triggers import CountTrigger, EventTimeTrigger
 from windowing.core.watermarks import EventTimeWatermarks, ExplicitWatermarks, WatermarkStrategy
 
 _AGGREGATE = re.compile(r"^\s*(sum|count|min|max|avg|first|last|collect)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)?\s*\)\s*$")
@@ -158,8 +158,10 @@ class Job:
             # A slide belongs to the old window type (sliding time or count); a new type starts without it.
             window.pop("slide", None)
         if "type" in overrides:
-            # A gap belongs to sessions only, a size and offset to every other type.
-            dropped = (("size", "offset") if overrides["type"] in _SESSION_TYPES else ("gap", "gap_column"))
+            # A gap belongs to sessions only, a size to every other type, an offset to the time windows.
+            dropped = (("size", "offset") if overrides["type"] in _SESSION_TYPES
+                       else ("offset", "gap", "gap_column") if overrides["type"] == COUNT_WINDOW
+                       else ("gap", "gap_column"))
             for key in dropped:
                 if key not in overrides:
                     window.pop(key, None)
@@ -168,13 +170,13 @@ class Job:
         return replace(self, spec=spec, definition={**self.definition, "window": window})
 
 
-_WINDOW_KEYS = {"type", "size", "slide", "offset", "gap", "gap_column", "trigger", "trigger_args", "evictor",
-                "evictor_args", "evict_after", "allowed_lateness", "mode", "late_output", "output_mode"}
+_WINDOW_KEYS = {"type", "assigner_args", "size", "slide", "offset", "gap", "gap_column", "trigger", "trigger_args",
+                "evictor", "evictor_args", "evict_after", "allowed_lateness", "mode", "late_output", "output_mode"}
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$")
 
 
 def import_object(path: str, args: dict | None, what: str):
-    """``"package.module:Name"`` imported and called with ``args`` (a user trigger, evictor or function).
+    """``"package.module:Name"`` imported and called with ``args`` (a user assigner, trigger, evictor or function).
 
     The module must be importable by the driver AND the Spark workers (on
     their ``PYTHONPATH``); the object a frozen dataclass or another picklable
@@ -199,79 +201,46 @@ def import_object(path: str, args: dict | None, what: str):
         raise ValueError(f"{what} {path!r} does not take the arguments {args or {}}: {error}") from None
 
 
-def _evictor(text: str, window: dict):
-    """``count:<n>``, ``time:<duration>`` or an import path; ``evict_after = true`` runs it after the function."""
-    from windowing.core.evictors import CountEvictor, TimeEvictor
-    after = bool(window.get("evict_after", False))
-    if text.startswith("count:"):
-        return CountEvictor(int(text.split(":", 1)[1]), do_evict_after=after)
-    if text.startswith("time:"):
-        return TimeEvictor(parse_duration_ms(text.split(":", 1)[1], "evictor time"), do_evict_after=after)
-    if _IMPORT_PATH.match(text):
-        return import_object(text, window.get("evictor_args"), "evictor")
-    raise ValueError(f"evictor {text!r} is not 'count:<n>', 'time:<duration>' or an import path "
-                     f"'package.module:Name'")
+_SESSION_TYPES = {cls.job_name for cls in MERGING_ASSIGNERS}
+_ASSIGNER_KEYS = ("size", "slide", "offset", "gap", "gap_column")
+_COUNT_WINDOW_KEYS = ("size", "slide")
 
 
-_TRIGGER_TABLE_KEYS = {
-    "early_late": {"early_every_n", "early_every", "late_every_n"},
-    "continuous_event_time": {"interval"},
-    "processing_time": set(),
-    "continuous_processing_time": {"interval"},
-}
-
-
-def _trigger_table(table: dict):
-    """A built-in trigger from ``trigger = {type = "...", ...}``.
-
-    * ``{type = "early_late", early_every_n = 3, early_every = "10 seconds", late_every_n = 2}``
-      (each optional, at least one): the event-time trigger with early/late firings;
-    * ``{type = "continuous_event_time", interval = "1 minute"}``;
-    * ``{type = "processing_time"}``;
-    * ``{type = "continuous_processing_time", interval = "1 minute"}``.
+def _window_part(registry: Registry, window: dict, key: str, args_key: str, what: str,
+                 extra: dict | None = None):
+    """The part ``window[key]`` names: a built-in one of ``registry`` (a string such as
+    ``"count:3"`` or a table ``{type = "count", n = 3}``, plus the ``extra`` keys of the
+    ``[window]`` table), or a user one by import path, called with ``window[args_key]``.
 
     Raises:
-        ValueError: naming the unknown type or keys and the valid ones.
+        ValueError: naming the bad value and the valid names or keys.
     """
-    from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
-                                         EarlyLateEventTimeTrigger, ProcessingTimeTrigger)
-    kind = table.get("type")
-    if kind not in _TRIGGER_TABLE_KEYS:
-        raise ValueError(f"trigger table type {kind!r} is not one of {sorted(_TRIGGER_TABLE_KEYS)}")
-    unknown = sorted(set(table) - {"type"} - _TRIGGER_TABLE_KEYS[kind])
+    value, args = window[key], window.get(args_key)
+    if isinstance(value, str) and _IMPORT_PATH.match(value) and not registry.knows(value):
+        if extra:
+            raise ValueError(f"{sorted(extra)} belong to built-in {what}s; the user {what} {value!r} takes its "
+                             f"arguments in {args_key} = {{...}}")
+        return import_object(value, args, what)
+    if args is not None:
+        raise ValueError(f"{args_key} = {args!r} goes with a user {what} named by import path, not with the "
+                         f"built-in {value!r}")
+    return registry.from_config(value, extra)
+
+
+def _window(builder: WindowSpecBuilder, window: dict) -> WindowSpecBuilder:
+    """``[window] type`` (a name of :data:`JOB_WINDOW_TYPES`, ``count``, or the import path of a
+    user assigner with ``assigner_args``) and its keys: size, slide, offset, gap, gap_column."""
+    keys = {key: window[key] for key in _ASSIGNER_KEYS if key in window}
+    kind = window.get("type", "tumbling")
+    if kind != COUNT_WINDOW:
+        return builder.window(_window_part(JOB_WINDOW_TYPES, {**window, "type": kind}, "type", "assigner_args",
+                                           "window assigner", keys))
+    unknown = sorted(set(keys) - set(_COUNT_WINDOW_KEYS))
     if unknown:
-        raise ValueError(f"trigger {kind!r} does not take {unknown}; it takes {sorted(_TRIGGER_TABLE_KEYS[kind])}")
-    if kind == "early_late":
-        if not set(table) - {"type"}:
-            raise ValueError("trigger 'early_late' needs early_every_n, early_every and/or late_every_n")
-        every = table.get("early_every")
-        return EarlyLateEventTimeTrigger(table.get("early_every_n"),
-                                         None if every is None else parse_duration_ms(every, "early_every"),
-                                         table.get("late_every_n"))
-    if kind == "processing_time":
-        return ProcessingTimeTrigger()
-    if "interval" not in table:
-        raise ValueError(f"trigger {kind!r} needs interval = '<duration>'")
-    cls = ContinuousEventTimeTrigger if kind == "continuous_event_time" else ContinuousProcessingTimeTrigger
-    return cls.of(table["interval"])
-
-
-_SESSION_TYPES = {"session": EventTimeSessionWindows, "session_processing_time": ProcessingTimeSessionWindows}
-
-
-def _session_windows(window: dict) -> EventTimeSessionWindows | ProcessingTimeSessionWindows:
-    """``type = "session"`` (event time) or ``"session_processing_time"`` with ``gap = "30 seconds"`` or
-    ``gap_column = "<column of ms>"`` (exactly one)."""
-    if ("gap" in window) == ("gap_column" in window):
-        raise ValueError(f"a session window needs exactly one of gap (a duration) or gap_column (a column of "
-                         f"milliseconds), got gap={window.get('gap')!r}, gap_column={window.get('gap_column')!r}")
-    for key in ("size", "slide", "offset"):
-        if key in window:
-            raise ValueError(f"a session window has no {key}; it has a gap (got {key}={window[key]!r})")
-    assigner = _SESSION_TYPES[window.get("type", "session")]
-    if "gap" in window:
-        return assigner.with_gap(window["gap"])
-    return assigner.with_dynamic_gap(str(window["gap_column"]))
+        raise ValueError(f"window type 'count' does not take {unknown}; it takes {list(_COUNT_WINDOW_KEYS)}")
+    require(keys, "window type 'count'", "size")
+    slide = None if window.get("slide") is None else as_int(window["slide"], "count window slide")
+    return builder.count_window(as_int(window["size"], "count window size"), slide)
 
 
 def parse_aggregate(name: str, text: str):
@@ -308,46 +277,23 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
     time, so fewer than n outlying rows cannot move it; ``"explicit"``: only
     explicit watermarks and the end-of-input flush move it; see
     docs/watermarks.md).
-    ``[window] type``: ``tumbling``, ``sliding``, ``count``, ``session``,
-    ``tumbling_processing_time``, ``sliding_processing_time`` or ``session_processing_time``.
+    ``[window]``: ``type`` (``tumbling``, ``sliding``, ``count``, ``session``,
+    ``tumbling_processing_time``, ``sliding_processing_time``,
+    ``session_processing_time``: :data:`windowing.core.registry.JOB_WINDOW_TYPES`; or a
+    user assigner's import path with ``assigner_args``); ``trigger`` and
+    ``evictor``: a built-in name (``"count:3"``, ``"time:10 seconds"``), a table
+    (``{type = "continuous_event_time", interval = "1 minute"}``) or a user
+    one's import path with ``trigger_args`` / ``evictor_args``; see docs/jobs.md.
     """
     builder = (WindowSpecBuilder().key_by(*_as_list(source.get("key")))
                .event_time(source["event_time"], source.get("max_out_of_orderness", 0)))
-    kind = window.get("type", "tumbling")
-    if kind == "tumbling":
-        builder = builder.window(TumblingEventTimeWindows.of(window["size"], window.get("offset", 0)))
-    elif kind == "sliding":
-        builder = builder.window(SlidingEventTimeWindows.of(window["size"], window["slide"], window.get("offset", 0)))
-    elif kind == "tumbling_processing_time":
-        builder = builder.window(TumblingProcessingTimeWindows.of(window["size"], window.get("offset", 0)))
-    elif kind == "sliding_processing_time":
-        builder = builder.window(SlidingProcessingTimeWindows.of(window["size"], window["slide"],
-                                                                 window.get("offset", 0)))
-    elif kind == "count":
-        builder = builder.count_window(int(window["size"]), window.get("slide"))
-    elif kind in _SESSION_TYPES:
-        builder = builder.window(_session_windows(window))
-    else:
-        raise ValueError(f"window type {kind!r} is not one of 'tumbling', 'sliding', 'count', 'session', "
-                         f"'tumbling_processing_time', 'sliding_processing_time', 'session_processing_time'")
+    builder = _window(builder, window)
     builder = _watermark_and_processing_time(builder, source)
-    trigger = window.get("trigger")
-    if isinstance(trigger, dict):
-        builder = builder.trigger(_trigger_table(trigger))
-    elif trigger:
-        if trigger == "event_time":
-            builder = builder.trigger(EventTimeTrigger())
-        elif trigger.startswith("count:"):
-            builder = builder.trigger(CountTrigger(int(trigger.split(":", 1)[1])))
-        elif _IMPORT_PATH.match(trigger):
-            builder = builder.trigger(import_object(trigger, window.get("trigger_args"), "trigger"))
-        else:
-            raise ValueError(f"trigger {trigger!r} is not 'event_time', 'count:<n>', a table "
-                             f"{{type = 'early_late' | 'continuous_event_time' | 'processing_time' | "
-                             f"'continuous_processing_time', ...}} or an import path 'package.module:Name' "
-                             f"of a user trigger")
+    if window.get("trigger"):
+        builder = builder.trigger(_window_part(JOB_TRIGGERS, window, "trigger", "trigger_args", "trigger"))
     if window.get("evictor"):
-        builder = builder.evictor(_evictor(str(window["evictor"]), window))
+        after = {EVICT_AFTER: window[EVICT_AFTER]} if EVICT_AFTER in window else None
+        builder = builder.evictor(_window_part(JOB_EVICTORS, window, "evictor", "evictor_args", "evictor", after))
     if "allowed_lateness" in window:
         builder = builder.allowed_lateness(window["allowed_lateness"])
     if "max_event_time_skew" in source:

@@ -34,7 +34,7 @@ def test_evictors_and_process_function():
     ({"trigger": "examples.triggers:EveryNthLarge", "trigger_args": {"m": 1}}, None, "does not take the arguments"),
     ({"trigger": "examples.triggers:EveryNthLarge", "trigger_args": {"n": 0}}, None, "n must be a positive int"),
     ({"trigger": "every-so-often"}, None, "import path 'package.module:Name' of a user trigger"),
-    ({"evictor": "sometimes"}, None, "is not 'count:<n>', 'time:<duration>'"),
+    ({"evictor": "sometimes"}, None, r"evictor 'sometimes' is not one of \['count:<n>', 'time:<duration>', 'delta'\]"),
     ({}, {"function": "transcripts.model:TopTwo"}, "needs function"),
 ])
 def test_bad_user_function_references_name_the_bad_value(window, process, message):

@@ -22,7 +22,7 @@ def test_session_window_with_a_static_gap_or_a_gap_column():
 @pytest.mark.parametrize("window, message", [
     ({"type": "session"}, "exactly one of gap"),
     ({"type": "session", "gap": "1 minute", "gap_column": "g"}, "exactly one of gap"),
-    ({"type": "session", "gap": "1 minute", "size": "5 minutes"}, "has no size"),
+    ({"type": "session", "gap": "1 minute", "size": "5 minutes"}, r"does not take \['size'\]"),
     ({"type": "session", "gap": "-1 minute"}, "gap_ms must be a positive number"),
     ({"type": "sessions", "gap": "1 minute"}, "'sessions' is not one of"),
 ])

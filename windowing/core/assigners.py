@@ -20,10 +20,63 @@ session gaps (the others ignore it).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Mapping, Protocol, runtime_checkable
+from typing import Any, ClassVar, Mapping, Protocol, runtime_checkable
 
+from windowing.core.config_values import require
 from windowing.core.time import floor_mod, parse_duration_ms, require_picklable
-from windowing.core.windows import GLOBAL_WINDOW, GlobalWindow, TimeWindow
+from windowing.core.windows import GLOBAL_WINDOW, GlobalWindow, TimeWindow, Window
+
+
+@runtime_checkable
+class WindowAssigner(Protocol):
+    """What every assigner has (Flink's ``WindowAssigner``); a user assigner implements it.
+
+    * ``is_event_time``: True to assign by event time (windows fire and are
+      cleaned up as the watermark passes them; elements behind it are late),
+      False to assign by processing time.
+    * ``assign(ts_ms, row)``: the windows of an element with timestamp
+      ``ts_ms`` (its event or processing time; ``row`` is the element, a
+      mapping of column to value): a tuple of :class:`TimeWindow` (or the
+      :data:`GLOBAL_WINDOW`), possibly empty. The result must depend on
+      ``ts_ms`` and ``row`` only.
+    * optional ``columns``: the input columns ``assign`` reads from ``row``
+      (checked against the input's schema).
+
+    A user assigner must be a module-level frozen dataclass (or another
+    picklable class with value equality and a stable repr): the spec's
+    fingerprint, its equality and Spark's pickling rely on that. It runs on
+    the per-key path (the reference model per key); the built-in assigners
+    have DataFrame plans. A user assigner does not merge windows.
+    """
+
+    @property
+    def is_event_time(self) -> bool: ...
+
+    def assign(self, ts_ms: int, row: Mapping[str, Any] | None = None) -> tuple[Window, ...]: ...
+
+
+class _TumblingConfig:
+    """The job-file form of the tumbling assigners: ``size`` and an optional ``offset``."""
+
+    job_keys: ClassVar[tuple[str, ...]] = ("size", "offset")
+    job_arg: ClassVar[str | None] = None
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]):
+        require(table, f"window type {cls.job_name!r}", "size")
+        return cls.of(table["size"], table.get("offset", 0))
+
+
+class _SlidingConfig:
+    """The job-file form of the sliding assigners: ``size``, ``slide`` and an optional ``offset``."""
+
+    job_keys: ClassVar[tuple[str, ...]] = ("size", "slide", "offset")
+    job_arg: ClassVar[str | None] = None
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]):
+        require(table, f"window type {cls.job_name!r}", "size", "slide")
+        return cls.of(table["size"], table["slide"], table.get("offset", 0))
 
 
 def _positive(name: str, value: int) -> None:
@@ -39,8 +92,10 @@ def _offset_within(name: str, offset_ms: int, bound_name: str, bound_ms: int) ->
 
 
 @dataclass(frozen=True)
-class TumblingEventTimeWindows:
+class TumblingEventTimeWindows(_TumblingConfig):
     """Fixed-size, non-overlapping event-time windows (Flink's ``TumblingEventTimeWindows``)."""
+
+    job_name: ClassVar[str] = "tumbling"
 
     size_ms: int
     offset_ms: int = 0
@@ -63,8 +118,10 @@ class TumblingEventTimeWindows:
 
 
 @dataclass(frozen=True)
-class SlidingEventTimeWindows:
+class SlidingEventTimeWindows(_SlidingConfig):
     """Windows of ``size_ms`` starting every ``slide_ms`` (Flink's ``SlidingEventTimeWindows``)."""
+
+    job_name: ClassVar[str] = "sliding"
 
     size_ms: int
     slide_ms: int
@@ -111,7 +168,7 @@ class GlobalWindows:
 
 
 @dataclass(frozen=True)
-class TumblingProcessingTimeWindows:
+class TumblingProcessingTimeWindows(_TumblingConfig):
     """Tumbling windows on processing time (Flink's ``TumblingProcessingTimeWindows``).
 
     The element's timestamp for assignment is its processing time: the
@@ -120,6 +177,8 @@ class TumblingProcessingTimeWindows:
     fire and are cleaned up by processing-time timers at ``max_timestamp_ms``;
     nothing is ever late.
     """
+
+    job_name: ClassVar[str] = "tumbling_processing_time"
 
     size_ms: int
     offset_ms: int = 0
@@ -141,8 +200,10 @@ class TumblingProcessingTimeWindows:
 
 
 @dataclass(frozen=True)
-class SlidingProcessingTimeWindows:
+class SlidingProcessingTimeWindows(_SlidingConfig):
     """Sliding windows on processing time (Flink's ``SlidingProcessingTimeWindows``)."""
+
+    job_name: ClassVar[str] = "sliding_processing_time"
 
     size_ms: int
     slide_ms: int
@@ -220,8 +281,21 @@ class _SessionWindows:
     """What both session assigners share; subclasses are frozen dataclasses with
     ``gap_ms`` and ``dynamic_gap`` fields and say which time they use."""
 
+    job_keys: ClassVar[tuple[str, ...]] = ("gap", "gap_column")
+    job_arg: ClassVar[str | None] = None
+
     def __post_init__(self) -> None:
         _check_session(self, type(self).__name__)
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]):
+        """``gap = "30 seconds"`` or ``gap_column = "<column of ms>"`` (exactly one)."""
+        if ("gap" in table) == ("gap_column" in table):
+            raise ValueError(f"a session window needs exactly one of gap (a duration) or gap_column (a column of "
+                             f"milliseconds), got gap={table.get('gap')!r}, gap_column={table.get('gap_column')!r}")
+        if "gap" in table:
+            return cls.with_gap(table["gap"])
+        return cls.with_dynamic_gap(str(table["gap_column"]))
 
     @classmethod
     def with_gap(cls, gap: int | str):
@@ -255,6 +329,8 @@ class EventTimeSessionWindows(_SessionWindows):
     Build with :meth:`with_gap` or :meth:`with_dynamic_gap`.
     """
 
+    job_name: ClassVar[str] = "session"
+
     gap_ms: int | None = None
     dynamic_gap: Any = None
 
@@ -270,6 +346,8 @@ class ProcessingTimeSessionWindows(_SessionWindows):
     As :class:`EventTimeSessionWindows`, with the element's processing time
     as its timestamp; sessions close by processing-time timers.
     """
+
+    job_name: ClassVar[str] = "session_processing_time"
 
     gap_ms: int | None = None
     dynamic_gap: Any = None
@@ -315,8 +393,6 @@ def merge_windows(windows) -> list[tuple[TimeWindow, list[TimeWindow]]]:
     return groups
 
 
-WindowAssigner = (TumblingEventTimeWindows | SlidingEventTimeWindows | GlobalWindows | TumblingProcessingTimeWindows
-                  | SlidingProcessingTimeWindows | EventTimeSessionWindows | ProcessingTimeSessionWindows)
 MERGING_ASSIGNERS = (EventTimeSessionWindows, ProcessingTimeSessionWindows)
-ASSIGNERS = (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows, TumblingProcessingTimeWindows,
+BUILTIN_ASSIGNERS = (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows, TumblingProcessingTimeWindows,
              SlidingProcessingTimeWindows, EventTimeSessionWindows, ProcessingTimeSessionWindows)

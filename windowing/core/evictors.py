@@ -13,17 +13,52 @@ instead of accumulators (DESIGN.md section 2).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
+from windowing.core.config_values import as_flag, as_int, as_number, require
 from windowing.core.time import parse_duration_ms
 from windowing.core.triggers import DeltaFunction, _delta_function
 
 Element = tuple  # (timestamp_ms, seq, row)
 
+EVICT_AFTER = "evict_after"
+"""The job-file key of every built-in evictor: run it after the window function."""
+
+
+@runtime_checkable
+class Evictor(Protocol):
+    """What every evictor has (Flink's ``Evictor``); a user evictor implements it.
+
+    * ``evict(elements)``: the elements that remain in the window, a list in
+      the same (event time, arrival) order; ``elements`` are
+      ``(timestamp_ms, seq, row)`` triples, oldest first, ``row`` a mapping
+      of column to value. It must depend on the elements only.
+    * ``do_evict_after``: False to run before the window function (this pane
+      sees the remaining elements), True to run after it (the next panes do).
+    * optional ``columns``: the input columns ``evict`` reads (checked against
+      the input's schema).
+
+    A user evictor must be a module-level frozen dataclass (or another
+    picklable class with value equality and a stable repr); it runs on the
+    per-key path (the reference model per key).
+    """
+
+    do_evict_after: bool
+
+    def evict(self, elements: Sequence[Element]) -> list[Element]: ...
+
+
+def _evict_after(table: Mapping[str, Any], name: str) -> bool:
+    return as_flag(table.get(EVICT_AFTER, False), f"evictor {name!r} {EVICT_AFTER}")
+
 
 @dataclass(frozen=True)
 class CountEvictor:
     """Keep only the last ``max_count`` elements (Flink's ``CountEvictor``)."""
+
+    job_name: ClassVar[str] = "count"
+    job_keys: ClassVar[tuple[str, ...]] = ("n", EVICT_AFTER)
+    job_arg: ClassVar[str | None] = "n"
 
     max_count: int
     do_evict_after: bool = False
@@ -31,6 +66,12 @@ class CountEvictor:
     def __post_init__(self) -> None:
         if not isinstance(self.max_count, int) or isinstance(self.max_count, bool) or self.max_count <= 0:
             raise ValueError(f"CountEvictor max_count must be a positive int, got {self.max_count!r}")
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "CountEvictor":
+        """``n``: keep the last n elements (``"count:100"``)."""
+        require(table, "evictor 'count'", "n")
+        return cls(as_int(table["n"], "evictor 'count' n"), _evict_after(table, "count"))
 
     def evict(self, elements: Sequence[Element]) -> list[Element]:
         """Return the elements that remain, in order (oldest first)."""
@@ -45,6 +86,10 @@ class TimeEvictor:
     ``timestamp <= max_ts - window_ms`` are evicted.
     """
 
+    job_name: ClassVar[str] = "time"
+    job_keys: ClassVar[tuple[str, ...]] = ("duration", EVICT_AFTER)
+    job_arg: ClassVar[str | None] = "duration"
+
     window_ms: int
     do_evict_after: bool = False
 
@@ -56,6 +101,12 @@ class TimeEvictor:
     @classmethod
     def of(cls, window: int | str, do_evict_after: bool = False) -> "TimeEvictor":
         return cls(parse_duration_ms(window, "window"), do_evict_after)
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "TimeEvictor":
+        """``duration``: keep the elements of the last duration (``"time:10 seconds"``)."""
+        require(table, "evictor 'time'", "duration")
+        return cls(parse_duration_ms(table["duration"], "evictor 'time' duration"), _evict_after(table, "time"))
 
     def evict(self, elements: Sequence[Element]) -> list[Element]:
         if not elements:
@@ -73,6 +124,10 @@ class DeltaEvictor:
     defaults to ``AbsoluteDifference(value_column)``.
     """
 
+    job_name: ClassVar[str] = "delta"
+    job_keys: ClassVar[tuple[str, ...]] = ("threshold", "column", EVICT_AFTER)
+    job_arg: ClassVar[str | None] = None
+
     threshold: float
     delta_fn: Any = None
     value_column: str | None = None
@@ -82,6 +137,13 @@ class DeltaEvictor:
         if not isinstance(self.threshold, (int, float)) or isinstance(self.threshold, bool):
             raise ValueError(f"DeltaEvictor threshold must be a number, got {self.threshold!r}")
         object.__setattr__(self, "delta_fn", _delta_function(self.delta_fn, self.value_column, "DeltaEvictor"))
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "DeltaEvictor":
+        """``threshold`` and ``column``: evict elements whose column is that far from the newest one's."""
+        require(table, "evictor 'delta'", "threshold", "column")
+        return cls(as_number(table["threshold"], "evictor 'delta' threshold"), value_column=table["column"],
+                   do_evict_after=_evict_after(table, "delta"))
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -95,5 +157,4 @@ class DeltaEvictor:
         return [e for e in elements if fn.delta(e[2], last) < self.threshold]
 
 
-EVICTORS = (CountEvictor, TimeEvictor, DeltaEvictor)
-Evictor = CountEvictor | TimeEvictor | DeltaEvictor
+BUILTIN_EVICTORS = (CountEvictor, TimeEvictor, DeltaEvictor)

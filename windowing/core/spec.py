@@ -23,10 +23,10 @@ from typing import Any, Mapping
 from windowing.core.aggregates import (
     AGGREGATES, Aggregate, AggregateFunction, Avg, Count, Max, Min, Reduce, Sum, UserAggregate)
 from windowing.core.assigners import (
-    ASSIGNERS, MERGING_ASSIGNERS, EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner)
-from windowing.core.evictors import EVICTORS, CountEvictor, Evictor
+    BUILTIN_ASSIGNERS, MERGING_ASSIGNERS, EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner)
+from windowing.core.evictors import BUILTIN_EVICTORS, CountEvictor, Evictor
 from windowing.core.functions import Process
-from windowing.core.time import parse_duration_ms
+from windowing.core.time import parse_duration_ms, require_picklable
 from windowing.core.watermarks import (
     DEFAULT_WATERMARK_STRATEGY, WATERMARK_STRATEGIES, ExplicitWatermarks, WatermarkStrategy)
 from windowing.core.triggers import (
@@ -69,10 +69,12 @@ class WindowSpec:
             milliseconds (may be None for processing-time windows).
         max_out_of_orderness_ms: watermark delay; ``wm = max_seen_ts - delay - 1``
             (with ``watermark_strategy`` ``EventTimeWatermarks(n)``: the n-th largest event time).
-        assigner: tumbling, sliding or global windows.
+        assigner: a window assigner: a built-in one or a user one
+            (:class:`~windowing.core.assigners.WindowAssigner`, per-key path only).
         trigger: the effective trigger (already wrapped in ``PurgingTrigger``
             when the accumulation mode is discarding).
-        evictor: an optional evictor (count windows with a slide use one).
+        evictor: an optional evictor, built in or a user one
+            (:class:`~windowing.core.evictors.Evictor`); count windows with a slide use one.
         allowed_lateness_ms: a window's state lives until ``wm >= max_ts + L``.
         aggregates: ``(output name, aggregate)`` pairs, in output order
             (empty when ``process_function`` is set).
@@ -141,9 +143,8 @@ class WindowSpec:
             if column in RESERVED_OUTPUT_COLUMNS or column.startswith("__"):
                 raise ValueError(f"key column {column!r} clashes with an output column of that name; "
                                  f"rename it (reserved: {sorted(RESERVED_OUTPUT_COLUMNS)} and names starting '__')")
-        if not isinstance(self.assigner, ASSIGNERS):
-            raise ValueError(f"{self.assigner!r} is not a window assigner; use one of "
-                             f"{[a.__name__ for a in ASSIGNERS]}")
+        _check_part(self.assigner, WindowAssigner, BUILTIN_ASSIGNERS, "window assigner",
+                    "is_event_time and assign(ts_ms, row)")
         if self.event_time_column is None:
             if self.assigner.is_event_time:
                 raise ValueError(f"{self.assigner!r} is an event-time assigner: call event_time(column, ...)")
@@ -159,8 +160,8 @@ class WindowSpec:
         if self.is_merging and not can_merge(self.trigger):
             raise ValueError(f"{self.assigner!r} merges windows but trigger {self.trigger!r} cannot merge "
                              f"(its can_merge() is not true); use a trigger that supports on_merge")
-        if self.evictor is not None and not isinstance(self.evictor, EVICTORS):
-            raise ValueError(f"evictor {self.evictor!r} is not one of {[e.__name__ for e in EVICTORS]}")
+        if self.evictor is not None:
+            _check_part(self.evictor, Evictor, BUILTIN_EVICTORS, "evictor", "evict(elements) and do_evict_after")
         if self.process_function is not None:
             if not isinstance(self.process_function, Process):
                 raise ValueError(f"process_function must be a Process(...), got {self.process_function!r}")
@@ -339,6 +340,19 @@ class WindowSpec:
                                  f"it is {t}")
 
 
+def _check_part(part: Any, protocol: type, builtin: tuple[type, ...], what: str, needs: str) -> None:
+    """``part`` implements ``protocol``; one that is not built in must also pickle (executors ship it).
+
+    Raises:
+        ValueError: naming the part, what it lacks and the built-in ones.
+    """
+    if not isinstance(part, protocol):
+        raise ValueError(f"{what} {part!r} is not one of {[c.__name__ for c in builtin]} nor a user {what} "
+                         f"(one with {needs})")
+    if not isinstance(part, builtin):
+        require_picklable(part, f"user {what}")
+
+
 def _resolve(value: Any, name: str) -> int:
     return parse_duration_ms(value, name)
 
@@ -396,8 +410,9 @@ class WindowSpecBuilder:
         return replace(self, _ingestion=ingestion_time_column)
 
     def window(self, assigner: WindowAssigner) -> "WindowSpecBuilder":
-        if not isinstance(assigner, ASSIGNERS):
-            raise ValueError(f"window() needs a window assigner, got {assigner!r}")
+        if not isinstance(assigner, WindowAssigner):
+            raise ValueError(f"window() needs a window assigner (is_event_time and assign(ts_ms, row)), "
+                             f"got {assigner!r}")
         return replace(self, _assigner=assigner)
 
     def count_window(self, size: int, slide: int | None = None) -> "WindowSpecBuilder":

@@ -74,8 +74,9 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol, runtime_checkable
+from typing import Any, Callable, ClassVar, Mapping, Protocol, runtime_checkable
 
+from windowing.core.config_values import as_int, as_number, optional_duration_ms, require
 from windowing.core.time import MAX_TIMESTAMP_MS, floor_mod, parse_duration_ms, require_picklable
 from windowing.core.windows import Window
 
@@ -139,7 +140,19 @@ class Trigger(Protocol):
 
 
 class TriggerBase:
-    """Flink's defaults for the optional trigger methods (subclass it for a user trigger)."""
+    """Flink's defaults for the optional trigger methods (subclass it for a user trigger).
+
+    A built-in trigger also says how job files name it (``job_name``,
+    ``job_keys``, ``job_arg``, ``from_config``; see :mod:`windowing.core.registry`):
+    by default it takes no keys and is built without arguments.
+    """
+
+    job_keys: ClassVar[tuple[str, ...]] = ()
+    job_arg: ClassVar[str | None] = None
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]):
+        return cls()
 
     def on_event_time(self, time_ms, window, ctx):
         return TriggerResult.CONTINUE
@@ -183,6 +196,8 @@ class EventTimeTrigger(TriggerBase):
     batch). Build early/late firings with :meth:`with_early_firings` and
     :meth:`with_late_firings` (Flink SQL's ``AfterEndOfWindow``).
     """
+
+    job_name: ClassVar[str] = "event_time"
 
     def on_element(self, value, timestamp_ms, window, ctx):
         ctx.register_event_time_timer(window.max_timestamp_ms)
@@ -232,6 +247,9 @@ class EarlyLateEventTimeTrigger(TriggerBase):
     this does). Both restart after the ON_TIME firing.
     """
 
+    job_name: ClassVar[str] = "early_late"
+    job_keys: ClassVar[tuple[str, ...]] = ("early_every_n", "early_every", "late_every_n")
+
     early_every_n: int | None = None
     early_interval_ms: int | None = None
     late_every_n: int | None = None
@@ -242,6 +260,13 @@ class EarlyLateEventTimeTrigger(TriggerBase):
                 _positive_int(name, getattr(self, name))
         if self.early_interval_ms is not None:
             _positive_int("early_interval_ms", self.early_interval_ms)
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "EarlyLateEventTimeTrigger":
+        """``early_every_n``, ``early_every`` (a duration) and/or ``late_every_n``: at least one."""
+        if not table:
+            raise ValueError("trigger 'early_late' needs early_every_n, early_every and/or late_every_n")
+        return cls(table.get("early_every_n"), optional_duration_ms(table, "early_every"), table.get("late_every_n"))
 
     def with_early_firings(self, every_n_elements: int | None = None,
                            every: int | str | None = None) -> "EarlyLateEventTimeTrigger":
@@ -331,6 +356,8 @@ class ProcessingTimeTrigger(TriggerBase):
     The default trigger of processing-time windows.
     """
 
+    job_name: ClassVar[str] = "processing_time"
+
     def on_element(self, value, timestamp_ms, window, ctx):
         ctx.register_processing_time_timer(window.max_timestamp_ms)
         return TriggerResult.CONTINUE
@@ -349,8 +376,20 @@ class ProcessingTimeTrigger(TriggerBase):
         ctx.delete_processing_time_timer(window.max_timestamp_ms)
 
 
+class _IntervalConfig:
+    """The job-file form of the continuous triggers: ``interval = "1 minute"`` (or ``"<name>:1 minute"``)."""
+
+    job_keys: ClassVar[tuple[str, ...]] = ("interval",)
+    job_arg: ClassVar[str | None] = "interval"
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]):
+        require(table, f"trigger {cls.job_name!r}", "interval")
+        return cls.of(table["interval"])
+
+
 @dataclass(frozen=True)
-class ContinuousEventTimeTrigger(TriggerBase):
+class ContinuousEventTimeTrigger(_IntervalConfig, TriggerBase):
     """Fire every ``interval_ms`` of event time, and at the window's end.
 
     Flink's ``ContinuousEventTimeTrigger``: the first element registers a
@@ -359,6 +398,8 @@ class ContinuousEventTimeTrigger(TriggerBase):
     next. A late element (window end behind the watermark) fires the window
     after the batch, like :class:`EventTimeTrigger`.
     """
+
+    job_name: ClassVar[str] = "continuous_event_time"
 
     interval_ms: int
 
@@ -417,13 +458,15 @@ class ContinuousEventTimeTrigger(TriggerBase):
 
 
 @dataclass(frozen=True)
-class ContinuousProcessingTimeTrigger(TriggerBase):
+class ContinuousProcessingTimeTrigger(_IntervalConfig, TriggerBase):
     """Fire every ``interval_ms`` of processing time (Flink's ``ContinuousProcessingTimeTrigger``).
 
     The first element registers a timer at the next multiple of the interval
     after the current processing time (capped at the window's end); each
     firing registers the next.
     """
+
+    job_name: ClassVar[str] = "continuous_processing_time"
 
     interval_ms: int
 
@@ -517,6 +560,9 @@ class DeltaTrigger(TriggerBase):
     ``AbsoluteDifference(value_column)``. It cannot merge (as in Flink).
     """
 
+    job_name: ClassVar[str] = "delta"
+    job_keys: ClassVar[tuple[str, ...]] = ("threshold", "column")
+
     threshold: float
     delta_fn: Any = None
     value_column: str | None = None
@@ -525,6 +571,12 @@ class DeltaTrigger(TriggerBase):
         if not isinstance(self.threshold, (int, float)) or isinstance(self.threshold, bool):
             raise ValueError(f"DeltaTrigger threshold must be a number, got {self.threshold!r}")
         object.__setattr__(self, "delta_fn", _delta_function(self.delta_fn, self.value_column, "DeltaTrigger"))
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "DeltaTrigger":
+        """``threshold`` and ``column``: fire when the column moved more than the threshold."""
+        require(table, "trigger 'delta'", "threshold", "column")
+        return cls(as_number(table["threshold"], "trigger 'delta' threshold"), value_column=table["column"])
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -553,11 +605,21 @@ class CountTrigger(TriggerBase):
     emits nothing for that remainder (as in Flink). On merge the counts add.
     """
 
+    job_name: ClassVar[str] = "count"
+    job_keys: ClassVar[tuple[str, ...]] = ("n",)
+    job_arg: ClassVar[str | None] = "n"
+
     count: int
 
     def __post_init__(self) -> None:
         if not isinstance(self.count, int) or isinstance(self.count, bool) or self.count <= 0:
             raise ValueError(f"CountTrigger count must be a positive int, got {self.count!r}")
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "CountTrigger":
+        """``n``: fire every n elements (``"count:3"``)."""
+        require(table, "trigger 'count'", "n")
+        return cls(as_int(table["n"], "trigger 'count' n"))
 
     def on_element(self, value, timestamp_ms, window, ctx):
         seen = ctx.get_state("count", 0) + 1
