@@ -143,8 +143,7 @@ class WindowSpec:
             if column in RESERVED_OUTPUT_COLUMNS or column.startswith("__"):
                 raise ValueError(f"key column {column!r} clashes with an output column of that name; "
                                  f"rename it (reserved: {sorted(RESERVED_OUTPUT_COLUMNS)} and names starting '__')")
-        _check_part(self.assigner, WindowAssigner, BUILTIN_ASSIGNERS, "window assigner",
-                    "is_event_time and assign(ts_ms, row)")
+        _check_part(self.assigner, WindowAssigner, BUILTIN_ASSIGNERS, "window assigner", _ASSIGNER_NEEDS)
         if self.event_time_column is None:
             if self.assigner.is_event_time:
                 raise ValueError(f"{self.assigner!r} is an event-time assigner: call event_time(column, ...)")
@@ -340,6 +339,9 @@ class WindowSpec:
                                  f"it is {t}")
 
 
+_ASSIGNER_NEEDS = "is_event_time and assign(ts_ms, row)"
+
+
 def _check_part(part: Any, protocol: type, builtin: tuple[type, ...], what: str, needs: str) -> None:
     """``part`` implements ``protocol``; one that is not built in must also pickle (executors ship it).
 
@@ -410,9 +412,7 @@ class WindowSpecBuilder:
         return replace(self, _ingestion=ingestion_time_column)
 
     def window(self, assigner: WindowAssigner) -> "WindowSpecBuilder":
-        if not isinstance(assigner, WindowAssigner):
-            raise ValueError(f"window() needs a window assigner (is_event_time and assign(ts_ms, row)), "
-                             f"got {assigner!r}")
+        _check_part(assigner, WindowAssigner, BUILTIN_ASSIGNERS, "window assigner", _ASSIGNER_NEEDS)
         return replace(self, _assigner=assigner)
 
     def count_window(self, size: int, slide: int | None = None) -> "WindowSpecBuilder":
