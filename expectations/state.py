@@ -65,7 +65,7 @@ def window_expectations(job) -> list:
                 f"SELECT * FROM (SELECT *, LAG(window_end_ms) OVER (PARTITION BY {keys} ORDER BY window_start_ms) "
                 f"AS previous_end FROM {{batch}}) WHERE window_start_ms <= previous_end"),
             description="open sessions of a key neither intersect nor touch (merging left none)", severity=CRITICAL))
-    elif not isinstance(job.spec.assigner, GlobalWindows):
+    elif getattr(job.spec.assigner, "size_ms", None) is not None:   # not global windows nor a user assigner
         size = job.spec.assigner.size_ms
         found.append(gx.expectations.UnexpectedRowsExpectation(
             unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE window_end_ms - window_start_ms <> {size}",

@@ -84,11 +84,13 @@ def expectations(job) -> list:
                                   f"OR {WE} - {WS} < {gap}",
             description=f"a session is at least its gap ({gap} ms) long", severity=CRITICAL))
     else:
-        size = spec.assigner.size_ms
-        found.append(ExpectWindowLengthToMatchSpec(
-            unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE {WS} IS NULL OR {WE} IS NULL "
-                                  f"OR {WE} - {WS} <> {size}",
-            description=f"window_end_ms - window_start_ms equals the window size {size} ms", severity=CRITICAL))
+        size = getattr(spec.assigner, "size_ms", None)
+        if size is not None:   # a user assigner's windows have no one size
+            found.append(ExpectWindowLengthToMatchSpec(
+                unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE {WS} IS NULL OR {WE} IS NULL "
+                                      f"OR {WE} - {WS} <> {size}",
+                description=f"window_end_ms - window_start_ms equals the window size {size} ms",
+                severity=CRITICAL))
         found.append(ExpectAtMostOneOnTimePane(
             unexpected_rows_query=f"SELECT {window}, count(*) AS on_time_panes FROM {{batch}} "
                                   f"WHERE timing = 'ON_TIME' GROUP BY {window} HAVING count(*) > 1",

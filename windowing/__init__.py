@@ -10,8 +10,9 @@ from windowing.core.aggregates import (
     AggregateFunction, Avg, Collect, Count, First, Last, Max, Min, Reduce, ReduceFunction, Sum, UserAggregate)
 from windowing.core.assigners import (
     EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows, SessionGapExtractor,
-    SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)
-from windowing.core.evictors import CountEvictor, DeltaEvictor, TimeEvictor
+    SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows,
+    WindowAssigner)
+from windowing.core.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
 from windowing.core.functions import Process, ProcessContext, ProcessWindowFunction
 from windowing.core.reference import ReferenceOperator
 from windowing.core.sinks import sink_view
@@ -36,10 +37,10 @@ def __getattr__(name):
 
 __all__ = ["APPEND", "AbsoluteDifference", "AggregateFunction", "Avg", "Collect", "ContinuousEventTimeTrigger",
            "ContinuousProcessingTimeTrigger", "Count", "CountEvictor", "CountTrigger", "DeltaEvictor",
-           "DeltaFunction", "DeltaTrigger", "EarlyLateEventTimeTrigger", "EventTimeSessionWindows",
+           "DeltaFunction", "DeltaTrigger", "EarlyLateEventTimeTrigger", "EventTimeSessionWindows", "Evictor",
            "EventTimeTrigger", "FINAL", "First", "GapFromColumn", "GlobalWindows", "Last", "Max", "Min", "NeverTrigger", "Process",
            "ProcessContext", "ProcessWindowFunction", "ProcessingTimeSessionWindows", "ProcessingTimeTrigger",
            "PurgingTrigger", "Reduce", "ReduceFunction", "ReferenceOperator", "SessionGapExtractor",
            "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "Sum", "TimeEvictor", "Trigger", "TriggerBase",
            "TriggerResult", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows", "UPSERT", "UserAggregate",
-           "WindowSpec", "WindowSpecBuilder", "sink_view", *_SPARK_NAMES]
+           "WindowAssigner", "WindowSpec", "WindowSpecBuilder", "sink_view", *_SPARK_NAMES]

@@ -98,6 +98,13 @@ def test_user_parts_are_named_by_import_path_with_their_arguments():
     spec = build_spec(source, {"type": "examples.assigners:DayPartWindows",
                                "assigner_args": {"starts": ["06:00", "18:00"]}}, aggregates)
     assert spec.assigner.starts == ("06:00", "18:00")
+    from types import SimpleNamespace
+    from expectations.state import window_expectations
+    from expectations.window_results import expectations
+    # the quality suites of such a job: no window-size check (the parts are of uneven length)
+    names = [type(e).__name__ for e in expectations(SimpleNamespace(spec=spec, result_bounds=()))]
+    assert "ExpectAtMostOneOnTimePane" in names and "ExpectWindowLengthToMatchSpec" not in names
+    assert len(window_expectations(SimpleNamespace(spec=spec))) == 1
     spec = build_spec(source, {"size": "1 minute", "evictor": "examples.evictors:KeepLargest",
                                "evictor_args": {"n": 1, "column": "v", "do_evict_after": True}}, aggregates)
     assert spec.evictor.do_evict_after and "v" in spec.input_columns
