@@ -4,8 +4,8 @@ A spec runs as a DataFrame plan (column expressions, joins and aggregations,
 no Python per row but user code) when :func:`windowing.spark.plans.plan_for`
 finds one: the built-in assigners and triggers, sessions, processing time,
 idleness, several watermark sources, window_all, user aggregates and reduce
-functions. Everything else (user triggers, evictors other than the sliding
-count window's, process functions, DeltaTrigger with a user delta function)
+functions. Everything else (user assigners, user triggers, evictors other than
+the sliding count window's, process functions, DeltaTrigger with a user delta function)
 runs on the per-key path (:class:`windowing.spark.keyed.KeyedModelOperator`):
 the reference model per key in ``applyInArrow``, its state in Delta. Both
 operators have the same interface and the same commit protocol.

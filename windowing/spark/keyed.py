@@ -1,7 +1,7 @@
 """The per-key path: the reference model run per key on Spark, its state in Delta.
 
 For every spec that has no DataFrame plan (:func:`windowing.spark.plans.plan_for`):
-user triggers, evictors (except the sliding count window's ``CountEvictor``),
+user assigners, user triggers, evictors (except the sliding count window's ``CountEvictor``),
 process functions and ``DeltaTrigger`` with a user delta function; and for an
 operator whose state this path wrote (:func:`windowing.spark.dispatch.written_per_key`).
 Sessions, processing time, idleness, several sources and window_all have
