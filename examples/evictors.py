@@ -11,9 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
+from examples import CountAndColumn
+
 
 @dataclass(frozen=True)
-class KeepLargest:
+class KeepLargest(CountAndColumn):
     """Keep the ``n`` elements whose ``column`` is largest (ties: the later arrival), in their order.
 
     Elements are ``(timestamp_ms, seq, row)`` triples, oldest first; a null
@@ -24,16 +26,6 @@ class KeepLargest:
     n: int = 3
     column: str = "item_count"
     do_evict_after: bool = False
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.n, int) or isinstance(self.n, bool) or self.n <= 0:
-            raise ValueError(f"KeepLargest n must be a positive int, got {self.n!r}")
-        if not isinstance(self.column, str) or not self.column:
-            raise ValueError(f"KeepLargest column must be a column name, got {self.column!r}")
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return (self.column,)
 
     def evict(self, elements: Sequence[tuple]) -> list[tuple]:
         def rank(element: tuple) -> tuple:

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from examples import CountAndColumn
 from windowing.core.triggers import TriggerBase, TriggerResult
 
 
 @dataclass(frozen=True)
-class EveryNthLarge(TriggerBase):
+class EveryNthLarge(CountAndColumn, TriggerBase):
     """Fire early on every ``n``-th element whose ``column`` is at least ``threshold``, and at the window's end.
 
     The count lives in the window's trigger state (``ctx.get_state``), so it
@@ -24,16 +25,6 @@ class EveryNthLarge(TriggerBase):
     n: int = 3
     column: str = "item_count"
     threshold: float = 5
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.n, int) or isinstance(self.n, bool) or self.n <= 0:
-            raise ValueError(f"EveryNthLarge n must be a positive int, got {self.n!r}")
-        if not isinstance(self.column, str) or not self.column:
-            raise ValueError(f"EveryNthLarge column must be a column name, got {self.column!r}")
-
-    @property
-    def columns(self) -> tuple[str, ...]:
-        return (self.column,)
 
     def on_element(self, value, timestamp_ms, window, ctx):
         if window.max_timestamp_ms <= ctx.current_watermark_ms:

@@ -201,7 +201,7 @@ def import_object(path: str, args: dict | None, what: str):
         raise ValueError(f"{what} {path!r} does not take the arguments {args or {}}: {error}") from None
 
 
-_SESSION_TYPES = {cls.job_name for cls in MERGING_ASSIGNERS}
+_SESSION_TYPES = {cls.job_form.name for cls in MERGING_ASSIGNERS}
 _ASSIGNER_KEYS = ("size", "slide", "offset", "gap", "gap_column")
 _COUNT_WINDOW_KEYS = ("size", "slide")
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Protocol, runtime_checkable
 
-from windowing.core.config_values import require
+from windowing.core.config_values import JobForm, require
 from windowing.core.time import floor_mod, parse_duration_ms, require_picklable
 from windowing.core.windows import GLOBAL_WINDOW, GlobalWindow, TimeWindow, Window
 
@@ -55,30 +55,6 @@ class WindowAssigner(Protocol):
     def assign(self, ts_ms: int, row: Mapping[str, Any] | None = None) -> tuple[Window, ...]: ...
 
 
-class _TumblingConfig:
-    """The job-file form of the tumbling assigners: ``size`` and an optional ``offset``."""
-
-    job_keys: ClassVar[tuple[str, ...]] = ("size", "offset")
-    job_arg: ClassVar[str | None] = None
-
-    @classmethod
-    def from_config(cls, table: Mapping[str, Any]):
-        require(table, f"window type {cls.job_name!r}", "size")
-        return cls.of(table["size"], table.get("offset", 0))
-
-
-class _SlidingConfig:
-    """The job-file form of the sliding assigners: ``size``, ``slide`` and an optional ``offset``."""
-
-    job_keys: ClassVar[tuple[str, ...]] = ("size", "slide", "offset")
-    job_arg: ClassVar[str | None] = None
-
-    @classmethod
-    def from_config(cls, table: Mapping[str, Any]):
-        require(table, f"window type {cls.job_name!r}", "size", "slide")
-        return cls.of(table["size"], table["slide"], table.get("offset", 0))
-
-
 def _positive(name: str, value: int) -> None:
     if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
         raise ValueError(f"{name} must be a positive number of milliseconds, got {value!r}")
@@ -91,22 +67,56 @@ def _offset_within(name: str, offset_ms: int, bound_name: str, bound_ms: int) ->
             f"-{bound_name} < offset < {bound_name}, i.e. |offset| < {bound_ms} ms")
 
 
-@dataclass(frozen=True)
-class TumblingEventTimeWindows(_TumblingConfig):
-    """Fixed-size, non-overlapping event-time windows (Flink's ``TumblingEventTimeWindows``)."""
+TUMBLING_KEYS = ("size", "offset")
+SLIDING_KEYS = ("size", "slide", "offset")
 
-    job_name: ClassVar[str] = "tumbling"
 
-    size_ms: int
-    offset_ms: int = 0
+class _Tumbling:
+    """What both tumbling assigners share: ``size_ms`` and ``offset_ms``, checked; built from durations."""
 
     def __post_init__(self) -> None:
         _positive("size_ms", self.size_ms)
         _offset_within("offset_ms", self.offset_ms, "size", self.size_ms)
 
     @classmethod
-    def of(cls, size: int | str, offset: int | str = 0) -> "TumblingEventTimeWindows":
+    def of(cls, size: int | str, offset: int | str = 0):
         return cls(parse_duration_ms(size, "size"), parse_duration_ms(offset, "offset"))
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]):
+        """``size`` and an optional ``offset``."""
+        require(table, f"window type {cls.job_form.name!r}", "size")
+        return cls.of(table["size"], table.get("offset", 0))
+
+
+class _Sliding:
+    """What both sliding assigners share: ``size_ms``, ``slide_ms`` and ``offset_ms``, checked."""
+
+    def __post_init__(self) -> None:
+        _positive("size_ms", self.size_ms)
+        _positive("slide_ms", self.slide_ms)
+        _offset_within("offset_ms", self.offset_ms, "slide", self.slide_ms)
+
+    @classmethod
+    def of(cls, size: int | str, slide: int | str, offset: int | str = 0):
+        return cls(parse_duration_ms(size, "size"), parse_duration_ms(slide, "slide"),
+                   parse_duration_ms(offset, "offset"))
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]):
+        """``size``, ``slide`` and an optional ``offset``."""
+        require(table, f"window type {cls.job_form.name!r}", "size", "slide")
+        return cls.of(table["size"], table["slide"], table.get("offset", 0))
+
+
+@dataclass(frozen=True)
+class TumblingEventTimeWindows(_Tumbling):
+    """Fixed-size, non-overlapping event-time windows (Flink's ``TumblingEventTimeWindows``)."""
+
+    job_form: ClassVar[JobForm] = JobForm("tumbling", TUMBLING_KEYS)
+
+    size_ms: int
+    offset_ms: int = 0
 
     @property
     def is_event_time(self) -> bool:
@@ -118,24 +128,14 @@ class TumblingEventTimeWindows(_TumblingConfig):
 
 
 @dataclass(frozen=True)
-class SlidingEventTimeWindows(_SlidingConfig):
+class SlidingEventTimeWindows(_Sliding):
     """Windows of ``size_ms`` starting every ``slide_ms`` (Flink's ``SlidingEventTimeWindows``)."""
 
-    job_name: ClassVar[str] = "sliding"
+    job_form: ClassVar[JobForm] = JobForm("sliding", SLIDING_KEYS)
 
     size_ms: int
     slide_ms: int
     offset_ms: int = 0
-
-    def __post_init__(self) -> None:
-        _positive("size_ms", self.size_ms)
-        _positive("slide_ms", self.slide_ms)
-        _offset_within("offset_ms", self.offset_ms, "slide", self.slide_ms)
-
-    @classmethod
-    def of(cls, size: int | str, slide: int | str, offset: int | str = 0) -> "SlidingEventTimeWindows":
-        return cls(parse_duration_ms(size, "size"), parse_duration_ms(slide, "slide"),
-                   parse_duration_ms(offset, "offset"))
 
     @property
     def is_event_time(self) -> bool:
@@ -168,7 +168,7 @@ class GlobalWindows:
 
 
 @dataclass(frozen=True)
-class TumblingProcessingTimeWindows(_TumblingConfig):
+class TumblingProcessingTimeWindows(_Tumbling):
     """Tumbling windows on processing time (Flink's ``TumblingProcessingTimeWindows``).
 
     The element's timestamp for assignment is its processing time: the
@@ -178,18 +178,10 @@ class TumblingProcessingTimeWindows(_TumblingConfig):
     nothing is ever late.
     """
 
-    job_name: ClassVar[str] = "tumbling_processing_time"
+    job_form: ClassVar[JobForm] = JobForm("tumbling_processing_time", TUMBLING_KEYS)
 
     size_ms: int
     offset_ms: int = 0
-
-    def __post_init__(self) -> None:
-        _positive("size_ms", self.size_ms)
-        _offset_within("offset_ms", self.offset_ms, "size", self.size_ms)
-
-    @classmethod
-    def of(cls, size: int | str, offset: int | str = 0) -> "TumblingProcessingTimeWindows":
-        return cls(parse_duration_ms(size, "size"), parse_duration_ms(offset, "offset"))
 
     @property
     def is_event_time(self) -> bool:
@@ -200,24 +192,14 @@ class TumblingProcessingTimeWindows(_TumblingConfig):
 
 
 @dataclass(frozen=True)
-class SlidingProcessingTimeWindows(_SlidingConfig):
+class SlidingProcessingTimeWindows(_Sliding):
     """Sliding windows on processing time (Flink's ``SlidingProcessingTimeWindows``)."""
 
-    job_name: ClassVar[str] = "sliding_processing_time"
+    job_form: ClassVar[JobForm] = JobForm("sliding_processing_time", SLIDING_KEYS)
 
     size_ms: int
     slide_ms: int
     offset_ms: int = 0
-
-    def __post_init__(self) -> None:
-        _positive("size_ms", self.size_ms)
-        _positive("slide_ms", self.slide_ms)
-        _offset_within("offset_ms", self.offset_ms, "slide", self.slide_ms)
-
-    @classmethod
-    def of(cls, size: int | str, slide: int | str, offset: int | str = 0) -> "SlidingProcessingTimeWindows":
-        return cls(parse_duration_ms(size, "size"), parse_duration_ms(slide, "slide"),
-                   parse_duration_ms(offset, "offset"))
 
     @property
     def is_event_time(self) -> bool:
@@ -277,12 +259,12 @@ def _gap_extractor(gap: Any) -> SessionGapExtractor:
     return gap
 
 
+SESSION_KEYS = ("gap", "gap_column")
+
+
 class _SessionWindows:
     """What both session assigners share; subclasses are frozen dataclasses with
     ``gap_ms`` and ``dynamic_gap`` fields and say which time they use."""
-
-    job_keys: ClassVar[tuple[str, ...]] = ("gap", "gap_column")
-    job_arg: ClassVar[str | None] = None
 
     def __post_init__(self) -> None:
         _check_session(self, type(self).__name__)
@@ -329,7 +311,7 @@ class EventTimeSessionWindows(_SessionWindows):
     Build with :meth:`with_gap` or :meth:`with_dynamic_gap`.
     """
 
-    job_name: ClassVar[str] = "session"
+    job_form: ClassVar[JobForm] = JobForm("session", SESSION_KEYS)
 
     gap_ms: int | None = None
     dynamic_gap: Any = None
@@ -347,7 +329,7 @@ class ProcessingTimeSessionWindows(_SessionWindows):
     as its timestamp; sessions close by processing-time timers.
     """
 
-    job_name: ClassVar[str] = "session_processing_time"
+    job_form: ClassVar[JobForm] = JobForm("session_processing_time", SESSION_KEYS)
 
     gap_ms: int | None = None
     dynamic_gap: Any = None

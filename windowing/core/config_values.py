@@ -7,9 +7,26 @@ value.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 from windowing.core.time import parse_duration_ms
+
+
+@dataclass(frozen=True)
+class JobForm:
+    """How job files name a built-in part (see :mod:`windowing.core.registry`).
+
+    Attributes:
+        name: the part's name (``"tumbling"``, ``"count"``).
+        keys: the keys its table takes (``("size", "offset")``).
+        arg: the key that the short form ``"<name>:<value>"`` fills (``"n"`` for
+            ``"count:3"``); None: the name stands alone.
+    """
+
+    name: str
+    keys: tuple[str, ...] = ()
+    arg: str | None = None
 
 
 def require(table: Mapping[str, Any], owner: str, *keys: str) -> None:

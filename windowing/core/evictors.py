@@ -15,9 +15,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, ClassVar, Mapping, Protocol, Sequence, runtime_checkable
 
-from windowing.core.config_values import as_flag, as_int, as_number, require
+from windowing.core.config_values import JobForm, as_flag, as_int, require
 from windowing.core.time import parse_duration_ms
-from windowing.core.triggers import DeltaFunction, _delta_function
+from windowing.core.triggers import DeltaFunction, _delta_config, _delta_function, _positive_int
 
 Element = tuple  # (timestamp_ms, seq, row)
 
@@ -56,16 +56,13 @@ def _evict_after(table: Mapping[str, Any], name: str) -> bool:
 class CountEvictor:
     """Keep only the last ``max_count`` elements (Flink's ``CountEvictor``)."""
 
-    job_name: ClassVar[str] = "count"
-    job_keys: ClassVar[tuple[str, ...]] = ("n", EVICT_AFTER)
-    job_arg: ClassVar[str | None] = "n"
+    job_form: ClassVar[JobForm] = JobForm("count", ("n", EVICT_AFTER), arg="n")
 
     max_count: int
     do_evict_after: bool = False
 
     def __post_init__(self) -> None:
-        if not isinstance(self.max_count, int) or isinstance(self.max_count, bool) or self.max_count <= 0:
-            raise ValueError(f"CountEvictor max_count must be a positive int, got {self.max_count!r}")
+        _positive_int("CountEvictor max_count", self.max_count)
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> "CountEvictor":
@@ -86,9 +83,7 @@ class TimeEvictor:
     ``timestamp <= max_ts - window_ms`` are evicted.
     """
 
-    job_name: ClassVar[str] = "time"
-    job_keys: ClassVar[tuple[str, ...]] = ("duration", EVICT_AFTER)
-    job_arg: ClassVar[str | None] = "duration"
+    job_form: ClassVar[JobForm] = JobForm("time", ("duration", EVICT_AFTER), arg="duration")
 
     window_ms: int
     do_evict_after: bool = False
@@ -124,9 +119,7 @@ class DeltaEvictor:
     defaults to ``AbsoluteDifference(value_column)``.
     """
 
-    job_name: ClassVar[str] = "delta"
-    job_keys: ClassVar[tuple[str, ...]] = ("threshold", "column", EVICT_AFTER)
-    job_arg: ClassVar[str | None] = None
+    job_form: ClassVar[JobForm] = JobForm("delta", ("threshold", "column", EVICT_AFTER))
 
     threshold: float
     delta_fn: Any = None
@@ -141,9 +134,7 @@ class DeltaEvictor:
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> "DeltaEvictor":
         """``threshold`` and ``column``: evict elements whose column is that far from the newest one's."""
-        require(table, "evictor 'delta'", "threshold", "column")
-        return cls(as_number(table["threshold"], "evictor 'delta' threshold"), value_column=table["column"],
-                   do_evict_after=_evict_after(table, "delta"))
+        return cls(**_delta_config(table, "evictor 'delta'"), do_evict_after=_evict_after(table, "delta"))
 
     @property
     def columns(self) -> tuple[str, ...]:

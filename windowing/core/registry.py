@@ -1,19 +1,17 @@
 """Job-file names of the built-in assigners, triggers and evictors: one table per kind.
 
-Every built-in part that a job file can name declares, as class attributes:
-
-* ``job_name``: its name (``"tumbling"``, ``"count"``, ``"continuous_event_time"``);
-* ``job_keys``: the keys its table takes (``("size", "offset")``);
-* ``job_arg``: the key that the short form ``"<name>:<value>"`` fills
-  (``"n"`` for ``trigger = "count:3"``), or None when there is no short form;
-
-and the classmethod ``from_config(table)`` that builds it from those keys. A
+Every built-in part that a job file can name declares ``job_form``, a
+:class:`~windowing.core.config_values.JobForm`: its name (``"tumbling"``,
+``"count"``), the keys its table takes (``("size", "offset")``) and the key
+that the short form ``"<name>:<value>"`` fills (``"n"`` for
+``trigger = "count:3"``; None: no short form); and the classmethod
+``from_config(table)`` that builds it from those keys. A
 job file names a part by a string (``"event_time"``, ``"count:3"``,
 ``"time:10 seconds"``) or by a table (``{type = "continuous_event_time",
 interval = "1 minute"}``); :meth:`Registry.from_config` reads both, refuses
 unknown names and keys (naming the valid ones) and calls the class's
-``from_config``. A new job-file name is the class (with the three
-attributes and ``from_config``) plus its entry in a table below.
+``from_config``. A new job-file name is the class (with ``job_form`` and
+``from_config``) plus its entry in a table below.
 
 User parts (a class of the user's own) are not in these tables: job files
 name them by import path (``"package.module:Name"``, see
@@ -42,7 +40,7 @@ class Registry:
 
     Attributes:
         what: the kind, as messages say it (``"trigger"``, ``"window type"``).
-        classes: the classes, each with ``job_name``, ``job_keys``, ``job_arg`` and ``from_config``.
+        classes: the classes, each with ``job_form`` and ``from_config``.
         also: names the caller handles itself (listed in messages, e.g. the count window,
             which is an assigner, a trigger and an evictor together).
         user_hint: how a user part is named instead, appended to the unknown-name message.
@@ -54,18 +52,18 @@ class Registry:
     user_hint: str = ""
 
     def __post_init__(self) -> None:
-        names = [cls.job_name for cls in self.classes] + list(self.also)
+        names = [cls.job_form.name for cls in self.classes] + list(self.also)
         repeated = sorted({n for n in names if names.count(n) > 1})
         if repeated:
             raise ValueError(f"{self.what} names are declared twice: {repeated}")
 
     @property
     def names(self) -> tuple[str, ...]:
-        return tuple(cls.job_name for cls in self.classes) + self.also
+        return tuple(cls.job_form.name for cls in self.classes) + self.also
 
     def forms(self) -> list[str]:
         """How each name is written as a string: ``'event_time'``, ``'count:<n>'``."""
-        forms = [cls.job_name if cls.job_arg is None else f"{cls.job_name}:<{cls.job_arg}>" for cls in self.classes]
+        forms = [cls.job_form.name if cls.job_form.arg is None else f"{cls.job_form.name}:<{cls.job_form.arg}>" for cls in self.classes]
         return forms + list(self.also)
 
     def knows(self, value: Any) -> bool:
@@ -79,7 +77,7 @@ class Registry:
             ValueError: naming ``name`` and the valid names.
         """
         for cls in self.classes:
-            if cls.job_name == name:
+            if cls.job_form.name == name:
                 return cls
         hint = f" (a table {{{TYPE_KEY} = '<name>', ...}} takes the same names)" if self.what != "window type" else ""
         user = f", nor {self.user_hint}" if self.user_hint else ""
@@ -101,17 +99,17 @@ class Registry:
         elif isinstance(value, str):
             name, colon, arg = value.partition(":")
             cls = self.lookup(name)
-            if colon and cls.job_arg is None:
+            if colon and cls.job_form.arg is None:
                 raise ValueError(f"{self.what} {name!r} takes no value after ':' (got {value!r}); "
                                  f"write {name!r}")
-            table = {cls.job_arg: arg.strip()} if colon else {}
+            table = {cls.job_form.arg: arg.strip()} if colon else {}
         else:
             raise ValueError(f"{self.what} {value!r} must be a name such as {self.forms()[0]!r} or a table "
                              f"{{{TYPE_KEY} = '<name>', ...}}")
         table.update(extra or {})
-        unknown = sorted(set(table) - set(cls.job_keys))
+        unknown = sorted(set(table) - set(cls.job_form.keys))
         if unknown:
-            raise ValueError(f"{self.what} {name!r} does not take {unknown}; it takes {sorted(cls.job_keys)}")
+            raise ValueError(f"{self.what} {name!r} does not take {unknown}; it takes {sorted(cls.job_form.keys)}")
         return cls.from_config(table)
 
 

@@ -76,7 +76,7 @@ import enum
 from dataclasses import dataclass
 from typing import Any, Callable, ClassVar, Mapping, Protocol, runtime_checkable
 
-from windowing.core.config_values import as_int, as_number, optional_duration_ms, require
+from windowing.core.config_values import JobForm, as_int, as_number, optional_duration_ms, require
 from windowing.core.time import MAX_TIMESTAMP_MS, floor_mod, parse_duration_ms, require_picklable
 from windowing.core.windows import Window
 
@@ -142,13 +142,10 @@ class Trigger(Protocol):
 class TriggerBase:
     """Flink's defaults for the optional trigger methods (subclass it for a user trigger).
 
-    A built-in trigger also says how job files name it (``job_name``,
-    ``job_keys``, ``job_arg``, ``from_config``; see :mod:`windowing.core.registry`):
-    by default it takes no keys and is built without arguments.
+    A built-in trigger also says how job files name it (``job_form`` and
+    ``from_config``; see :mod:`windowing.core.registry`): by default it takes
+    no keys and is built without arguments.
     """
-
-    job_keys: ClassVar[tuple[str, ...]] = ()
-    job_arg: ClassVar[str | None] = None
 
     @classmethod
     def from_config(cls, table: Mapping[str, Any]):
@@ -197,7 +194,7 @@ class EventTimeTrigger(TriggerBase):
     :meth:`with_late_firings` (Flink SQL's ``AfterEndOfWindow``).
     """
 
-    job_name: ClassVar[str] = "event_time"
+    job_form: ClassVar[JobForm] = JobForm("event_time")
 
     def on_element(self, value, timestamp_ms, window, ctx):
         ctx.register_event_time_timer(window.max_timestamp_ms)
@@ -247,8 +244,7 @@ class EarlyLateEventTimeTrigger(TriggerBase):
     this does). Both restart after the ON_TIME firing.
     """
 
-    job_name: ClassVar[str] = "early_late"
-    job_keys: ClassVar[tuple[str, ...]] = ("early_every_n", "early_every", "late_every_n")
+    job_form: ClassVar[JobForm] = JobForm("early_late", ("early_every_n", "early_every", "late_every_n"))
 
     early_every_n: int | None = None
     early_interval_ms: int | None = None
@@ -356,7 +352,7 @@ class ProcessingTimeTrigger(TriggerBase):
     The default trigger of processing-time windows.
     """
 
-    job_name: ClassVar[str] = "processing_time"
+    job_form: ClassVar[JobForm] = JobForm("processing_time")
 
     def on_element(self, value, timestamp_ms, window, ctx):
         ctx.register_processing_time_timer(window.max_timestamp_ms)
@@ -376,15 +372,15 @@ class ProcessingTimeTrigger(TriggerBase):
         ctx.delete_processing_time_timer(window.max_timestamp_ms)
 
 
+INTERVAL_KEYS = ("interval",)
+
+
 class _IntervalConfig:
     """The job-file form of the continuous triggers: ``interval = "1 minute"`` (or ``"<name>:1 minute"``)."""
 
-    job_keys: ClassVar[tuple[str, ...]] = ("interval",)
-    job_arg: ClassVar[str | None] = "interval"
-
     @classmethod
     def from_config(cls, table: Mapping[str, Any]):
-        require(table, f"trigger {cls.job_name!r}", "interval")
+        require(table, f"trigger {cls.job_form.name!r}", "interval")
         return cls.of(table["interval"])
 
 
@@ -399,7 +395,7 @@ class ContinuousEventTimeTrigger(_IntervalConfig, TriggerBase):
     after the batch, like :class:`EventTimeTrigger`.
     """
 
-    job_name: ClassVar[str] = "continuous_event_time"
+    job_form: ClassVar[JobForm] = JobForm("continuous_event_time", INTERVAL_KEYS, arg="interval")
 
     interval_ms: int
 
@@ -466,7 +462,7 @@ class ContinuousProcessingTimeTrigger(_IntervalConfig, TriggerBase):
     firing registers the next.
     """
 
-    job_name: ClassVar[str] = "continuous_processing_time"
+    job_form: ClassVar[JobForm] = JobForm("continuous_processing_time", INTERVAL_KEYS, arg="interval")
 
     interval_ms: int
 
@@ -550,6 +546,12 @@ def _delta_function(delta_fn: Any, value_column: str | None, owner: str) -> Delt
     return delta_fn
 
 
+def _delta_config(table: Mapping[str, Any], owner: str) -> dict[str, Any]:
+    """The job-file keys of the delta trigger and evictor, ``threshold`` and ``column``, as their arguments."""
+    require(table, owner, "threshold", "column")
+    return {"threshold": as_number(table["threshold"], f"{owner} threshold"), "value_column": table["column"]}
+
+
 @dataclass(frozen=True)
 class DeltaTrigger(TriggerBase):
     """Fire when ``delta_fn(last fired element, element) > threshold`` (Flink's ``DeltaTrigger``).
@@ -560,8 +562,7 @@ class DeltaTrigger(TriggerBase):
     ``AbsoluteDifference(value_column)``. It cannot merge (as in Flink).
     """
 
-    job_name: ClassVar[str] = "delta"
-    job_keys: ClassVar[tuple[str, ...]] = ("threshold", "column")
+    job_form: ClassVar[JobForm] = JobForm("delta", ("threshold", "column"))
 
     threshold: float
     delta_fn: Any = None
@@ -575,8 +576,7 @@ class DeltaTrigger(TriggerBase):
     @classmethod
     def from_config(cls, table: Mapping[str, Any]) -> "DeltaTrigger":
         """``threshold`` and ``column``: fire when the column moved more than the threshold."""
-        require(table, "trigger 'delta'", "threshold", "column")
-        return cls(as_number(table["threshold"], "trigger 'delta' threshold"), value_column=table["column"])
+        return cls(**_delta_config(table, "trigger 'delta'"))
 
     @property
     def columns(self) -> tuple[str, ...]:
@@ -605,9 +605,7 @@ class CountTrigger(TriggerBase):
     emits nothing for that remainder (as in Flink). On merge the counts add.
     """
 
-    job_name: ClassVar[str] = "count"
-    job_keys: ClassVar[tuple[str, ...]] = ("n",)
-    job_arg: ClassVar[str | None] = "n"
+    job_form: ClassVar[JobForm] = JobForm("count", ("n",), arg="n")
 
     count: int
 
