@@ -34,14 +34,14 @@ def expectations(job, columns: list[str], now_ms: int) -> list:
     for column in spec.key_columns:
         found.append(gx.expectations.ExpectColumnValuesToNotBeNull(column=column, severity=WARNING))
     found.append(gx.expectations.ExpectColumnValuesToNotBeNull(column=spec.event_time_column, severity=WARNING))
-    skew = spec.max_event_time_skew_ms if spec.max_event_time_skew_ms is not None else DEFAULT_SKEW_MS
+    skew = spec.input.max_event_time_skew_ms if spec.input.max_event_time_skew_ms is not None else DEFAULT_SKEW_MS
     found.append(gx.expectations.ExpectColumnValuesToBeBetween(
         column=EVENT_TIME_MS, min_value=now_ms - job.raw_max_age_ms, max_value=now_ms + skew, severity=WARNING,
         notes=f"event time in epoch ms, within [processing time - {job.raw_max_age_ms} ms, + {skew} ms]"))
-    id_column = job.event_id_column or spec.dedup_column
+    id_column = job.event_id_column or spec.input.dedup_column
     if id_column and id_column in columns:
         found.append(gx.expectations.ExpectColumnValuesToBeUnique(column=id_column, severity=WARNING))
-    for column, lo, hi in spec.value_bounds:
+    for column, lo, hi in spec.input.value_bounds:
         found.append(gx.expectations.ExpectColumnValuesToBeBetween(
             column=column, min_value=lo, max_value=hi, severity=WARNING))
     return found

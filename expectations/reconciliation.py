@@ -75,19 +75,19 @@ def valid_raw_rows(raw, job, now_ms: int) -> int:
     ok = ts.isNotNull()
     for key in spec.key_columns:
         ok = ok & F.col(key).isNotNull()
-    if spec.max_event_time_skew_ms is not None:
-        ok = ok & (ts <= F.lit(now_ms + spec.max_event_time_skew_ms).cast("long"))
-    for column, lo, hi in spec.value_bounds:
+    if spec.input.max_event_time_skew_ms is not None:
+        ok = ok & (ts <= F.lit(now_ms + spec.input.max_event_time_skew_ms).cast("long"))
+    for column, lo, hi in spec.input.value_bounds:
         value = F.col(column)
         if lo is not None:
             ok = ok & (value.isNull() | (value >= F.lit(lo)))
         if hi is not None:
             ok = ok & (value.isNull() | (value <= F.lit(hi)))
     valid = raw.where(ok)
-    if spec.dedup_column is not None:
+    if spec.input.dedup_column is not None:
         # One per id (null ids are never duplicates); a complete backfill sees every id.
-        first = F.row_number().over(Window.partitionBy(spec.dedup_column).orderBy(ts))
-        valid = valid.withColumn("_n", first).where(F.col(spec.dedup_column).isNull() | (F.col("_n") == 1))
+        first = F.row_number().over(Window.partitionBy(spec.input.dedup_column).orderBy(ts))
+        valid = valid.withColumn("_n", first).where(F.col(spec.input.dedup_column).isNull() | (F.col("_n") == 1))
     return valid.count()
 
 

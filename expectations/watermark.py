@@ -105,8 +105,8 @@ def jump_rows(spark, job, batch_id: int, raw):
     for key in spec.key_columns:
         counted = counted.where(F.col(key).isNotNull())
     pt_after = _processing_time_ms(current)
-    if spec.max_event_time_skew_ms is not None and pt_after is not None:
-        counted = counted.where(F.col("event_time_ms") <= F.lit(_clamp(pt_after + spec.max_event_time_skew_ms)))
+    if spec.input.max_event_time_skew_ms is not None and pt_after is not None:
+        counted = counted.where(F.col("event_time_ms") <= F.lit(_clamp(pt_after + spec.input.max_event_time_skew_ms)))
     top = [r[0] for r in counted.select("event_time_ms").orderBy(F.col("event_time_ms").desc()).limit(2).collect()]
 
     supported = wm_after     # nothing to judge: no jump
@@ -138,7 +138,7 @@ def checks(spark, job, scope: Scope) -> list[Check]:
         return [Check(empty, table, None, skip_reason="needs one batch's raw rows (a stream's batch validation)")]
     if job.spec.event_time_column is None:
         return [Check(empty, table, None, skip_reason="processing-time job: no event-time watermark")]
-    if isinstance(job.spec.watermark_strategy, ExplicitWatermarks):
+    if isinstance(job.spec.input.watermark_strategy, ExplicitWatermarks):
         return [Check(empty, table, None, skip_reason="explicit watermarks: rows do not move the watermark")]
     frame = jump_rows(spark, job, scope.batch_id, scope.raw)
     if frame is None:

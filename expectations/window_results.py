@@ -60,7 +60,7 @@ class ExpectAtMostOneOnTimePane(gx.expectations.UnexpectedRowsExpectation):
 def result_bounds(job) -> dict[str, tuple[float | None, float | None]]:
     """Declared bounds of output columns: the job's, then those inherited from input bounds."""
     bounds = {}
-    inputs = job.spec.bounds_by_column
+    inputs = job.spec.input.bounds_by_column
     for name, agg in job.spec.aggregates:
         if isinstance(agg, (Min, Max, Avg)) and agg.column in inputs:
             bounds[name] = inputs[agg.column]

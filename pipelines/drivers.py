@@ -347,7 +347,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     validate = job.validate_runs if validate is None else validate
     spec = job.spec
     by_ingestion = by_processing_time(spec)
-    if by_ingestion and spec.ingestion_time_column is None:
+    if by_ingestion and spec.input.ingestion_time_column is None:
         raise ValueError(f"job {job.name}: a backfill of processing-time windows ({spec.assigner!r}) needs the "
                          f"recorded ingestion time of each row: set [source] ingestion_time_column")
     # With recorded ingestion times the rows carry the clock (batch_pt below is None); a batch time
@@ -358,11 +358,11 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         raise ValueError(f"chunk must be a positive duration or {WHOLE_RANGE!r}, got {chunk_text!r}")
     require_raw_table(spark, job)
     raw = spark.read.format("delta").load(job.source_path)
-    chunk_column = spec.ingestion_time_column if by_ingestion else spec.event_time_column
+    chunk_column = spec.input.ingestion_time_column if by_ingestion else spec.event_time_column
     ms = F.expr(event_time_ms_sql(chunk_column, dict(raw.dtypes)[chunk_column]))
     now_ms = int(time.time() * 1000)
-    batch_pt = None if spec.ingestion_time_column is not None else now_ms
-    skew = spec.max_event_time_skew_ms
+    batch_pt = None if spec.input.ingestion_time_column is not None else now_ms
+    skew = spec.input.max_event_time_skew_ms
     far_future = (ms > F.lit(now_ms + skew).cast("long")) if (skew is not None and not by_ingestion) \
         else F.lit(False)
     automatic = start is None or end is None

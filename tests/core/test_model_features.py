@@ -135,6 +135,17 @@ def test_basic_specs_keep_their_fingerprint():
     assert spec.fingerprint() == "f1457104651d790e"
 
 
+def test_input_policy_settings_keep_their_fingerprint():
+    """The input policy's settings (once fields of the spec) hash as they always did."""
+    from windowing.core.watermarks import EventTimeWatermarks
+    spec = (base().processing_time("ingested").window(TumblingEventTimeWindows.of(10))
+            .watermark_idleness("1 minute").watermark_sources("src", "a", "b").output_mode("upsert")
+            .max_event_time_skew("1 hour").value_bounds("v", 0, 100).deduplicate("id", "10 minutes")
+            .watermark_strategy(EventTimeWatermarks(2)).aggregate(s=Sum("v")))
+    assert spec.input.dedup_column == "id" and spec.input.sources == ("a", "b")
+    assert spec.fingerprint() == "4aa5f75a4290c5b0"
+
+
 def test_which_session_specs_run_per_key():
     pytest.importorskip("pyspark")
     from windowing.spark.plans import unplanned_features

@@ -47,7 +47,7 @@ def test_processing_time_job_as_stream_and_backfill(spark, tmp_path):
     rows = [(k, T0 - (i * 7919) % (3 * MINUTE), i, T0 + i * 20_000) for i in range(66) for k in ("a", "b")]
     rows.append(("a", T0, 1000, None))   # no ingestion time: quarantined
     _land(spark, rows, stream_job.source_path, "k string, ts long, v long, ingested_at long")
-    assert stream_job.spec.ingestion_time_column == "ingested_at"
+    assert stream_job.spec.input.ingestion_time_column == "ingested_at"
 
     stream = run_stream(spark, stream_job, validate=False)
     assert [r.plan for r in stream if not r.skipped] == ["processing_time"]
@@ -88,8 +88,8 @@ def test_window_all_with_sources_and_idleness_as_stream_and_backfill(spark, tmp_
                                         'source_column = "feed"\nsources = ["north", "south"]',
                      'type = "tumbling"\nsize = "2 minutes"')
     job = load_job(path, root=tmp_path)
-    assert job.spec.key_columns == () and job.spec.sources == ("north", "south")
-    assert job.spec.idle_timeout_ms == 1
+    assert job.spec.key_columns == () and job.spec.input.sources == ("north", "south")
+    assert job.spec.input.idle_timeout_ms == 1
     schema = "feed string, ts long, v long"
     north = [("north", T0 + i * 30_000, i) for i in range(20)]          # 0:00 .. 9:30
     south = [("south", T0 + i * 30_000, 100 + i) for i in range(6)]     # 0:00 .. 2:30, then silent

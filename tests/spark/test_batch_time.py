@@ -157,7 +157,7 @@ def test_batch_time_advances_like_the_model(batches, idle, delay, by_ingestion, 
         maxima: dict = {}
         for s, ts, ingest in rows:
             row_pt = ingest if by_ingestion else arrival
-            if s not in spec.sources or row_pt is None:
+            if s not in spec.input.sources or row_pt is None:
                 continue   # quarantined: unknown source, or no ingestion time
             old = maxima.get(s)
             maxima[s] = (ts, row_pt) if old is None else (max(old[0], ts), max(old[1], row_pt))

@@ -152,9 +152,9 @@ n = "count()"
 
 
 def test_job_file_watermark_settings(tmp_path):
-    assert _job(tmp_path, "").spec.watermark_strategy == EventTimeWatermarks()
-    assert _job(tmp_path, "watermark = { confirming_rows = 3 }").spec.watermark_strategy == EventTimeWatermarks(3)
-    assert _job(tmp_path, 'watermark = "explicit"').spec.watermark_strategy == ExplicitWatermarks()
+    assert _job(tmp_path, "").spec.input.watermark_strategy == EventTimeWatermarks()
+    assert _job(tmp_path, "watermark = { confirming_rows = 3 }").spec.input.watermark_strategy == EventTimeWatermarks(3)
+    assert _job(tmp_path, 'watermark = "explicit"').spec.input.watermark_strategy == ExplicitWatermarks()
     with pytest.raises(ValueError, match=r"\[source\] watermark = 'none' is not understood; write "
                                          r"watermark = \{ confirming_rows = 2 \} or watermark = 'explicit'"):
         _job(tmp_path, 'watermark = "none"')

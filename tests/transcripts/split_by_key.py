@@ -39,7 +39,7 @@ class SplitByKey:
             element = self.gate._parse(dict(row), batch_id, result, skew_reference, arrival)
             if element is not None:
                 elements.append(element)
-        if spec.dedup_column is not None:
+        if spec.input.dedup_column is not None:
             elements = self.gate._drop_duplicates(elements, self.tracker.current_ms, result)
         elements.sort(key=lambda e: e[1])   # arrival order
         maxima: dict = {}

@@ -40,9 +40,14 @@ transcript(
     doc="confirming_rows = 1 (Flink's rule): one row far ahead sends the rows after it to the late output",
     spark=Cut.STEPS)
 
+
+def _confirmed_by_two(window_spec):
+    """The spec with its input policy's watermark strategy confirmed by two rows."""
+    return replace(window_spec, input=replace(window_spec.input, watermark_strategy=CONFIRMED_BY_TWO))
+
 transcript(
     "watermark_confirmed_by_two_rows_ignores_one_outlier",
-    replace(spec(tumbling(10)), watermark_strategy=CONFIRMED_BY_TWO),
+    _confirmed_by_two(spec(tumbling(10))),
     # the two largest event times are 1000 and 1: wm = 1 - 0 - 1 = 0. Nothing fires.
     step(r(1, 1), r(1000, 2), wm_after=0),
     # now 1000 and 12: wm = 11: [0,10) fires with 1 and 5.

@@ -226,7 +226,7 @@ class ReferenceOperator:
             element = self._parse(dict(row), batch_id, result, skew_reference_ms, arrival_ms)
             if element is not None:
                 elements.append(element)
-        if spec.dedup_column is not None:
+        if spec.input.dedup_column is not None:
             elements = self._drop_duplicates(elements, wm_start, result)
         metrics.quarantined_rows = len(result.quarantined)
 
@@ -282,14 +282,14 @@ class ReferenceOperator:
     def _value_problem(self, ts: int | None, row: Mapping[str, Any], processing_time_ms: int) -> str | None:
         """The quarantine reason of a row with a valid key and event time, or None."""
         spec = self.spec
-        skew = spec.max_event_time_skew_ms
+        skew = spec.input.max_event_time_skew_ms
         if skew is not None and ts is not None and ts > processing_time_ms + skew:
             return QUARANTINE_FAR_FUTURE_EVENT_TIME
         for column in spec.numeric_columns:
             value = row.get(column)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 return QUARANTINE_WRONG_TYPE
-        for column, (lo, hi) in spec.bounds_by_column.items():
+        for column, (lo, hi) in spec.input.bounds_by_column.items():
             value = row.get(column)
             if value is not None and ((lo is not None and value < lo) or (hi is not None and value > hi)):
                 return QUARANTINE_VALUE_OUT_OF_BOUNDS
@@ -297,7 +297,7 @@ class ReferenceOperator:
 
     def _drop_duplicates(self, elements: list, wm_start: int, result: BatchResult) -> list:
         """Quarantine repeated event ids; remember the kept ones (null ids are never duplicates)."""
-        column, horizon = self.spec.dedup_column, self.spec.dedup_horizon_ms
+        column, horizon = self.spec.input.dedup_column, self.spec.input.dedup_horizon_ms
         forget_at_or_below = wm_start - horizon
         self._seen_ids = {i: t for i, t in self._seen_ids.items() if t > forget_at_or_below}
         kept = []
@@ -359,14 +359,14 @@ class ReferenceOperator:
             if not _is_int(event_ts):
                 return quarantine(QUARANTINE_UNPARSEABLE_EVENT_TIME)
         pt = arrival_ms
-        if spec.ingestion_time_column is not None:
-            pt = row.get(spec.ingestion_time_column)
+        if spec.input.ingestion_time_column is not None:
+            pt = row.get(spec.input.ingestion_time_column)
             if not _is_int(pt):
                 return quarantine(QUARANTINE_INVALID_INGESTION_TIME)
         source = SINGLE_SOURCE
-        if spec.source_column is not None:
-            source = row.get(spec.source_column)
-            if source not in spec.sources:
+        if spec.input.source_column is not None:
+            source = row.get(spec.input.source_column)
+            if source not in spec.input.sources:
                 return quarantine(QUARANTINE_UNKNOWN_SOURCE)
         problem = self._value_problem(event_ts, row, skew_reference_ms)
         if problem is not None:

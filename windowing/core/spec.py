@@ -26,6 +26,7 @@ from windowing.core.assigners import (
     BUILTIN_ASSIGNERS, MERGING_ASSIGNERS, EventTimeSessionWindows, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, TumblingEventTimeWindows, WindowAssigner)
 from windowing.core.evictors import BUILTIN_EVICTORS, CountEvictor, Evictor
 from windowing.core.functions import Process
+from windowing.core.input_policy import DEFAULT_INPUT_POLICY, InputPolicy
 from windowing.core.time import parse_duration_ms, require_picklable
 from windowing.core.watermarks import (
     DEFAULT_WATERMARK_STRATEGY, WATERMARK_STRATEGIES, ExplicitWatermarks, WatermarkStrategy)
@@ -47,6 +48,11 @@ window (merged-away sessions removed); only final panes."""
 # features must not change, or resuming a job written before them would be refused.
 _FOUNDATION_FIELDS = ("key_columns", "event_time_column", "max_out_of_orderness_ms", "assigner", "trigger",
                       "aggregates", "allowed_lateness_ms", "evictor", "late_output")
+# Every setting in the order the fingerprint has always listed them (the input policy's
+# settings were fields of the spec once): the same spec keeps the same fingerprint.
+_FINGERPRINT_ORDER = _FOUNDATION_FIELDS + (
+    "process_function", "ingestion_time_column", "idle_timeout_ms", "source_column", "sources", "output_mode",
+    "max_event_time_skew_ms", "value_bounds", "dedup_column", "dedup_horizon_ms", "watermark_strategy")
 
 TIMESTAMP_TYPES = frozenset({"timestamp", "timestamp_ntz"})
 LONG_TIME_TYPES = frozenset({"bigint", "int", "long", "integer"})
@@ -83,36 +89,12 @@ class WindowSpec:
         process_function: a :class:`~windowing.core.functions.Process`
             (a process window function that sees all elements) instead of
             aggregates.
-        ingestion_time_column: a long column of each row's recorded
-            ingestion time (epoch ms), used as the row's processing time (a
-            backfill replays processing time this way); without it a row's
-            processing time is the operator's clock when its batch arrived.
-        idle_timeout_ms: watermark idleness: a source that sent no element
-            for this long (processing time) is idle; see
-            :class:`~windowing.core.watermarks.WatermarkTracker`.
-        source_column: the column naming the source of each row when
-            several sources feed the operator; the watermark is the minimum
-            over ``sources`` (idle ones excluded).
-        sources: the declared sources (required with ``source_column``).
         output_mode: ``append`` (every pane), ``upsert`` (latest pane per
             window, merged-away sessions removed) or ``final`` (final panes
             only); see :mod:`windowing.core.sinks`.
-        max_event_time_skew_ms: quarantine (``far_future_event_time``) rows
-            whose event time is more than this ahead of the batch's processing
-            time, so they cannot push the watermark forward; None: no limit.
-        value_bounds: ``(column, min, max)`` triples (either bound may be
-            None); a non-null value outside ``[min, max]`` is quarantined
-            (``value_out_of_bounds``).
-        dedup_column: an event-id column; a row whose id was already seen in
-            this batch or within ``dedup_horizon_ms`` is quarantined
-            (``duplicate_event``). None: no de-duplication.
-        dedup_horizon_ms: how far behind the watermark (in event time) seen
-            ids are remembered: an id seen with event time ``t`` is forgotten
-            once ``t <= watermark - horizon``.
-        watermark_strategy: where the watermark comes from: the event times
-            (:class:`~windowing.core.watermarks.EventTimeWatermarks`, the
-            default, optionally confirmed by several rows) or explicit
-            watermarks only (:class:`~windowing.core.watermarks.ExplicitWatermarks`).
+        input: the input policy (:class:`~windowing.core.input_policy.InputPolicy`):
+            processing time, watermark strategy, idleness and sources, and the
+            checks that quarantine rows before windowing.
     """
 
     key_columns: tuple[str, ...]
@@ -125,16 +107,8 @@ class WindowSpec:
     evictor: Evictor | None = None
     late_output: bool = True
     process_function: Process | None = None
-    ingestion_time_column: str | None = None
-    idle_timeout_ms: int | None = None
-    source_column: str | None = None
-    sources: tuple[str, ...] = ()
     output_mode: str = APPEND
-    max_event_time_skew_ms: int | None = None
-    value_bounds: tuple[tuple[str, float | None, float | None], ...] = ()
-    dedup_column: str | None = None
-    dedup_horizon_ms: int | None = None
-    watermark_strategy: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY
+    input: InputPolicy = DEFAULT_INPUT_POLICY
 
     def __post_init__(self) -> None:
         if not isinstance(self.key_columns, tuple) or not all(isinstance(c, str) and c for c in self.key_columns):
@@ -171,14 +145,8 @@ class WindowSpec:
                     raise ValueError(f"process output column {name!r} clashes with an output column of that name")
         elif not self.aggregates:
             raise ValueError("aggregate() needs at least one aggregate, e.g. total=Sum('amount')")
-        if self.idle_timeout_ms is not None and (not isinstance(self.idle_timeout_ms, int)
-                                                 or self.idle_timeout_ms <= 0):
-            raise ValueError(f"idle timeout must be a positive number of ms, got {self.idle_timeout_ms!r}")
-        if (self.source_column is None) != (not self.sources):
-            raise ValueError(f"watermark sources need both a source column and the declared sources, got "
-                             f"source_column={self.source_column!r}, sources={self.sources!r}")
-        if len(set(self.sources)) != len(self.sources):
-            raise ValueError(f"declared sources repeat: {self.sources!r}")
+        if not isinstance(self.input, InputPolicy):
+            raise ValueError(f"input must be an InputPolicy, got {self.input!r}")
         if self.output_mode not in OUTPUT_MODES:
             raise ValueError(f"output_mode {self.output_mode!r} is not one of {OUTPUT_MODES}")
         names = [name for name, _ in self.aggregates]
@@ -190,60 +158,15 @@ class WindowSpec:
         duplicates = sorted({n for n in names if names.count(n) > 1})
         if duplicates:
             raise ValueError(f"aggregate output names must be unique; repeated: {duplicates}")
-        self._validate_input_checks()
-        self._validate_watermark_strategy()
-
-    def _validate_watermark_strategy(self) -> None:
-        strategy = self.watermark_strategy
-        if not isinstance(strategy, WATERMARK_STRATEGIES):
-            raise ValueError(f"watermark strategy {strategy!r} is not one of "
-                             f"{[s.__name__ for s in WATERMARK_STRATEGIES]}")
-        if isinstance(strategy, ExplicitWatermarks):
-            if self.max_out_of_orderness_ms:
-                raise ValueError(f"explicit watermarks ignore the event times, so max_out_of_orderness "
-                                 f"{self.max_out_of_orderness_ms} ms has no effect; leave it at 0")
-            if self.idle_timeout_ms is not None:
-                raise ValueError(f"explicit watermarks do not advance by idleness; remove the idle timeout "
-                                 f"({self.idle_timeout_ms} ms) or use EventTimeWatermarks()")
-
-    def _validate_input_checks(self) -> None:
-        skew = self.max_event_time_skew_ms
-        if skew is not None and (not isinstance(skew, int) or isinstance(skew, bool) or skew < 0):
-            raise ValueError(f"max_event_time_skew must be a duration >= 0 (or None for no limit), got {skew!r}")
-        bounded = [b[0] for b in self.value_bounds]
-        for bound in self.value_bounds:
-            if not (isinstance(bound, tuple) and len(bound) == 3 and isinstance(bound[0], str) and bound[0]):
-                raise ValueError(f"value_bounds entries must be (column, min, max), got {bound!r}")
-            column, lo, hi = bound
-            for value in (lo, hi):
-                if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
-                    raise ValueError(f"value bounds of {column!r} must be numbers or None, got {value!r}")
-            if lo is None and hi is None:
-                raise ValueError(f"value bounds of {column!r} need a min, a max or both")
-            if lo is not None and hi is not None and lo > hi:
-                raise ValueError(f"value bounds of {column!r}: min {lo!r} is above max {hi!r}")
-        repeated = sorted({c for c in bounded if bounded.count(c) > 1})
-        if repeated:
-            raise ValueError(f"value bounds declared twice for {repeated}; declare one (min, max) per column")
-        if (self.dedup_column is None) != (self.dedup_horizon_ms is None):
-            raise ValueError(f"de-duplication needs both an event-id column and a horizon, got column "
-                             f"{self.dedup_column!r} and horizon {self.dedup_horizon_ms!r}")
-        if self.dedup_column is not None:
-            if not isinstance(self.dedup_column, str) or not self.dedup_column:
-                raise ValueError(f"the de-duplication column must be a column name, got {self.dedup_column!r}")
-            if not isinstance(self.dedup_horizon_ms, int) or self.dedup_horizon_ms <= 0:
-                raise ValueError(f"the de-duplication horizon must be a positive duration, "
-                                 f"got {self.dedup_horizon_ms!r}")
-
-    @property
-    def bounds_by_column(self) -> dict[str, tuple[float | None, float | None]]:
-        return {column: (lo, hi) for column, lo, hi in self.value_bounds}
+        if isinstance(self.input.watermark_strategy, ExplicitWatermarks) and self.max_out_of_orderness_ms:
+            raise ValueError(f"explicit watermarks ignore the event times, so max_out_of_orderness "
+                             f"{self.max_out_of_orderness_ms} ms has no effect; leave it at 0")
 
     @property
     def numeric_columns(self) -> tuple[str, ...]:
         """Columns that must hold numbers: those of Sum/Avg and those with declared bounds."""
         cols = [agg.column for _, agg in self.aggregates if isinstance(agg, (Sum, Avg))]
-        cols.extend(column for column, _, _ in self.value_bounds)
+        cols.extend(column for column, _, _ in self.input.value_bounds)
         return tuple(dict.fromkeys(cols))
 
     @property
@@ -272,16 +195,20 @@ class WindowSpec:
             cols.extend(getattr(part, "columns", ()) or ())
         if isinstance(self.trigger, PurgingTrigger):
             cols.extend(getattr(self.trigger.nested, "columns", ()) or ())
-        cols.extend(c for c in (self.ingestion_time_column, self.source_column) if c is not None)
+        cols.extend(self.input.timing_columns)
         return tuple(dict.fromkeys(cols))
 
     @property
     def required_columns(self) -> tuple[str, ...]:
         """Every column an input must have: the operator's inputs plus the checked ones."""
-        cols = list(self.input_columns) + [column for column, _, _ in self.value_bounds]
-        if self.dedup_column is not None:
-            cols.append(self.dedup_column)
-        return tuple(dict.fromkeys(cols))
+        return tuple(dict.fromkeys(self.input_columns + self.input.checked_columns))
+
+    def _settings(self) -> list[tuple[str, Any, Any]]:
+        """``(name, value, default)`` of every setting, the input policy's included, in fingerprint order."""
+        own = {f.name: f for f in fields(self)}
+        policy = {f.name: f for f in fields(InputPolicy)}
+        return [(name, getattr(self, name), own[name].default) if name in own
+                else (name, getattr(self.input, name), policy[name].default) for name in _FINGERPRINT_ORDER]
 
     def fingerprint(self) -> str:
         """A stable hash of the semantics; a resumed job must present the same one.
@@ -291,8 +218,8 @@ class WindowSpec:
         Fields added after the foundation are left out while at their
         defaults, so a spec that does not use them keeps its old fingerprint.
         """
-        parts = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-                 if f.name in _FOUNDATION_FIELDS or getattr(self, f.name) != f.default]
+        parts = [f"{name}={value!r}" for name, value, default in self._settings()
+                 if name in _FOUNDATION_FIELDS or value != default]
         stable = re.sub(r" at 0x[0-9a-fA-F]+", "", f"WindowSpec({', '.join(parts)})")
         return hashlib.sha256(stable.encode()).hexdigest()[:16]
 
@@ -303,9 +230,8 @@ class WindowSpec:
         text = (f"key_by{self.key_columns} event_time={self.event_time_column} "
                 f"delay={self.max_out_of_orderness_ms}ms {self.assigner!r} trigger={self.trigger!r} "
                 f"evictor={self.evictor!r} lateness={self.allowed_lateness_ms}ms aggregates: {aggs}")
-        extra = [f"{f.name}={getattr(self, f.name)!r}" for f in fields(self)
-                 if f.name not in _FOUNDATION_FIELDS and f.name != "process_function"
-                 and getattr(self, f.name) != f.default]
+        extra = [f"{name}={value!r}" for name, value, default in self._settings()
+                 if name not in _FOUNDATION_FIELDS and name != "process_function" and value != default]
         return text + (" " + " ".join(extra) if extra else "")
 
     def check_schema(self, column_types: Mapping[str, str]) -> None:
@@ -332,7 +258,7 @@ class WindowSpec:
                 if t not in NUMERIC_TYPES:
                     raise ValueError(
                         f"aggregate {name}={agg!r} needs a numeric column but {agg.column!r} is {t}")
-        for column, _, _ in self.value_bounds:
+        for column, _, _ in self.input.value_bounds:
             t = column_types[column].split("(")[0]
             if t not in NUMERIC_TYPES:
                 raise ValueError(f"column {column!r} has declared value bounds, so it must be numeric; "
@@ -531,9 +457,12 @@ class WindowSpecBuilder:
             key_columns=self._keys, event_time_column=self._event_time,
             max_out_of_orderness_ms=self._delay_ms, assigner=self._assigner, trigger=trigger,
             aggregates=aggregates, allowed_lateness_ms=self._lateness_ms, evictor=self._evictor,
-            late_output=self._late_output, process_function=process, ingestion_time_column=self._ingestion,
-            idle_timeout_ms=self._idle_ms, source_column=self._source_column, sources=self._sources,
-            output_mode=self._output_mode,
-            max_event_time_skew_ms=self._skew_ms, value_bounds=self._bounds,
+            late_output=self._late_output, process_function=process, output_mode=self._output_mode,
+            input=self._input_policy())
+
+    def _input_policy(self) -> InputPolicy:
+        return InputPolicy(
+            ingestion_time_column=self._ingestion, idle_timeout_ms=self._idle_ms, source_column=self._source_column,
+            sources=self._sources, max_event_time_skew_ms=self._skew_ms, value_bounds=self._bounds,
             dedup_column=self._dedup[0] if self._dedup else None,
             dedup_horizon_ms=self._dedup[1] if self._dedup else None, watermark_strategy=self._watermark)

@@ -98,8 +98,8 @@ class _Source:
 
 def tracker_for(spec: Any) -> "WatermarkTracker":
     """A fresh tracker for a :class:`~windowing.core.spec.WindowSpec` (its delay, sources, idleness, strategy)."""
-    return WatermarkTracker(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,), spec.idle_timeout_ms,
-                            spec.watermark_strategy)
+    return WatermarkTracker(spec.max_out_of_orderness_ms, spec.input.sources or (SINGLE_SOURCE,), spec.input.idle_timeout_ms,
+                            spec.input.watermark_strategy)
 
 
 class WatermarkTracker:

@@ -104,11 +104,11 @@ def top_event_times(spec: WindowSpec, rows: "DataFrame", event_time_column: str,
     from functools import reduce
 
     from pyspark.sql import functions as F
-    needed = spec.watermark_strategy.top_event_times_needed
+    needed = spec.input.watermark_strategy.top_event_times_needed
     if needed == 1:
         return None
     counted = rows.where(valid & F.col(event_time_column).isNotNull())
-    names = spec.sources if source_column is not None else (SINGLE_SOURCE,)
+    names = spec.input.sources if source_column is not None else (SINGLE_SOURCE,)
     parts = [(counted.where(F.col(source_column) == F.lit(name)) if source_column is not None else counted)
              .select(F.lit(name).alias("__source"), F.col(event_time_column).alias("__ts"))
              .orderBy(F.col("__ts").desc()).limit(needed) for name in names]
@@ -124,10 +124,10 @@ def resume(spec: WindowSpec, last: Mapping | None) -> tuple[WatermarkTracker, in
         return new_tracker(spec), MIN_TIMESTAMP_MS
     saved = last.get(TIME_STATE)
     state = json.loads(saved) if saved else None
-    tracker = WatermarkTracker.restore(spec.max_out_of_orderness_ms, spec.sources or (SINGLE_SOURCE,),
-                                       spec.idle_timeout_ms, last["watermark_ms"],
+    tracker = WatermarkTracker.restore(spec.max_out_of_orderness_ms, spec.input.sources or (SINGLE_SOURCE,),
+                                       spec.input.idle_timeout_ms, last["watermark_ms"],
                                        state["tracker"] if state else None, last.get("max_seen_ms"),
-                                       spec.watermark_strategy)
+                                       spec.input.watermark_strategy)
     if state is not None:
         return tracker, state["clock_ms"]
     recorded = last.get("processing_time_ms")

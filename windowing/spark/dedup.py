@@ -39,7 +39,7 @@ class SeenIds:
     """
 
     def __init__(self, spark: SparkSession, spec: WindowSpec, path: str | None, app_id: str):
-        if spec.dedup_column is None:
+        if spec.input.dedup_column is None:
             raise ValueError("SeenIds needs a spec with de-duplication (WindowSpecBuilder.deduplicate)")
         self.spark, self.spec, self.path, self.app_id = spark, spec, path, app_id
         self._memory: list[tuple] = []
@@ -54,7 +54,7 @@ class SeenIds:
 
     def _ensure(self, id_type: T.DataType) -> None:
         if self._schema is None:
-            self._schema = T.StructType([T.StructField(self.spec.dedup_column, id_type, True),
+            self._schema = T.StructType([T.StructField(self.spec.input.dedup_column, id_type, True),
                                          T.StructField(SEEN_TS, T.LongType(), False),
                                          T.StructField(SEEN_BATCH, T.LongType(), False)])
             if self.path is not None:
@@ -70,18 +70,18 @@ class SeenIds:
     def visible(self, batch_id: int, wm_start_ms: int, id_type: T.DataType) -> DataFrame:
         """The ids batch ``batch_id`` must treat as seen: from earlier batches, within the horizon."""
         self._ensure(id_type)
-        forget_at_or_below = wm_start_ms - self.spec.dedup_horizon_ms
+        forget_at_or_below = wm_start_ms - self.spec.input.dedup_horizon_ms
         seen = self._at_start().where(F.col(SEEN_BATCH) < long_lit(batch_id))
         if forget_at_or_below >= -(2**63):
             seen = seen.where(F.col(SEEN_TS) > long_lit(forget_at_or_below))
-        return seen.select(self.spec.dedup_column)
+        return seen.select(self.spec.input.dedup_column)
 
     def record(self, classified: DataFrame, batch_id: int, wm_start_ms: int) -> None:
         """Remember the ids this batch kept (every non-quarantined row with an id), then prune."""
-        column = self.spec.dedup_column
+        column = self.spec.input.dedup_column
         kept = (classified.where((F.col(STATUS) != QUARANTINED) & F.col(column).isNotNull())
                 .select(F.col(column), F.col(TS).alias(SEEN_TS), long_lit(batch_id).alias(SEEN_BATCH)))
-        forget_at_or_below = wm_start_ms - self.spec.dedup_horizon_ms
+        forget_at_or_below = wm_start_ms - self.spec.input.dedup_horizon_ms
         if self.path is None:
             rows = [tuple(r) for r in kept.collect()]
             self._memory = [r for r in self._memory if r[2] != batch_id] + rows

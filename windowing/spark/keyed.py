@@ -120,22 +120,22 @@ def prepare_rows(df: DataFrame, spec: WindowSpec, arrival_clock_ms: int, skew_re
     else:
         ts = F.lit(None).cast("long")
     out = out.withColumn(TS, ts)
-    if spec.ingestion_time_column is not None:
-        pt = ingestion_time_ms(df, spec.ingestion_time_column)
+    if spec.input.ingestion_time_column is not None:
+        pt = ingestion_time_ms(df, spec.input.ingestion_time_column)
         when(pt.isNull(), QUARANTINE_INVALID_INGESTION_TIME)
     else:
         pt = long_lit(arrival_clock_ms)
     out = out.withColumn(PT, pt)
-    if spec.source_column is not None:
-        source = F.col(spec.source_column).cast("string")
-        when(source.isNull() | ~source.isin(*spec.sources), QUARANTINE_UNKNOWN_SOURCE)
+    if spec.input.source_column is not None:
+        source = F.col(spec.input.source_column).cast("string")
+        when(source.isNull() | ~source.isin(*spec.input.sources), QUARANTINE_UNKNOWN_SOURCE)
     else:
         source = F.lit(SINGLE_SOURCE)
     out = out.withColumn(SRC, source)
-    if spec.max_event_time_skew_ms is not None and spec.event_time_column is not None:
-        newest_ok = max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, skew_reference_ms + spec.max_event_time_skew_ms))
+    if spec.input.max_event_time_skew_ms is not None and spec.event_time_column is not None:
+        newest_ok = max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, skew_reference_ms + spec.input.max_event_time_skew_ms))
         when(F.col(TS) > long_lit(newest_ok), QUARANTINE_FAR_FUTURE_EVENT_TIME)
-    for column, lo, hi in spec.value_bounds:
+    for column, lo, hi in spec.input.value_bounds:
         value, outside = F.col(column), F.lit(False)
         if lo is not None:
             outside = outside | (value < F.lit(lo))
@@ -149,8 +149,8 @@ def prepare_rows(df: DataFrame, spec: WindowSpec, arrival_clock_ms: int, skew_re
         bad_gap = (F.col(gap.column).isNull() | (F.col(gap.column) <= 0)) if integral else F.lit(True)
         when(bad_gap, QUARANTINE_INVALID_SESSION_GAP)
     out = out.withColumn(REASON, reason if reason is not None else F.lit(None).cast("string"))
-    if spec.dedup_column is not None:
-        out = _mark_duplicates(out, spec.dedup_column, seen_ids)
+    if spec.input.dedup_column is not None:
+        out = _mark_duplicates(out, spec.input.dedup_column, seen_ids)
     return out.withColumn(STATUS, F.when(F.col(REASON).isNotNull(), F.lit(QUARANTINED)).otherwise(F.lit(VALID)))
 
 
@@ -211,8 +211,8 @@ def _key_runner(spec: WindowSpec, clock: KeyBatchClock, keys: list[str], out_sch
         for row in rows:
             if et_column is not None:
                 row[et_column] = row.pop(TS)
-            if spec.ingestion_time_column is not None:
-                row[spec.ingestion_time_column] = row.pop(PT)
+            if spec.input.ingestion_time_column is not None:
+                row[spec.input.ingestion_time_column] = row.pop(PT)
         state = pickle.loads(state_table[STATE][0].as_py()) if state_table.num_rows else None
         result, new_state = run_key_batch(spec, key, state, rows, clock)
         out = []
@@ -276,7 +276,7 @@ class KeyedModelOperator:
         self.writer_id = uuid.uuid4().hex
         self._fault = fault_injection or (lambda stage: None)
         self.state_table = KeyedStateTable.for_store(spark, store)
-        self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.dedup_column else None
+        self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.input.dedup_column else None
         self._operator_state: tuple[int, dict] | None = None   # (batch id, state) cached after a commit
         if reset_state:
             store.reset()
@@ -387,7 +387,7 @@ class KeyedModelOperator:
         keys = group_keys(spec)
         cached: list[DataFrame] = []
         try:
-            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[spec.dedup_column].dataType)
+            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[spec.input.dedup_column].dataType)
                     if self.seen_ids else None)
             prepared = prepare_rows(df, spec, arrival, skew_reference, seen).persist()
             cached.append(prepared)
@@ -401,14 +401,14 @@ class KeyedModelOperator:
             maxima = {r[SRC]: (r["max_ts"], r["max_pt"]) for r in per_source if r["valid"]}
             first_pt = min((r["min_pt"] for r in per_source if r["valid"]), default=None)
             tops = None if flush else batch_time.top_event_times(
-                spec, prepared, TS, SRC if spec.source_column is not None else None, valid)
+                spec, prepared, TS, SRC if spec.input.source_column is not None else None, valid)
             clock = batch_clock(tracker, clock_before, batch_id, maxima, None if flush else watermark_ms,
                                 processing_time_ms, flush, first_pt, tops)
 
             result_fields = aggregate_fields(spec, df.schema)
             out_schema = self._out_schema(df, result_fields)
             model_columns = [c for c in spec.required_columns
-                             if c not in (spec.event_time_column, spec.ingestion_time_column)]
+                             if c not in (spec.event_time_column, spec.input.ingestion_time_column)]
             rows = prepared.where(valid).select(*dict.fromkeys(keys + model_columns), SEQ, TS, PT)
             state = self.state_table.read(version).where(F.col(SCOPE) == KEY_SCOPE)
             due = (F.coalesce(F.col(NEXT_EVENT_TIMER) <= long_lit(clock.watermark_end_ms), F.lit(False))

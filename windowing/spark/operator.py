@@ -153,7 +153,7 @@ class SparkWindowOperator:
         self.state_write = StateWrite.MERGE if isinstance(spec.assigner, GlobalWindows) else StateWrite.REWRITE_BUCKETS
         self.writer_id = uuid.uuid4().hex
         self._fault = fault_injection or (lambda stage: None)
-        self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.dedup_column else None
+        self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.input.dedup_column else None
         if reset_state:
             store.reset()
         self._check_fingerprint()
@@ -241,7 +241,7 @@ class SparkWindowOperator:
         wm0 = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
         self._fault("start")
         if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind in (TIME_PLAN, SESSION_PLAN) \
-                and self.plan.fires_at_end and self.seen_ids is None and self.spec.source_column is None:
+                and self.plan.fires_at_end and self.seen_ids is None and self.spec.input.source_column is None:
             # Leaves no state: creates no state table (a later batch does).
             return self._process_closing_batch(df, batch_id, processing_time_ms, started)
         self.store.ensure_tables(*self._schemas(df))
@@ -250,14 +250,14 @@ class SparkWindowOperator:
             now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
             flush = watermark_ms == MAX_TIMESTAMP_MS
             tracker, clock_before = batch_time.resume(self.spec, last)
-            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[self.spec.dedup_column].dataType)
+            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[self.spec.input.dedup_column].dataType)
                     if self.seen_ids else None)
             classified = classify(df, self.spec, wm0, now_ms, seen,
                                   arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush)).persist()
             cached.append(classified)
             stats = classified.agg(*_accounting_exprs()).first().asDict()
             tops = (None if flush else batch_time.top_event_times(
-                self.spec, classified, EVENT_MS, SRC if self.spec.source_column is not None else None,
+                self.spec, classified, EVENT_MS, SRC if self.spec.input.source_column is not None else None,
                 F.col(STATUS) != QUARANTINED))
             times = batch_time.advance(self.spec, tracker, clock_before, batch_id,
                                        self._source_maxima(classified, stats), watermark_ms, processing_time_ms,
@@ -366,7 +366,7 @@ class SparkWindowOperator:
         # An observation counts the input rows only where each element is in one pane and
         # every valid row has the same processing time (the batch's arrival).
         observation = (Observation() if self.plan.kind == TIME_PLAN and not has_window_array(spec)
-                       and spec.ingestion_time_column is None else None)
+                       and spec.input.ingestion_time_column is None else None)
         elements = self._elements(classified, wm0)
         panes = (closing_time_plan(ctx, elements, observation) if self.plan.kind == TIME_PLAN
                  else closing_session_plan(ctx, elements))
@@ -505,7 +505,7 @@ class SparkWindowOperator:
 
     def _source_maxima(self, classified: DataFrame, stats: dict) -> dict:
         """Source -> (largest event time, largest processing time) of the batch's non-quarantined rows."""
-        if self.spec.source_column is None:
+        if self.spec.input.source_column is None:
             valid_rows = stats["input"] - (stats[QUARANTINED] or 0)
             return {SINGLE_SOURCE: (stats["max_ts"], stats["max_pt"])} if valid_rows else {}
         valid = F.col(STATUS) != QUARANTINED

@@ -127,8 +127,8 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
                   .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
     else:
         ts = F.lit(None).cast("long")
-    if spec.ingestion_time_column is not None:
-        pt = ingestion_time_ms(df, spec.ingestion_time_column)
+    if spec.input.ingestion_time_column is not None:
+        pt = ingestion_time_ms(df, spec.input.ingestion_time_column)
         reason = reason.when(pt.isNull(), F.lit(QUARANTINE_INVALID_INGESTION_TIME))
     elif by_processing_time(spec) and (arrival_ms is None or arrival_ms == MIN_TIMESTAMP_MS):
         # The model would assign such rows to a window around Long.MIN_VALUE: refuse instead.
@@ -137,17 +137,17 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
                          f"ingestion_time_column that records each row's processing time")
     else:
         pt = long_lit(arrival_ms if arrival_ms is not None else MIN_TIMESTAMP_MS)
-    if spec.source_column is not None:
-        source = F.col(spec.source_column).cast("string")
-        reason = reason.when(source.isNull() | ~source.isin(*spec.sources), F.lit(QUARANTINE_UNKNOWN_SOURCE))
+    if spec.input.source_column is not None:
+        source = F.col(spec.input.source_column).cast("string")
+        reason = reason.when(source.isNull() | ~source.isin(*spec.input.sources), F.lit(QUARANTINE_UNKNOWN_SOURCE))
     else:
         source = F.lit(SINGLE_SOURCE)
-    if spec.max_event_time_skew_ms is not None and spec.event_time_column is not None:
+    if spec.input.max_event_time_skew_ms is not None and spec.event_time_column is not None:
         if processing_time_ms is None:
             raise ValueError("max_event_time_skew is set: classify needs the batch's processing_time_ms")
-        newest_ok = _clamp(processing_time_ms + spec.max_event_time_skew_ms)
+        newest_ok = _clamp(processing_time_ms + spec.input.max_event_time_skew_ms)
         reason = reason.when(ts > long_lit(newest_ok), F.lit(QUARANTINE_FAR_FUTURE_EVENT_TIME))
-    for column, lo, hi in spec.value_bounds:
+    for column, lo, hi in spec.input.value_bounds:
         value = F.col(column)
         outside = F.lit(False)
         if lo is not None:
@@ -163,8 +163,8 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
     out = (df.withColumn(EVENT_MS, ts).withColumn(PT, pt).withColumn(SRC, source)
            .withColumn(TS, F.col(PT) if by_processing_time(spec) else F.col(EVENT_MS))
            .withColumn(SEQ, F.monotonically_increasing_id()).withColumn(REASON, reason))
-    if spec.dedup_column is not None:
-        out = _mark_duplicates(out, spec.dedup_column, seen_ids)
+    if spec.input.dedup_column is not None:
+        out = _mark_duplicates(out, spec.input.dedup_column, seen_ids)
     lateness = spec.allowed_lateness_ms
     live_end_above = live_window_end_above(spec, wm_start_ms)
     if spec.is_event_time:
@@ -257,8 +257,8 @@ def gap_function_column(df: DataFrame, spec: WindowSpec, checked: Column, ts: Co
     fields = {c: F.col(c) for c in df.columns}
     if spec.event_time_column is not None:
         fields[spec.event_time_column] = ts
-    if spec.ingestion_time_column is not None:
-        fields[spec.ingestion_time_column] = pt
+    if spec.input.ingestion_time_column is not None:
+        fields[spec.input.ingestion_time_column] = pt
 
     def gap_ms(row, passed):
         if not passed:
