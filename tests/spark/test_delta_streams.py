@@ -63,15 +63,15 @@ batch by batch against the reference model (no transcript takes these kinds)."""
 
 def all_plan_kinds() -> set[str]:
     """Every plan kind an operator can report: the kind constants of the plan modules."""
-    from windowing.spark import keyed, operator, plans, processing_plan, processing_session_plan
+    from windowing.spark import keyed, plan_executor, plans, processing_plan, processing_session_plan
     from windowing.spark import processing_trigger_plan as ptp
     from windowing.spark import session_plan, session_trigger_plan as stp, trigger_plans
-    kinds = {operator.CLOSING_PLAN, keyed.KEYED_PLAN, plans.TIME_PLAN, plans.COUNT_PLAN, plans.EVICTING_COUNT_PLAN,
+    kinds = {plan_executor.CLOSING_PLAN, keyed.KEYED_PLAN, plans.TIME_PLAN, plans.COUNT_PLAN, plans.EVICTING_COUNT_PLAN,
              plans.PROCESSING_TIME_PLAN, session_plan.SESSION_PLAN, processing_session_plan.PROCESSING_TIME_SESSION_PLAN}
     kinds |= trigger_plans.TRIGGER_PLAN_KINDS | stp.SESSION_TRIGGER_PLAN_KINDS
     kinds |= ptp.PROCESSING_TRIGGER_PLAN_KINDS | ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS
     # A kind constant added to a plan module without being listed above is a kind too.
-    for module in (keyed, operator, plans, processing_plan, processing_session_plan, ptp, session_plan, stp,
+    for module in (keyed, plan_executor, plans, processing_plan, processing_session_plan, ptp, session_plan, stp,
                    trigger_plans):
         for name, value in vars(module).items():
             if name.endswith("_PLAN") and isinstance(value, str) and name not in NOT_PLAN_KINDS:
