@@ -1,6 +1,6 @@
 """The per-key path: the reference model run per key on Spark, its state in Delta.
 
-For every spec that has no DataFrame plan (:func:`windowing.spark.plans.plan_for`):
+For every spec that has no DataFrame plan (:func:`windowing.spark.plan_registry.plan_for`):
 user triggers, evictors (except the sliding count window's ``CountEvictor``),
 process functions and ``DeltaTrigger`` with a user delta function; and for an
 operator whose state this path wrote (:func:`windowing.spark.dispatch.written_per_key`).

@@ -1,6 +1,8 @@
 """The DataFrame-plan executor: a batch as column expressions, joins and aggregations.
 
-For every spec a DataFrame plan takes (:func:`windowing.spark.plans.plan_for`).
+For every spec a DataFrame plan takes (:func:`windowing.spark.plan_registry.plan_for`): the plan is
+chosen once, and what differs between plans is asked of its
+:class:`~windowing.spark.plan_registry.Plan` object, never of its name.
 A batch: classify the raw rows (accepted, late, unassigned, quarantined:
 :func:`windowing.spark.prepare.classify`), advance the watermark and the clock
 (:mod:`windowing.spark.batch_time`), read the state rows the batch can touch
@@ -28,21 +30,16 @@ from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.spark.executor import BatchWork, Output, StateVersions
 from windowing.spark.stores import StateWrite
 from windowing.spark.aggregates import compile_aggregates, partial_exprs
-from windowing.spark.plans import (
-    BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, PROCESSING_TIME_PLAN, TIME_PLAN, PlanContext,
-    closing_time_plan, count_plan, evicting_count_plan, plan_for, time_plan)
+from windowing.spark.plan_base import BOOKKEEPING, PlanContext
+from windowing.spark.plan_registry import BatchRange, Elements, PlanInputs, plan_for
 from windowing.spark import batch_time
-from windowing.spark.processing_plan import processing_time_plan, replayed_late, state_end_ranges
-from windowing.spark import processing_session_plan as ptsp
-from windowing.spark.session_plan import (
-    SESSION_PLAN, SessionOutput, closing_session_plan, session_plan, session_state_fields)
+from windowing.spark.processing_plan import replayed_late
+from windowing.spark.session_plan import SessionOutput
 from windowing.spark.prepare import (
-    ACCEPTED, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS, classify,
-    has_window_array, live_windows, long_lit)
+    ACCEPTED, END_BUCKET, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS,
+    classify, has_window_array, live_windows, long_lit)
 from windowing.spark.slicing import SLICE
 from windowing.spark import trigger_plans
-from windowing.spark import processing_trigger_plan as ptp
-from windowing.spark import session_trigger_plan as stp
 
 
 CLOSING_PLAN = "closing"
@@ -103,6 +100,7 @@ class PlanExecutor:
     def __init__(self, spark: SparkSession, spec: WindowSpec, store, bucket_ms: int | None = None):
         self.spark, self.spec, self.store = spark, spec, store
         self.plan = plan_for(spec)
+        self.definition = self.plan.definition
         self.compiled = compile_aggregates(spec)
         self.bucket_ms = bucket_ms or default_bucket_ms(spec)
         # Global (and count) windows never end: their state is one partition, merged, not rewritten.
@@ -113,12 +111,8 @@ class PlanExecutor:
 
     @property
     def fingerprint(self) -> str:
-        """What progress records for this spec (salted for plans with extra trigger-state columns)."""
-        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
-            return ptsp.state_fingerprint(self.spec)
-        if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS | ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            return ptp.state_fingerprint(self.spec)
-        return stp.state_fingerprint(self.spec, self.plan.kind)
+        """What progress records for this spec (salted for plans whose state layout has extra columns)."""
+        return self.definition.fingerprint(self.spec)
 
     def _schemas(self, df: DataFrame):
         keys = [df.schema[k] for k in self.spec.key_columns]
@@ -130,13 +124,9 @@ class PlanExecutor:
             [T.StructField(k.name, k.dataType, True) for k in keys] + [long(WS), long(WE), long(END_BUCKET)]
             + [T.StructField(a.name, a.dataType, True) for a in accs]
             + [long(c) for c in BOOKKEEPING] + [long("last_batch_id")]
-            + (session_state_fields() if self._is_session else [])
-            + (trigger_plans.trigger_state_fields() if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS
-               or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
-               or self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS
-               or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS else []))
+            + self.definition.state_fields())
         buffers = None
-        if self.plan.kind == EVICTING_COUNT_PLAN:
+        if self.definition.reads_buffers:
             values = [df.schema[c] for c in self._value_columns()]
             buffers = T.StructType([T.StructField(k.name, k.dataType, True) for k in keys]
                                    + [long("elem_index"), long(TS), long(SEQ)]
@@ -150,8 +140,8 @@ class PlanExecutor:
     # ---------------------------------------------------------------- batch
     def compute(self, df: DataFrame, batch_id: int, last: dict | None, watermark_ms: int | None,
                 processing_time_ms: int | None, seen_ids) -> BatchWork:
-        if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind in (TIME_PLAN, SESSION_PLAN) \
-                and self.plan.fires_at_end and seen_ids is None and self.spec.source_column is None:
+        if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.definition.one_pass is not None \
+                and seen_ids is None and self.spec.source_column is None:
             # Leaves no state: creates no state table (a later batch does).
             return _ClosingWork(self, df, batch_id, processing_time_ms)
         self.store.ensure_tables(*self._schemas(df))
@@ -192,26 +182,24 @@ class PlanExecutor:
 
         ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
         clock = trigger_plans.BatchClock.of(times)
-        windows_version, buffers_version = self.store.start_versions(
-            last, buffers=self.plan.kind == EVICTING_COUNT_PLAN)
-        state = self.store.read_windows(windows_version)
-        state = self._relevant_state(state, ctx, stats, clock, times)
-        elements = self._elements(classified, wm0)
-        if self.plan.kind == PROCESSING_TIME_PLAN:
-            out = processing_time_plan(ctx, self.plan, elements, state, times)
-        elif self._is_session:
-            out = self._session_batch(df, classified, ctx, state, metrics, clock, times)
-        elif self.plan.kind == TIME_PLAN:
-            out = time_plan(ctx, self.plan, elements, state)
-        elif self.plan.kind == COUNT_PLAN:
-            out = count_plan(ctx, self.plan, elements, state)
-        elif self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS:
-            out = trigger_plans.trigger_plan(ctx, self.plan, elements, state, clock)
-        elif self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
-            out = ptp.processing_trigger_plan(ctx, self.plan, elements, state, clock)
+        windows_version, buffers_version = self.store.start_versions(last, buffers=self.definition.reads_buffers)
+        state = self._relevant_state(self.store.read_windows(windows_version), ctx, stats, clock, times)
+        if self.definition.elements is Elements.SESSION:
+            # the session plans keep the input's columns (a gap column, late rows written from them)
+            elements = classified.where(F.col(STATUS) == ACCEPTED).select(*df.columns, TS, SEQ, WS, WE)
         else:
-            buffer = self.store.read_buffers(buffers_version)
-            out = evicting_count_plan(ctx, self.plan, elements, state, buffer, self._value_columns())
+            elements = self._elements(classified, wm0)
+        inputs = PlanInputs(ctx, self.plan, elements, state, clock, times,
+                            self.store.read_buffers(buffers_version) if self.definition.reads_buffers else None,
+                            tuple(self._value_columns()))
+        out = self.definition.run(inputs)
+        if isinstance(out, SessionOutput):
+            # elements a session plan finds late (after merging) move from accepted to late
+            metrics.accepted_rows -= out.late_count
+            if self.spec.late_output:
+                metrics.late_rows += out.late_count
+            else:
+                metrics.dropped_late_rows += out.late_count
         work.cached.extend(out.cached)
         if isinstance(out, SessionOutput):
             metrics.windows_cleaned = out.cleaned_count
@@ -224,7 +212,7 @@ class PlanExecutor:
                              arrival_ms: int) -> dict | None:
         """A closing batch's row accounting from what its results write observed, or None.
 
-        The observation (see :func:`windowing.spark.plans.closing_time_plan`)
+        The observation (see :func:`windowing.spark.time_plans.closing_time_plan`)
         counted the elements the panes aggregate: the accepted rows. When they
         are all the input rows, no row was late, unassigned or quarantined, and
         the accounting needs no pass over the input: ``df.count()`` of a Delta
@@ -258,7 +246,7 @@ class PlanExecutor:
         accepted = classified.where(F.col(STATUS) == ACCEPTED)
         if not has_window_array(self.spec):
             return accepted.select(*keys, TS, SEQ, *value_cols, WS, WE)
-        if self.plan.kind in (TIME_PLAN, PROCESSING_TIME_PLAN):
+        if self.definition.elements is Elements.SLICES:
             return accepted.select(*keys, TS, SEQ, *value_cols, SLICE)
         return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(live_windows(self.spec, F.col(TS), wm0))
                                 .alias("__w"))
@@ -267,7 +255,7 @@ class PlanExecutor:
     @property
     def _is_processing_time_window(self) -> bool:
         """Processing-time tumbling/sliding windows: the clock closes them, rows it closed them for are late."""
-        return self.plan.kind == PROCESSING_TIME_PLAN or self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS
+        return self.definition.clock_closes_windows and not self.definition.is_session
 
     @staticmethod
     def _late_rows(df: DataFrame, classified: DataFrame, wm0: int, batch_id: int,
@@ -318,38 +306,9 @@ class PlanExecutor:
         return {r[SRC]: (r["max_ts"], r["max_pt"]) for r in rows}
 
     # ------------------------------------------------------------ sessions
-    @property
-    def _is_session(self) -> bool:
-        return self.plan.kind in (SESSION_PLAN, ptsp.PROCESSING_TIME_SESSION_PLAN) \
-            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS \
-            or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS
-
-    def _session_batch(self, df: DataFrame, classified: DataFrame, ctx: PlanContext, state: DataFrame,
-                       metrics: BatchMetrics, clock: "trigger_plans.BatchClock",
-                       times: "batch_time.BatchTime") -> SessionOutput:
-        """Run the session plan (or a session trigger plan); elements it finds late (after merging)
-        move from accepted to late."""
-        elements = (classified.where(F.col(STATUS) == ACCEPTED)
-                    .select(*df.columns, TS, SEQ, WS, WE))
-        if self.plan.kind == SESSION_PLAN:
-            out = session_plan(ctx, self.plan, elements, state)
-        elif self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
-            out = ptsp.processing_time_session_plan(ctx, self.plan, elements, state, times)
-        elif self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            out = ptp.processing_session_trigger_plan(ctx, self.plan, elements, state, clock)
-        else:
-            out = stp.session_trigger_plan(ctx, self.plan, elements, state, clock)
-        metrics.accepted_rows -= out.late_count
-        if self.spec.late_output:
-            metrics.late_rows += out.late_count
-        else:
-            metrics.dropped_late_rows += out.late_count
-        return out
-
     def _late_session_reason(self, times: "batch_time.BatchTime") -> tuple[str, int] | None:
         """(reason, processing-time clock) for late rows of processing-time sessions, else None."""
-        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN \
-                or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
+        if self.definition.clock_closes_windows:
             return LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms
         return None
 
@@ -362,22 +321,6 @@ class PlanExecutor:
         return late_elements.select(*df.columns, F.col(TS).alias("event_time_ms"),
                                     F.lit(text).alias("reason"),
                                     long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
-
-    def _relevant_session_state(self, state: DataFrame, ctx: PlanContext, stats: dict,
-                                clock: "trigger_plans.BatchClock | None" = None) -> DataFrame:
-        """The open sessions a batch can touch: those an element window may touch or bridge
-        (end at or after the batch's smallest accepted timestamp), those whose end the
-        watermark crosses, those whose cleanup time falls in ``(wm0, wm1]``, and (session
-        trigger plans) those with a timer that comes due."""
-        wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, self.spec.allowed_lateness_ms
-        ranges = []
-        if stats["min_accepted_ts"] is not None:
-            ranges.append((stats["min_accepted_ts"], MAX_TIMESTAMP_MS))
-        if wm1 > wm0:
-            ranges.append((wm0 + 2, wm1 + 1))
-            ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))
-        due = stp.due_timers(self.plan.kind, wm1, clock) if self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS else None
-        return self._state_by_end(state, ranges, due)
 
     def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]], also=None) -> DataFrame:
         """State rows whose window end lies in one of ``ranges`` (inclusive), pruned by end bucket,
@@ -393,45 +336,14 @@ class PlanExecutor:
             cond = term if cond is None else cond | term
         return state.where(cond)
 
-    def _relevant_state(self, state: DataFrame, ctx: PlanContext, stats: dict,
-                        clock: "trigger_plans.BatchClock | None" = None,
-                        times: "batch_time.BatchTime | None" = None) -> DataFrame:
-        """Only the state rows this batch can touch: by window end (pruning partitions and files).
-
-        A row is relevant if an accepted element may fall in it (end within
-        ``(min_ts, max_ts + size]``), if the watermark crosses its end, or if
-        its cleanup time falls in ``(wm0, wm1]``. Global windows: all rows.
-        """
-        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
-            return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]))
-        if self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            return self._state_by_end(state, ptp.session_relevant_end_ranges(self.plan.kind, times,
-                                                                             stats["min_accepted_ts"]),
-                                      ptp.due_timers(self.plan.kind, ctx.wm_end_ms, clock))
-        if self._is_session:
-            return self._relevant_session_state(state, ctx, stats, clock)
-        size = getattr(self.spec.assigner, "size_ms", None)
-        if size is None:
-            return state
-        if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
-            ranges = ptp.relevant_end_ranges(self.plan.kind, times, stats["min_accepted_ts"],
-                                             stats["max_accepted_ts"], size)
-            return self._state_by_end(state, ranges,
-                                      ptp.due_timers(self.plan.kind, ctx.wm_end_ms, clock))
-        if self.plan.kind == PROCESSING_TIME_PLAN:
-            # Processing-time windows: those the batch's rows fall in, and those whose end the clock passes.
-            ranges = state_end_ranges(times)
-            if stats["min_accepted_ts"] is not None:
-                ranges.append((stats["min_accepted_ts"] + 1, stats["max_accepted_ts"] + size))
-            return self._state_by_end(state, ranges)
-        wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, self.spec.allowed_lateness_ms
-        ranges = []
-        if stats["min_accepted_ts"] is not None:
-            ranges.append((stats["min_accepted_ts"] + 1, stats["max_accepted_ts"] + size))
-        if wm1 > wm0:
-            ranges.append((wm0 + 2, wm1 + 1))                          # max_ts in (wm0, wm1]
-            ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))    # cleanup in (wm0, wm1]
-        return self._state_by_end(state, ranges, trigger_plans.due_timers(self.plan.kind, wm1, clock))
+    def _relevant_state(self, state: DataFrame, ctx: PlanContext, stats: dict, clock: "trigger_plans.BatchClock",
+                        times: "batch_time.BatchTime") -> DataFrame:
+        """Only the state rows this batch can touch (the plan says which), pruned by end bucket."""
+        batch_range = BatchRange(stats["min_accepted_ts"], stats["max_accepted_ts"], ctx.wm_start_ms, ctx.wm_end_ms,
+                                 self.spec.allowed_lateness_ms, getattr(self.spec.assigner, "size_ms", None),
+                                 clock, times)
+        rows = self.definition.state_rows(batch_range, self.plan)
+        return state if rows is None else self._state_by_end(state, *rows)
 
     def ctx_keys(self) -> list[str]:
         return list(self.spec.key_columns) + [WS, WE, END_BUCKET]
@@ -496,7 +408,7 @@ class _PlanWork(BatchWork):
             cleaned = ex.store.windows_deleted
             self.metrics.windows_cleaned = out.deletes.count() if cleaned is None else cleaned
         buffers_version = None
-        if ex.plan.kind == EVICTING_COUNT_PLAN:
+        if ex.definition.reads_buffers:
             buffers_version = ex.store.merge_buffers(out.buffer_inserts, out.buffer_deletes,
                                                      list(ex.spec.key_columns) + ["elem_index"], self.batch_id)
         return StateVersions(windows_version, buffers_version)
@@ -527,11 +439,10 @@ class _ClosingWork(BatchWork):
         ctx = PlanContext(spec, executor.compiled, MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS, batch_id, executor.bucket_ms)
         # An observation counts the input rows only where each element is in one pane and
         # every valid row has the same processing time (the batch's arrival).
-        self.observation = (Observation() if executor.plan.kind == TIME_PLAN and not has_window_array(spec)
+        one_pass = executor.definition.one_pass
+        self.observation = (Observation() if one_pass.observes_input and not has_window_array(spec)
                             and spec.ingestion_time_column is None else None)
-        elements = executor._elements(self.classified, MIN_TIMESTAMP_MS)
-        self.panes = (closing_time_plan(ctx, elements, self.observation) if executor.plan.kind == TIME_PLAN
-                      else closing_session_plan(ctx, elements))
+        self.panes = one_pass.run(ctx, executor._elements(self.classified, MIN_TIMESTAMP_MS), self.observation)
 
     def results(self) -> Output:
         # Every window closes in this batch, so every pane is final and an output mode's
