@@ -18,7 +18,7 @@ DataFrame plans; ``docs/execution-paths.md`` lists every feature's path. One bat
    the key's rows (arrival order) and its pickled state go through
    :func:`windowing.core.reference.run_key_batch`; keys without rows take
    part only when one of their timers is due (``next_*_timer_ms`` columns);
-4. the commit protocol of :mod:`windowing.spark.operator`: outputs by batch
+4. the commit protocol of :class:`windowing.spark.operator.WindowOperator`: outputs by batch
    id, then the state MERGE, then the progress row.
 
 Arrow (not pandas) carries the rows: ``to_pylist`` gives the model exact

@@ -193,6 +193,7 @@ class PlanExecutor:
                             self.store.read_buffers(buffers_version) if self.definition.reads_buffers else None,
                             tuple(self._value_columns()))
         out = self.definition.run(inputs)
+        work.cached.extend(out.cached)
         if isinstance(out, SessionOutput):
             # elements a session plan finds late (after merging) move from accepted to late
             metrics.accepted_rows -= out.late_count
@@ -200,8 +201,6 @@ class PlanExecutor:
                 metrics.late_rows += out.late_count
             else:
                 metrics.dropped_late_rows += out.late_count
-        work.cached.extend(out.cached)
-        if isinstance(out, SessionOutput):
             metrics.windows_cleaned = out.cleaned_count
         elif out.cleaned is not None:
             metrics.windows_cleaned = out.cleaned.count()
@@ -257,16 +256,21 @@ class PlanExecutor:
         """Processing-time tumbling/sliding windows: the clock closes them, rows it closed them for are late."""
         return self.definition.clock_closes_windows and not self.definition.is_session
 
+    def _late_reason(self, times: "batch_time.BatchTime | None", wm0: int) -> tuple[str, int]:
+        """Why a batch's rows are late and what they were judged against: beyond the allowed lateness
+        at the watermark of the batch's start, or (the clock closes windows) a processing-time window
+        that already fired, at the clock when the rows came."""
+        if self.definition.clock_closes_windows:
+            return LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms
+        return LATE_BEYOND_ALLOWED_LATENESS, wm0
+
     @staticmethod
-    def _late_rows(df: DataFrame, classified: DataFrame, wm0: int, batch_id: int,
-                   reason: tuple[str, int] | None = None) -> DataFrame:
-        """Late rows with their reason and what they were judged against (default: late beyond the
-        allowed lateness, the watermark at the start of the batch)."""
-        text, judged_ms = reason if reason is not None else (LATE_BEYOND_ALLOWED_LATENESS, wm0)
-        return (classified.where(F.col(STATUS) == LATE)
-                .select(*df.columns, F.col(TS).alias("event_time_ms"),
-                        F.lit(text).alias("reason"),
-                        long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id")))
+    def _late_rows(df: DataFrame, late_elements: DataFrame, reason: tuple[str, int], batch_id: int) -> DataFrame:
+        """The late table's rows: the input's columns, the element's time, the reason and what it was judged
+        against."""
+        text, judged_ms = reason
+        return late_elements.select(*df.columns, F.col(TS).alias("event_time_ms"), F.lit(text).alias("reason"),
+                                    long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
 
     def _mark_replayed_late(self, classified: DataFrame, times: "batch_time.BatchTime", metrics: BatchMetrics,
                             cached: list) -> DataFrame:
@@ -304,23 +308,6 @@ class PlanExecutor:
         rows = (classified.where(valid).groupBy(SRC)
                 .agg(F.max(F.col(EVENT_MS)).alias("max_ts"), F.max(F.col(PT)).alias("max_pt")).collect())
         return {r[SRC]: (r["max_ts"], r["max_pt"]) for r in rows}
-
-    # ------------------------------------------------------------ sessions
-    def _late_session_reason(self, times: "batch_time.BatchTime") -> tuple[str, int] | None:
-        """(reason, processing-time clock) for late rows of processing-time sessions, else None."""
-        if self.definition.clock_closes_windows:
-            return LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms
-        return None
-
-    @staticmethod
-    def _late_session_rows(df: DataFrame, late_elements: DataFrame, wm0: int, batch_id: int,
-                           reason: tuple[str, int] | None = None) -> DataFrame:
-        """Late rows with their reason and what they were judged against: the watermark at the start
-        of the batch, or (processing-time sessions, ``reason``) the processing-time clock."""
-        text, judged_ms = reason if reason is not None else (LATE_BEYOND_ALLOWED_LATENESS, wm0)
-        return late_elements.select(*df.columns, F.col(TS).alias("event_time_ms"),
-                                    F.lit(text).alias("reason"),
-                                    long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
 
     def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]], also=None) -> DataFrame:
         """State rows whose window end lies in one of ``ranges`` (inclusive), pruned by end bucket,
@@ -385,14 +372,11 @@ class _PlanWork(BatchWork):
         ex, df, wm0 = self.executor, self.df, self.watermark_start_ms
         if not ex.spec.late_output:
             return None
-        if isinstance(self.out, SessionOutput):
-            rows = ex._late_session_rows(df, self.out.late_elements, wm0, self.batch_id,
-                                         ex._late_session_reason(self.times))
-        else:
-            rows = ex._late_rows(df, self.classified, wm0, self.batch_id,
-                                 (LATE_PROCESSING_TIME_WINDOW_FIRED, self.times.clock_at_rows_ms)
-                                 if ex._is_processing_time_window else None)
-        return Output(rows, self.metrics.late_rows)
+        # the session plans decide lateness after merging; the others at classification
+        late = (self.out.late_elements if isinstance(self.out, SessionOutput)
+                else self.classified.where(F.col(STATUS) == LATE))
+        return Output(ex._late_rows(df, late, ex._late_reason(self.times, wm0), self.batch_id),
+                      self.metrics.late_rows)
 
     def quarantine(self) -> Output:
         return Output(self.executor._quarantined_rows(self.df, self.classified, self.batch_id),
@@ -474,7 +458,9 @@ class _ClosingWork(BatchWork):
     def late(self) -> Output | None:
         if not self.executor.spec.late_output:
             return None
-        return Output(self.executor._late_rows(self.df, self.classified, MIN_TIMESTAMP_MS, self.batch_id),
+        ex = self.executor
+        late = self.classified.where(F.col(STATUS) == LATE)
+        return Output(ex._late_rows(self.df, late, ex._late_reason(None, MIN_TIMESTAMP_MS), self.batch_id),
                       self.metrics.late_rows)
 
     def quarantine(self) -> Output:
