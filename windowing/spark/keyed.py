@@ -68,7 +68,6 @@ from windowing.spark.operator import WindowOperator
 from windowing.spark.prepare import (
     QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, by_processing_time, event_time_ms,
     ingestion_time_ms, long_lit)
-from windowing.spark.stores import delta_store
 
 KEYED_PLAN = "keyed"
 PT, SRC, KIND = "__pt_ms", "__source", "__kind"
@@ -463,13 +462,6 @@ class KeyedModelOperator(WindowOperator):
         super().__init__(spark, spec, store, KeyedExecutor(spark, spec, store),
                          reset_state=reset_state, fault_injection=fault_injection)
         self.state_table = self.executor.state_table
-
-    @classmethod
-    def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
-                 results_path: str | None = None, late_path: str | None = None,
-                 quarantine_path: str | None = None, **kwargs) -> "KeyedModelOperator":
-        store = delta_store(spark, spec, operator_id, state_root, results_path, late_path, quarantine_path)
-        return cls(spark, spec, store, **kwargs)
 
     def open_keys(self) -> list[tuple]:
         """The keyed state rows of the latest version (key scope only)."""

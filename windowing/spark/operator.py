@@ -82,6 +82,15 @@ class WindowOperator:
             executor.reset()
         check_fingerprint(store, spec, self.fingerprint)
 
+    @classmethod
+    def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
+                 results_path: str | None = None, late_path: str | None = None,
+                 quarantine_path: str | None = None, **kwargs) -> "WindowOperator":
+        """The operator on a :class:`DeltaStore` under ``state_root/operator_id``; ``kwargs`` as the
+        constructor's."""
+        store = delta_store(spark, spec, operator_id, state_root, results_path, late_path, quarantine_path)
+        return cls(spark, spec, store, **kwargs)
+
     @property
     def fingerprint(self) -> str:
         """What progress records for this spec (the executor's: its state layout is part of it)."""
@@ -172,10 +181,3 @@ class SparkWindowOperator(WindowOperator):
                  bucket_ms: int | None = None, fault_injection: Callable[[str], None] | None = None):
         super().__init__(spark, spec, store, PlanExecutor(spark, spec, store, bucket_ms),
                          reset_state=reset_state, fault_injection=fault_injection)
-
-    @classmethod
-    def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
-                 results_path: str | None = None, late_path: str | None = None,
-                 quarantine_path: str | None = None, **kwargs) -> "SparkWindowOperator":
-        store = delta_store(spark, spec, operator_id, state_root, results_path, late_path, quarantine_path)
-        return cls(spark, spec, store, **kwargs)
