@@ -2,7 +2,7 @@
 
 Every row pairs a feature with an example spec that uses it and asks
 :func:`windowing.spark.dispatch.execution_path` (which asks
-:func:`windowing.spark.plans.plan_for`) where that spec runs. The table in
+:func:`windowing.spark.plan_registry.plan_for`) where that spec runs. The table in
 ``docs/execution-paths.md`` is this script's output; ``tests/test_repository.py``
 checks that it still is.
 

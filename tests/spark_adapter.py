@@ -167,7 +167,7 @@ def expected_plan_kind(spec: WindowSpec) -> str:
     """The plan kind a run of ``spec`` reports: its DataFrame plan's, else the per-key path's."""
     from windowing.spark.dispatch import uses_dataframe_plan
     from windowing.spark.keyed import KEYED_PLAN
-    from windowing.spark.plans import plan_for
+    from windowing.spark.plan_registry import plan_for
     return plan_for(spec).kind if uses_dataframe_plan(spec) else KEYED_PLAN
 
 

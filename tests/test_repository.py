@@ -139,3 +139,53 @@ def test_the_execution_paths_doc_is_what_the_dispatch_decides():
     paths = importlib.import_module("docs.execution_paths")   # the repository root is on sys.path
     documented = paths.documented_table(paths.DOC.read_text(encoding="utf-8"))
     assert documented == paths.markdown_table(), "run ./dev python docs/execution_paths.py --write"
+
+
+def _spark_imports() -> dict[str, set[str]]:
+    """Module -> the ``windowing.spark`` modules it imports (at its top or inside a function)."""
+    import ast
+    graph = {}
+    for path in sorted((REPO / "windowing" / "spark").glob("*.py")):
+        imported = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "windowing.spark":
+                imported |= {alias.name for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("windowing.spark."):
+                imported.add(node.module.rsplit(".", 1)[1])
+            elif isinstance(node, ast.Import):
+                imported |= {a.name.rsplit(".", 1)[1] for a in node.names if a.name.startswith("windowing.spark.")}
+        graph[path.stem] = imported - {path.stem}
+    return graph
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    found, state, stack = [], {}, []
+
+    def visit(module):
+        state[module] = "open"
+        stack.append(module)
+        for other in sorted(graph.get(module, ())):
+            if state.get(other) == "open":
+                found.append(stack[stack.index(other):] + [other])
+            elif other not in state:
+                visit(other)
+        stack.pop()
+        state[module] = "done"
+    for module in sorted(graph):
+        if module not in state:
+            visit(module)
+    return found
+
+
+def test_the_spark_modules_import_each_other_without_cycles():
+    """Plan modules import the shared names (``plan_base``, ``columns``, ``prepare``), never the planner:
+    the registry imports the plans, the executor imports the registry."""
+    graph = _spark_imports()
+    assert {"plan_registry", "time_plans", "trigger_plans", "plan_executor"} <= set(graph)
+    assert _cycles(graph) == []
+    assert "plan_registry" in graph["plan_executor"] and "plan_executor" not in graph["plan_registry"]
+
+
+def test_the_cycle_check_finds_a_cycle():
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []

@@ -62,28 +62,10 @@ DELTA_MODEL_STREAMS = {
 batch by batch against the reference model (no transcript takes these kinds)."""
 
 def all_plan_kinds() -> set[str]:
-    """Every plan kind an operator can report: the kind constants of the plan modules."""
-    from windowing.spark import keyed, operator, plans, processing_plan, processing_session_plan
-    from windowing.spark import processing_trigger_plan as ptp
-    from windowing.spark import session_plan, session_trigger_plan as stp, trigger_plans
-    kinds = {operator.CLOSING_PLAN, keyed.KEYED_PLAN, plans.TIME_PLAN, plans.COUNT_PLAN, plans.EVICTING_COUNT_PLAN,
-             plans.PROCESSING_TIME_PLAN, session_plan.SESSION_PLAN, processing_session_plan.PROCESSING_TIME_SESSION_PLAN}
-    kinds |= trigger_plans.TRIGGER_PLAN_KINDS | stp.SESSION_TRIGGER_PLAN_KINDS
-    kinds |= ptp.PROCESSING_TRIGGER_PLAN_KINDS | ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS
-    # A kind constant added to a plan module without being listed above is a kind too.
-    for module in (keyed, operator, plans, processing_plan, processing_session_plan, ptp, session_plan, stp,
-                   trigger_plans):
-        for name, value in vars(module).items():
-            if name.endswith("_PLAN") and isinstance(value, str) and name not in NOT_PLAN_KINDS:
-                kinds.add(value)
-            if name.endswith("_PLAN_KINDS") and isinstance(value, frozenset):
-                kinds |= value
-    return kinds
+    """Every plan an operator can report: the registry's plans, the one-pass batch and the per-key path."""
+    from windowing.spark import keyed, plan_executor, plan_registry
+    return set(plan_registry.PLAN_NAMES) | {plan_executor.CLOSING_PLAN, keyed.KEYED_PLAN}
 
-
-NOT_PLAN_KINDS = {"COUNT_TRIGGER_PLAN"}
-"""``*_PLAN`` constants that are not plan kinds: the count rule set of the trigger plans (the session
-and processing-time plans run it under kinds of their own)."""
 
 _roots = itertools.count()
 

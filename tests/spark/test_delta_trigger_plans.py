@@ -39,7 +39,7 @@ def test_delta_and_global_event_time_transcripts_take_the_dataframe_plan():
 
 
 def test_event_time_trigger_on_global_windows_is_the_early_late_plan_without_firings():
-    from windowing.spark.plans import plan_for
+    from windowing.spark.plan_registry import plan_for
     plan = plan_for(spec(GlobalWindows(), trigger=EventTimeTrigger(), mode="discarding"))
     assert (plan.kind, plan.purge, type(plan.trigger)) == ("early_late", True, EventTimeTrigger)
     assert isinstance(spec(GlobalWindows(), trigger=EventTimeTrigger(), mode="discarding").trigger, PurgingTrigger)

@@ -19,7 +19,7 @@ from windowing.spark import delta_io
 from windowing.spark.dispatch import operator_on_delta
 from windowing.spark.keyed import KeyedModelOperator
 from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.plans import EVICTING_COUNT_PLAN
+from windowing.spark.time_plans import EVICTING_COUNT_PLAN
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("pinned_state")]
 

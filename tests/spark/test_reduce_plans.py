@@ -102,7 +102,7 @@ def _run_against_model(spark, s, batches, plan_kind: str):
 
 def test_reduce_specs_take_the_dataframe_plans():
     from windowing.spark.dispatch import execution_path
-    from windowing.spark.plans import unplanned_features
+    from windowing.spark.plan_registry import unplanned_features
     cases = [(_reduce_spec(tumbling(10)), "time"), (_reduce_spec(sliding(10, 5)), "time"),
              (_reduce_spec(EventTimeSessionWindows.with_gap(10)), "session"),
              (_reduce_spec(tumbling(10), trigger=EarlyLateEventTimeTrigger(early_every_n=2)), "early_late"),

@@ -64,7 +64,7 @@ def test_what_stays_per_key_on_sessions_says_why():
 
 
 def test_session_trigger_fingerprints_are_salted_and_the_others_keep_theirs():
-    from windowing.spark.plans import plan_for
+    from windowing.spark.plan_registry import plan_for
     from windowing.spark.session_trigger_plan import SESSION_TRIGGER_PLAN_KINDS, state_fingerprint
     from windowing.spark import trigger_plans
     from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS

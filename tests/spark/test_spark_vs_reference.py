@@ -115,19 +115,19 @@ def test_one_pass_accounting_comes_from_the_results_write_when_every_row_is_acce
     """Tumbling windows, one closing batch: when every input row is in a pane, the row
     accounting and the largest event time come from what the results write observed (no
     second pass); one quarantined row sends it back to the pass. Both agree with the model."""
-    from windowing.spark.operator import SparkWindowOperator
+    from windowing.spark.plan_executor import PlanExecutor
     spec = SPECS["tumbling_lateness_user_agg"]
     rng = random.Random(11)
     rows = [dict(k=rng.choice("abc"), ts=rng.randint(-35, 60), v=rng.randint(-5, 9), w=1.5) for _ in range(25)]
     if dirty:
         rows.append(dict(k=None, ts=99, v=1, w=1.5))   # quarantined: its event time must not count
     observed = []
-    original = SparkWindowOperator._observed_accounting
+    original = PlanExecutor._observed_accounting
 
     def spy(*args):
         observed.append(original(*args))
         return observed[-1]
-    monkeypatch.setattr(SparkWindowOperator, "_observed_accounting", staticmethod(spy))
+    monkeypatch.setattr(PlanExecutor, "_observed_accounting", staticmethod(spy))
     expected = ReferenceOperator(spec)
     expected_result = expected.process_batch(rows, 0, watermark_ms=2**63 - 1)
     executor = SparkExecutor(spark, spec, infer_schema(spec, rows))

@@ -183,7 +183,7 @@ def test_dispatch_picks_a_path_for_every_transcript():
     from windowing.core.assigners import TumblingEventTimeWindows
     from windowing.core.spec import WindowSpecBuilder
     from windowing.spark.dispatch import execution_path
-    from windowing.spark.plans import plan_for
+    from windowing.spark.plan_registry import plan_for
     paths = {t.name: execution_path(t.spec) for t in TRANSCRIPTS}
     assert paths["tumbling_window_boundaries"] == "dataframe plan time"
     assert paths["user_trigger_state_survives_across_batches"].startswith(

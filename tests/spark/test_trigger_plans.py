@@ -75,7 +75,7 @@ def test_what_stays_on_the_per_key_path_says_why():
 
 
 def test_fingerprints_change_only_for_specs_on_trigger_plans():
-    from windowing.spark.plans import plan_for
+    from windowing.spark.plan_registry import plan_for
     from windowing.spark.session_trigger_plan import state_fingerprint   # what the operator records
     from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS
     seen_kinds = set()

@@ -41,7 +41,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StructType, _parse_datatype_string
 
 from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
-from windowing.spark.prepare import SEQ, TS
+from windowing.spark.columns import SEQ, TS
 
 ELEMENT_ORDER = (TS, SEQ)
 """The order a Reduce's partial folds a group's elements in: (event time, arrival sequence), as the model."""

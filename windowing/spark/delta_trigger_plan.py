@@ -85,7 +85,7 @@ def numbered_elements(ctx, trigger, elements: DataFrame, after_a: DataFrame) -> 
     """The batch's elements with their group ``__g`` and their window's :data:`WINDOW_COLUMNS`.
 
     Args:
-        ctx: the batch's :class:`windowing.spark.plans.PlanContext`.
+        ctx: the batch's :class:`windowing.spark.plan_base.PlanContext`.
         trigger: the ``DeltaTrigger`` (its ``delta_fn`` an ``AbsoluteDifference``).
         elements: accepted elements with their window (``ctx.window_keys``), ``__ts_ms``, ``__seq``.
         after_a: the window state, with the stored remembered value in ``__timer_A``.

@@ -1,7 +1,7 @@
 """Which Spark path runs a window spec: a DataFrame plan, or the per-key model.
 
 A spec runs as a DataFrame plan (column expressions, joins and aggregations,
-no Python per row but user code) when :func:`windowing.spark.plans.plan_for`
+no Python per row but user code) when :func:`windowing.spark.plan_registry.plan_for`
 finds one: the built-in assigners and triggers, sessions, processing time,
 idleness, several watermark sources, window_all, user aggregates and reduce
 functions. Everything else (user assigners, user triggers, evictors other than
@@ -18,7 +18,7 @@ from pyspark.sql import SparkSession
 from windowing.core.spec import WindowSpec
 from windowing.spark.keyed import KeyedModelOperator
 from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.plans import plan_for
+from windowing.spark.plan_registry import plan_for
 from windowing.spark.stores import delta_store
 
 DATAFRAME_PLAN, PER_KEY_MODEL = "dataframe plan", "per-key model"

@@ -1,7 +1,7 @@
 """The per-key path: the reference model run per key on Spark, its state in Delta.
 
-For every spec that has no DataFrame plan (:func:`windowing.spark.plans.plan_for`):
-user assigners, user triggers, evictors (except the sliding count window's ``CountEvictor``),
+For every spec that has no DataFrame plan (:func:`windowing.spark.plan_registry.plan_for`):
+user triggers, evictors (except the sliding count window's ``CountEvictor``),
 process functions and ``DeltaTrigger`` with a user delta function; and for an
 operator whose state this path wrote (:func:`windowing.spark.dispatch.written_per_key`).
 Sessions, processing time, idleness, several sources and window_all have
@@ -18,7 +18,7 @@ DataFrame plans; ``docs/execution-paths.md`` lists every feature's path. One bat
    the key's rows (arrival order) and its pickled state go through
    :func:`windowing.core.reference.run_key_batch`; keys without rows take
    part only when one of their timers is due (``next_*_timer_ms`` columns);
-4. the commit protocol of :mod:`windowing.spark.operator`: outputs by batch
+4. the commit protocol of :class:`windowing.spark.operator.WindowOperator`: outputs by batch
    id, then the state MERGE, then the progress row.
 
 Arrow (not pandas) carries the rows: ``to_pylist`` gives the model exact
@@ -41,12 +41,8 @@ session gap FUNCTION returning a bad gap) has already moved the watermark.
 from __future__ import annotations
 
 import copy
-import datetime
-import json
 import pickle
 import time
-import uuid
-from dataclasses import asdict
 from typing import Callable
 
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -64,16 +60,14 @@ from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE, tracker_for
 from windowing.spark import batch_time
-from windowing.spark.dedup import SeenIds
 from windowing.spark.keyed_state import (
     ALL_KEY, KEY_SCOPE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER, OPERATOR_SCOPE, SCOPE, STATE, KeyedStateTable,
     state_schema)
-from windowing.spark.operator import BatchReport
+from windowing.spark.executor import BatchWork, Output, StateVersions
+from windowing.spark.operator import WindowOperator
 from windowing.spark.prepare import (
     QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, by_processing_time, event_time_ms,
-    ingestion_time_ms, long_lit,
-    simple_types)
-from windowing.spark.stores import bind_output_mode, check_fingerprint, delta_store
+    ingestion_time_ms, long_lit)
 
 KEYED_PLAN = "keyed"
 PT, SRC, KIND = "__pt_ms", "__source", "__kind"
@@ -250,51 +244,33 @@ def _key_runner(spec: WindowSpec, clock: KeyBatchClock, keys: list[str], out_sch
     return run
 
 
-class KeyedModelOperator:
-    """Runs any :class:`WindowSpec` per key with the reference model; state in Delta (or memory).
+class KeyedExecutor:
+    """Computes a batch with the reference model per key; its state in a keyed state table.
 
-    The same interface as :class:`~windowing.spark.operator.SparkWindowOperator`:
-    ``process_batch``, ``flush``, ``last_progress``, ``store``, ``spec``,
-    ``operator_id``; a resumed operator refuses a spec whose fingerprint
-    differs from the one that wrote its state (:class:`SpecMismatchError`).
+    For every spec (the per-key path is where specs without a DataFrame plan
+    run). The keyed state table goes beside the store's state tables; its
+    operator row holds the watermark tracker and the clock.
 
     Args:
         spark: the process's SparkSession (with Delta).
         spec: the window spec.
-        store: a :class:`DeltaStore` (outputs and progress; the keyed state
-            table goes beside its state tables) or a ``MemoryStore``.
-        reset_state: discard existing state and progress first.
-        fault_injection: test hook called with a stage name at each commit step.
+        store: a :class:`DeltaStore` (outputs and progress) or a ``MemoryStore``.
     """
 
-    def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
-                 fault_injection: Callable[[str], None] | None = None, **_ignored):
+    plan = None
+
+    def __init__(self, spark: SparkSession, spec: WindowSpec, store):
         self.spark, self.spec, self.store = spark, spec, store
         self.operator_id = store.operator_id
-        bind_output_mode(store, spec.output_mode)
-        self.plan = None
-        self.writer_id = uuid.uuid4().hex
-        self._fault = fault_injection or (lambda stage: None)
         self.state_table = KeyedStateTable.for_store(spark, store)
-        self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.input.dedup_column else None
         self._operator_state: tuple[int, dict] | None = None   # (batch id, state) cached after a commit
-        if reset_state:
-            store.reset()
-            self.state_table.reset()
-        self._check_fingerprint()
 
-    @classmethod
-    def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
-                 results_path: str | None = None, late_path: str | None = None,
-                 quarantine_path: str | None = None, **kwargs) -> "KeyedModelOperator":
-        store = delta_store(spark, spec, operator_id, state_root, results_path, late_path, quarantine_path)
-        return cls(spark, spec, store, **kwargs)
+    @property
+    def fingerprint(self) -> str:
+        return self.spec.fingerprint()
 
-    def last_progress(self) -> dict | None:
-        return self.store.last_progress()
-
-    def _check_fingerprint(self) -> None:
-        check_fingerprint(self.store, self.spec)
+    def reset(self) -> None:
+        self.state_table.reset()
 
     # ---------------------------------------------------------------- schemas
     def _state_schema(self, df: DataFrame) -> T.StructType:
@@ -341,40 +317,10 @@ class KeyedModelOperator:
         return pickle.loads(rows[0][STATE])
 
     # ---------------------------------------------------------------- batch
-    def process_batch(self, df: DataFrame, batch_id: int, watermark_ms: int | None = None,
-                      processing_time_ms: int | None = None, *, _flush: bool = False) -> BatchReport:
-        """Process one micro-batch (or backfill chunk) exactly once.
-
-        Args:
-            df: the batch's raw rows (a static DataFrame).
-            batch_id: increasing id; a batch already committed is skipped.
-            watermark_ms: explicit watermark advance; +infinity ends the input
-                (the clock goes to +infinity too, as :meth:`flush`).
-            processing_time_ms: the batch's processing time (the injectable
-                clock; default: none, the clock moves only with ingestion times).
-        """
-        started = time.monotonic()
+    def compute(self, df: DataFrame, batch_id: int, last: dict | None, watermark_ms: int | None,
+                processing_time_ms: int | None, seen_ids) -> "BatchWork":
         spec = self.spec
-        spec.check_schema(simple_types(df))
-        last = self.last_progress()
-        wm_last = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
-        if last and batch_id <= last["batch_id"]:
-            return BatchReport(batch_id, True, wm_last, wm_last, seconds=time.monotonic() - started)
-        self.store.claim(batch_id, self.writer_id)      # before any write; raises ConcurrentWriterError
-        last = self.last_progress()                     # as the claim found it (another run may have committed)
-        try:
-            return self._process_claimed_batch(df, batch_id, watermark_ms, processing_time_ms, _flush, last,
-                                               started)
-        finally:
-            self.store.release(self.writer_id)
-
-    def _process_claimed_batch(self, df: DataFrame, batch_id: int, watermark_ms: int | None,
-                               processing_time_ms: int | None, _flush: bool, last: dict | None,
-                               started: float) -> BatchReport:
-        """:meth:`process_batch` once this writer owns the batch."""
-        spec = self.spec
-        self._fault("start")
-        flush = _flush or watermark_ms == MAX_TIMESTAMP_MS
+        flush = watermark_ms == MAX_TIMESTAMP_MS
         schema = self._state_schema(df)
         self.state_table.ensure(schema)
         version = self.state_table.start_version(last["windows_version"] if last else None)
@@ -385,12 +331,11 @@ class KeyedModelOperator:
                                          and not flush) else clock_before
         skew_reference = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
         keys = group_keys(spec)
-        cached: list[DataFrame] = []
+        work = _KeyedWork(self, df, batch_id, keys, schema)
         try:
-            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[spec.input.dedup_column].dataType)
-                    if self.seen_ids else None)
+            seen = seen_ids.visible(batch_id, wm0, df.schema[spec.input.dedup_column].dataType) if seen_ids else None
             prepared = prepare_rows(df, spec, arrival, skew_reference, seen).persist()
-            cached.append(prepared)
+            work.cached.append(prepared)
             valid = F.col(STATUS) == VALID
             per_source = prepared.groupBy(SRC).agg(
                 F.count(F.lit(1)).alias("n"), F.sum(valid.cast("long")).alias("valid"),
@@ -419,79 +364,104 @@ class KeyedModelOperator:
             runner = _key_runner(spec, clock, keys, out_schema, result_fields)
             out = (rows.groupBy(*keys).cogroup(state.groupBy(*keys)).applyInArrow(runner, out_schema)
                    .persist())
-            cached.append(out)
+            work.cached.append(out)
             totals = out.agg(
                 *[F.sum(F.col(f"__{m}")).alias(m) for m in _METRICS],
                 F.sum(F.col("panes")).alias("panes"),
                 F.sum((F.col(KIND) == PANE).cast("long")).alias("pane_rows"),
                 F.sum((F.col(KIND) == QUARANTINE_ROW).cast("long")).alias("model_quarantined")).first()
             spark_quarantined = input_rows - sum(r["valid"] for r in per_source)
-            metrics = BatchMetrics(input_rows=input_rows,
-                                   quarantined_rows=spark_quarantined + (totals["model_quarantined"] or 0),
-                                   panes_emitted=totals["panes"] or 0,
-                                   **{m: totals[m] or 0 for m in _METRICS})
+            work.metrics = BatchMetrics(input_rows=input_rows,
+                                        quarantined_rows=spark_quarantined + (totals["model_quarantined"] or 0),
+                                        panes_emitted=totals["panes"] or 0,
+                                        **{m: totals[m] or 0 for m in _METRICS})
+            work.computed(prepared, out, totals["pane_rows"] or 0, result_fields, clock, tracker)
+        except BaseException:
+            work.close()
+            raise
+        return work
 
-            self._fault("before_outputs")
-            panes = out.where(F.col(KIND) == PANE).select(*self._pane_columns(result_fields, batch_id))
-            self.store.write_output("results", panes, totals["pane_rows"] or 0, batch_id)
-            if spec.late_output:
-                late_seqs = out.where(F.col(KIND) == LATE_ROW).select(
-                    SEQ, F.col(REASON).alias("__late_reason"), F.col("watermark_ms").alias("__late_wm"))
-                late = (prepared.join(late_seqs, SEQ, "inner")
-                        .select(*df.columns,
-                                # the model's element timestamp: the processing time for processing-time windows
-                                F.col(PT if by_processing_time(spec) else TS).alias("event_time_ms"),
-                                F.coalesce(F.col("__late_reason"), F.lit(LATE_BEYOND_ALLOWED_LATENESS)).alias("reason"),
-                                F.coalesce(F.col("__late_wm"), long_lit(clock.watermark_start_ms)).alias("watermark_ms"),
-                                long_lit(batch_id).alias("batch_id")))
-                self.store.write_output("late", late, metrics.late_rows, batch_id)
-            model_bad = out.where(F.col(KIND) == QUARANTINE_ROW).select(SEQ, F.col(REASON).alias("__model_reason"))
-            quarantined = (prepared.join(model_bad, SEQ, "left")
-                           .where(F.col(REASON).isNotNull() | F.col("__model_reason").isNotNull())
-                           .select(*df.columns, F.coalesce(F.col(REASON), F.col("__model_reason")).alias("reason"),
-                                   long_lit(batch_id).alias("batch_id")))
-            self.store.write_output("quarantine", quarantined, metrics.quarantined_rows, batch_id)
-            self._fault("after_outputs")
-            if self.seen_ids:
-                self.seen_ids.record(prepared, batch_id, wm0)
-            operator_row = self.spark.createDataFrame(
-                [tuple([None] * len(keys)) + (OPERATOR_SCOPE, pickle.dumps(dict(tracker=tracker,
-                                                                                 clock_ms=clock.processing_time_end_ms)),
-                                               None, None, batch_id)], schema)
-            key_rows = out.where(F.col(KIND) == KEY_ROW)
-            upserts = (key_rows.where(F.col(STATE).isNotNull())
-                       .select(*keys, F.lit(KEY_SCOPE).alias(SCOPE), STATE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER,
-                               long_lit(batch_id).alias("last_batch_id"))
-                       .unionByName(operator_row))
-            deletes = key_rows.where(F.col(STATE).isNull()).select(*keys, F.lit(KEY_SCOPE).alias(SCOPE))
-            new_version = self.state_table.merge(upserts, deletes, keys + [SCOPE], batch_id)
-            self._fault("before_progress")
-            self.store.commit_progress(dict(
-                batch_id=batch_id, watermark_ms=clock.watermark_end_ms,
-                max_seen_ms=max((s.max_seen_ms for s in tracker.sources.values() if s.max_seen_ms is not None),
-                                default=None),
-                processing_time_ms=processing_time_ms, windows_version=new_version, buffers_version=None,
-                spec_fingerprint=spec.fingerprint(), spec_description=spec.describe(),
-                input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
-                committed_at=datetime.datetime.now(datetime.timezone.utc)))
-            self._operator_state = (batch_id, copy.deepcopy(dict(tracker=tracker,
-                                                                 clock_ms=clock.processing_time_end_ms)))
-            self._fault("after_progress")
-            return BatchReport(batch_id, False, clock.watermark_start_ms, clock.watermark_end_ms, metrics,
-                               time.monotonic() - started, KEYED_PLAN)
-        finally:
-            for frame in cached:
-                frame.unpersist()
 
-    def flush(self, batch_id: int, processing_time_ms: int | None = None) -> BatchReport:
-        """End of input: watermark and clock to +infinity; every time window fires and is cleaned."""
-        last = self.last_progress()
-        if last is None:
-            raise RuntimeError(f"operator {self.operator_id!r} has no committed batch to flush")
-        schema = T.StructType.fromJson(json.loads(last["input_schema"]))
-        empty = self.spark.createDataFrame([], schema)
-        return self.process_batch(empty, batch_id, watermark_ms=MAX_TIMESTAMP_MS,
-                                  processing_time_ms=processing_time_ms, _flush=True)
+
+class _KeyedWork(BatchWork):
+    """A batch of the per-key path: the model's output rows per key, and the keyed state's changes."""
+
+    plan_name = KEYED_PLAN
+
+    def __init__(self, executor: KeyedExecutor, df: DataFrame, batch_id: int, keys: list[str],
+                 state_schema_: T.StructType):
+        super().__init__()
+        self.executor, self.df, self.batch_id, self.keys, self.state_schema = (
+            executor, df, batch_id, keys, state_schema_)
+
+    def computed(self, prepared: DataFrame, out: DataFrame, pane_rows: int, result_fields: list[T.StructField],
+                 clock, tracker) -> None:
+        """What :meth:`KeyedExecutor.compute` found: the prepared rows, the model's output, the clock."""
+        self.prepared, self.out, self.pane_rows, self.result_fields = prepared, out, pane_rows, result_fields
+        self.clock, self.tracker = clock, tracker
+        self.watermark_start_ms, self.watermark_end_ms = clock.watermark_start_ms, clock.watermark_end_ms
+        self.max_seen_ms = max((s.max_seen_ms for s in tracker.sources.values() if s.max_seen_ms is not None),
+                               default=None)
+        self.seen_rows = prepared
+
+    def results(self) -> Output:
+        panes = (self.out.where(F.col(KIND) == PANE)
+                 .select(*self.executor._pane_columns(self.result_fields, self.batch_id)))
+        return Output(panes, self.pane_rows)
+
+    def late(self) -> Output | None:
+        spec, clock = self.executor.spec, self.clock
+        if not spec.late_output:
+            return None
+        late_seqs = self.out.where(F.col(KIND) == LATE_ROW).select(
+            SEQ, F.col(REASON).alias("__late_reason"), F.col("watermark_ms").alias("__late_wm"))
+        late = (self.prepared.join(late_seqs, SEQ, "inner")
+                .select(*self.df.columns,
+                        # the model's element timestamp: the processing time for processing-time windows
+                        F.col(PT if by_processing_time(spec) else TS).alias("event_time_ms"),
+                        F.coalesce(F.col("__late_reason"), F.lit(LATE_BEYOND_ALLOWED_LATENESS)).alias("reason"),
+                        F.coalesce(F.col("__late_wm"), long_lit(clock.watermark_start_ms)).alias("watermark_ms"),
+                        long_lit(self.batch_id).alias("batch_id")))
+        return Output(late, self.metrics.late_rows)
+
+    def quarantine(self) -> Output:
+        model_bad = self.out.where(F.col(KIND) == QUARANTINE_ROW).select(SEQ, F.col(REASON).alias("__model_reason"))
+        quarantined = (self.prepared.join(model_bad, SEQ, "left")
+                       .where(F.col(REASON).isNotNull() | F.col("__model_reason").isNotNull())
+                       .select(*self.df.columns, F.coalesce(F.col(REASON), F.col("__model_reason")).alias("reason"),
+                               long_lit(self.batch_id).alias("batch_id")))
+        return Output(quarantined, self.metrics.quarantined_rows)
+
+    def _operator_row_state(self) -> dict:
+        return dict(tracker=self.tracker, clock_ms=self.clock.processing_time_end_ms)
+
+    def write_state(self) -> StateVersions:
+        ex, keys, batch_id = self.executor, self.keys, self.batch_id
+        operator_row = ex.spark.createDataFrame(
+            [tuple([None] * len(keys)) + (OPERATOR_SCOPE, pickle.dumps(self._operator_row_state()),
+                                           None, None, batch_id)], self.state_schema)
+        key_rows = self.out.where(F.col(KIND) == KEY_ROW)
+        upserts = (key_rows.where(F.col(STATE).isNotNull())
+                   .select(*keys, F.lit(KEY_SCOPE).alias(SCOPE), STATE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER,
+                           long_lit(batch_id).alias("last_batch_id"))
+                   .unionByName(operator_row))
+        deletes = key_rows.where(F.col(STATE).isNull()).select(*keys, F.lit(KEY_SCOPE).alias(SCOPE))
+        return StateVersions(ex.state_table.merge(upserts, deletes, keys + [SCOPE], batch_id))
+
+    def committed(self) -> None:
+        self.executor._operator_state = (self.batch_id, copy.deepcopy(self._operator_row_state()))
+
+
+class KeyedModelOperator(WindowOperator):
+    """The window operator on the per-key path (:class:`KeyedExecutor`); arguments as
+    :class:`~windowing.spark.operator.WindowOperator`'s (a ``bucket_ms`` is ignored: no plan
+    partitions state by window end)."""
+
+    def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
+                 fault_injection: Callable[[str], None] | None = None, **_ignored):
+        super().__init__(spark, spec, store, KeyedExecutor(spark, spec, store),
+                         reset_state=reset_state, fault_injection=fault_injection)
+        self.state_table = self.executor.state_table
 
     def open_keys(self) -> list[tuple]:
         """The keyed state rows of the latest version (key scope only)."""

@@ -1,4 +1,10 @@
-"""The Spark window operator: one batch at a time, state in Delta, exactly once.
+"""The window operator: one batch at a time, state in Delta, exactly once.
+
+One class, :class:`WindowOperator`, owns the batch protocol below for both
+executors (:mod:`windowing.spark.executor`): the DataFrame plans
+(:class:`SparkWindowOperator`) and the reference model per key
+(:class:`windowing.spark.keyed.KeyedModelOperator`), which only compute a
+batch's outputs and state changes.
 
 Tables of an operator (``operator_id``) under ``state_root/operator_id``:
 
@@ -32,182 +38,67 @@ import datetime
 import json
 import time
 import uuid
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict
 from typing import Callable
 
-from pyspark.sql import DataFrame, Observation, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
-from windowing.core.assigners import GlobalWindows
-from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING_TIME_WINDOW_FIRED, BatchMetrics
-from windowing.core.spec import FINAL, WindowSpec
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
-from windowing.core.watermarks import SINGLE_SOURCE
-from windowing.spark.stores import (ConcurrentWriterError, DeltaStore, MemoryStore, SpecMismatchError,  # noqa: F401
-                                    StateWrite, bind_output_mode, check_fingerprint, delta_store, local_frame)
-from windowing.spark.aggregates import compile_aggregates, partial_exprs
+from windowing.core.spec import WindowSpec
+from windowing.core.time import MAX_TIMESTAMP_MS
 from windowing.spark.dedup import SeenIds
-from windowing.spark.plans import (
-    BOOKKEEPING, COUNT_PLAN, END_BUCKET, EVICTING_COUNT_PLAN, PROCESSING_TIME_PLAN, TIME_PLAN, PlanContext,
-    closing_time_plan, count_plan, evicting_count_plan, plan_for, time_plan)
-from windowing.spark import batch_time
-from windowing.spark.processing_plan import processing_time_plan, replayed_late, state_end_ranges
-from windowing.spark import processing_session_plan as ptsp
-from windowing.spark.session_plan import (
-    SESSION_PLAN, SessionOutput, closing_session_plan, session_plan, session_state_fields)
-from windowing.spark.prepare import (
-    ACCEPTED, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS, classify,
-    has_window_array, live_windows, long_lit, simple_types)
-from windowing.spark.slicing import SLICE
-from windowing.spark import trigger_plans
-from windowing.spark import processing_trigger_plan as ptp
-from windowing.spark import session_trigger_plan as stp
+from windowing.spark.executor import BatchReport, BatchWork, Executor
+from windowing.spark.plan_executor import PlanExecutor
+from windowing.spark.prepare import simple_types
+from windowing.spark.stores import (ConcurrentWriterError, SpecMismatchError,  # noqa: F401  (raised through here)
+                                    bind_output_mode, check_fingerprint, delta_store, local_frame)
 
 
-CLOSING_PLAN = "closing"
-
-
-@dataclass
-class BatchReport:
-    batch_id: int
-    skipped: bool
-    watermark_before_ms: int
-    watermark_after_ms: int
-    metrics: BatchMetrics = field(default_factory=BatchMetrics)
-    seconds: float = 0.0
-    plan: str | None = None
-    """The DataFrame plan that ran: ``time``, ``closing`` (one pass, see
-    ``_process_closing_batch``), ``count``, ``evicting_count``, ``session`` or ``processing_time``;
-    None if skipped."""
-
-    def as_dict(self) -> dict:
-        return asdict(self)
-
-
-def _accounting_exprs(times_of_accepted: bool = True) -> list:
-    """One aggregate row over a classified batch: rows per status and the batch's times.
-
-    ``input`` and one count per status; ``max_ts``/``max_pt``: event and processing
-    times of the valid (not quarantined) rows; with ``times_of_accepted`` also
-    ``min_pt`` (valid rows) and ``min_accepted_ts``/``max_accepted_ts`` (the
-    accepted elements' timestamps), which only the general path needs.
-    """
-    valid = F.col(STATUS) != QUARANTINED
-    accepted = F.col(STATUS) == ACCEPTED
-    exprs = [F.count(F.lit(1)).alias("input"),
-             *[F.sum((F.col(STATUS) == s).cast("long")).alias(s) for s in (ACCEPTED, LATE, UNASSIGNED, QUARANTINED)],
-             F.max(F.when(valid, F.col(EVENT_MS))).alias("max_ts"),
-             F.max(F.when(valid, F.col(PT))).alias("max_pt")]
-    if times_of_accepted:
-        exprs += [F.min(F.when(valid, F.col(PT))).alias("min_pt"),
-                  F.min(F.when(accepted, F.col(TS))).alias("min_accepted_ts"),
-                  F.max(F.when(accepted, F.col(TS))).alias("max_accepted_ts")]
-    return exprs
-
-
-def _metrics_of(observation: Observation, wait_s: float = 10.0) -> dict | None:
-    """An observation's metrics, or None if they have not come within ``wait_s``.
-
-    Spark fills them when the action that computed the observed rows ends
-    (synchronously in Spark 4); ``Observation.get`` would wait forever for an
-    action that never computed them, so this polls the JVM side's future.
-    """
-    future = observation._jo.future()   # set by DataFrame.observe
-    deadline = time.monotonic() + wait_s
-    while not future.isCompleted():
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.01)
-    return observation.get
-
-
-def default_bucket_ms(spec: WindowSpec) -> int:
-    """Width of the state partitions by window end: 8 window sizes, at least one minute."""
-    size = getattr(spec.assigner, "size_ms", None)
-    return max(60_000, 8 * size) if size else 60_000
-
-
-class SparkWindowOperator:
-    """Runs a :class:`WindowSpec` on Spark DataFrames, batch by batch.
+class WindowOperator:
+    """Runs a :class:`WindowSpec` batch by batch, exactly once, with the executor it is given.
 
     Args:
         spark: the process's SparkSession (with Delta).
         spec: the window spec.
         store: a :class:`DeltaStore` (the product) or :class:`MemoryStore` (tests).
+        executor: computes each batch (:class:`windowing.spark.executor.Executor`).
         reset_state: discard existing state (and progress) of this operator
             instead of refusing a spec that differs from the one that wrote it.
-        bucket_ms: width of the state partitions by window end.
-        fault_injection: test hook called with a stage name at each commit step.
+        fault_injection: test hook called with a stage name at each commit step:
+            ``start``, ``before_outputs``, ``after_outputs``, ``before_progress``, ``after_progress``.
     """
 
-    def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
-                 bucket_ms: int | None = None, fault_injection: Callable[[str], None] | None = None):
-        self.spark, self.spec, self.store = spark, spec, store
+    def __init__(self, spark: SparkSession, spec: WindowSpec, store, executor: Executor,
+                 reset_state: bool = False, fault_injection: Callable[[str], None] | None = None):
+        self.spark, self.spec, self.store, self.executor = spark, spec, store, executor
         self.operator_id = store.operator_id
+        self.plan = executor.plan
         bind_output_mode(store, spec.output_mode)
-        self.plan = plan_for(spec)
-        self.compiled = compile_aggregates(spec)
-        self.bucket_ms = bucket_ms or default_bucket_ms(spec)
-        # Global (and count) windows never end: their state is one partition, merged, not rewritten.
-        self.state_write = StateWrite.MERGE if isinstance(spec.assigner, GlobalWindows) else StateWrite.REWRITE_BUCKETS
         self.writer_id = uuid.uuid4().hex
         self._fault = fault_injection or (lambda stage: None)
         self.seen_ids = SeenIds.for_store(spark, spec, store) if spec.input.dedup_column else None
         if reset_state:
             store.reset()
-        self._check_fingerprint()
+            executor.reset()
+        check_fingerprint(store, spec, self.fingerprint)
 
     @classmethod
     def on_delta(cls, spark: SparkSession, spec: WindowSpec, operator_id: str, state_root: str,
                  results_path: str | None = None, late_path: str | None = None,
-                 quarantine_path: str | None = None, **kwargs) -> "SparkWindowOperator":
+                 quarantine_path: str | None = None, **kwargs) -> "WindowOperator":
+        """The operator on a :class:`DeltaStore` under ``state_root/operator_id``; ``kwargs`` as the
+        constructor's."""
         store = delta_store(spark, spec, operator_id, state_root, results_path, late_path, quarantine_path)
         return cls(spark, spec, store, **kwargs)
+
+    @property
+    def fingerprint(self) -> str:
+        """What progress records for this spec (the executor's: its state layout is part of it)."""
+        return self.executor.fingerprint
 
     def last_progress(self) -> dict | None:
         return self.store.last_progress()
 
-    def _check_fingerprint(self) -> None:
-        check_fingerprint(self.store, self.spec, self.fingerprint)
-
-    @property
-    def fingerprint(self) -> str:
-        """What progress records for this spec (salted for plans with extra trigger-state columns)."""
-        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
-            return ptsp.state_fingerprint(self.spec)
-        if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS | ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            return ptp.state_fingerprint(self.spec)
-        return stp.state_fingerprint(self.spec, self.plan.kind)
-
-    def _schemas(self, df: DataFrame):
-        keys = [df.schema[k] for k in self.spec.key_columns]
-        # analysis only, no job; a Reduce's partial reads the elements' order columns, absent from the input
-        ordered = df.withColumns({TS: F.lit(0).cast("long"), SEQ: F.lit(0).cast("long")})
-        accs = ordered.groupBy().agg(*partial_exprs(self.compiled)).schema.fields
-        long = lambda name: T.StructField(name, T.LongType(), True)  # noqa: E731
-        windows = T.StructType(
-            [T.StructField(k.name, k.dataType, True) for k in keys] + [long(WS), long(WE), long(END_BUCKET)]
-            + [T.StructField(a.name, a.dataType, True) for a in accs]
-            + [long(c) for c in BOOKKEEPING] + [long("last_batch_id")]
-            + (session_state_fields() if self._is_session else [])
-            + (trigger_plans.trigger_state_fields() if self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS
-               or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS
-               or self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS
-               or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS else []))
-        buffers = None
-        if self.plan.kind == EVICTING_COUNT_PLAN:
-            values = [df.schema[c] for c in self._value_columns()]
-            buffers = T.StructType([T.StructField(k.name, k.dataType, True) for k in keys]
-                                   + [long("elem_index"), long(TS), long(SEQ)]
-                                   + [T.StructField(v.name, v.dataType, True) for v in values])
-        return windows, buffers
-
-    def _value_columns(self) -> list[str]:
-        keys = set(self.spec.key_columns)
-        return [c for c in self.spec.input_columns if c not in keys and c != self.spec.event_time_column]
-
-    # ---------------------------------------------------------------- batch
     def process_batch(self, df: DataFrame, batch_id: int, watermark_ms: int | None = None,
                       processing_time_ms: int | None = None) -> BatchReport:
         """Process one micro-batch (or backfill chunk) exactly once.
@@ -225,214 +116,50 @@ class SparkWindowOperator:
         started = time.monotonic()
         self.spec.check_schema(simple_types(df))
         last = self.last_progress()
-        wm0 = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
         if last and batch_id <= last["batch_id"]:
-            return BatchReport(batch_id, True, wm0, wm0, seconds=time.monotonic() - started)
+            wm = last["watermark_ms"]
+            return BatchReport(batch_id, True, wm, wm, seconds=time.monotonic() - started)
         self.store.claim(batch_id, self.writer_id)      # before any write; raises ConcurrentWriterError
         last = self.last_progress()                     # as the claim found it (another run may have committed)
         try:
-            return self._process_claimed_batch(df, batch_id, watermark_ms, processing_time_ms, last, started)
+            self._fault("start")
+            work = self.executor.compute(df, batch_id, last, watermark_ms, processing_time_ms, self.seen_ids)
+            try:
+                self._write(work, df, batch_id, processing_time_ms)
+            finally:
+                work.close()
         finally:
             self.store.release(self.writer_id)
+        return BatchReport(batch_id, False, work.watermark_start_ms, work.watermark_end_ms, work.metrics,
+                           time.monotonic() - started, work.plan_name)
 
-    def _process_claimed_batch(self, df: DataFrame, batch_id: int, watermark_ms: int | None,
-                               processing_time_ms: int | None, last: dict | None, started: float) -> BatchReport:
-        """:meth:`process_batch` once this writer owns the batch."""
-        wm0 = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
-        self._fault("start")
-        if last is None and watermark_ms == MAX_TIMESTAMP_MS and self.plan.kind in (TIME_PLAN, SESSION_PLAN) \
-                and self.plan.fires_at_end and self.seen_ids is None and self.spec.input.source_column is None:
-            # Leaves no state: creates no state table (a later batch does).
-            return self._process_closing_batch(df, batch_id, processing_time_ms, started)
-        self.store.ensure_tables(*self._schemas(df))
-        cached: list[DataFrame] = []
-        try:
-            now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
-            flush = watermark_ms == MAX_TIMESTAMP_MS
-            tracker, clock_before = batch_time.resume(self.spec, last)
-            seen = (self.seen_ids.visible(batch_id, wm0, df.schema[self.spec.input.dedup_column].dataType)
-                    if self.seen_ids else None)
-            classified = classify(df, self.spec, wm0, now_ms, seen,
-                                  arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush)).persist()
-            cached.append(classified)
-            stats = classified.agg(*_accounting_exprs()).first().asDict()
-            tops = (None if flush else batch_time.top_event_times(
-                self.spec, classified, EVENT_MS, SRC if self.spec.input.source_column is not None else None,
-                F.col(STATUS) != QUARANTINED))
-            times = batch_time.advance(self.spec, tracker, clock_before, batch_id,
-                                       self._source_maxima(classified, stats), watermark_ms, processing_time_ms,
-                                       flush, stats["min_pt"], tops)
-            wm1, max_seen = times.watermark_end_ms, times.max_seen_ms
-            metrics = BatchMetrics(
-                input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
-                late_rows=(stats[LATE] or 0) if self.spec.late_output else 0,
-                dropped_late_rows=0 if self.spec.late_output else (stats[LATE] or 0),
-                unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0)
-            if self._is_processing_time_window:
-                classified = self._mark_replayed_late(classified, times, metrics, cached)
-
-            ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
-            clock = trigger_plans.BatchClock.of(times)
-            windows_version, buffers_version = self.store.start_versions(
-                last, buffers=self.plan.kind == EVICTING_COUNT_PLAN)
-            state = self.store.read_windows(windows_version)
-            state = self._relevant_state(state, ctx, stats, clock, times)
-            value_cols = self._value_columns()
-            elements = self._elements(classified, wm0)
-            if self.plan.kind == PROCESSING_TIME_PLAN:
-                out = processing_time_plan(ctx, self.plan, elements, state, times)
-            elif self._is_session:
-                out = self._session_batch(df, classified, ctx, state, metrics, clock, times)
-            elif self.plan.kind == TIME_PLAN:
-                out = time_plan(ctx, self.plan, elements, state)
-            elif self.plan.kind == COUNT_PLAN:
-                out = count_plan(ctx, self.plan, elements, state)
-            elif self.plan.kind in trigger_plans.TRIGGER_PLAN_KINDS:
-                out = trigger_plans.trigger_plan(ctx, self.plan, elements, state, clock)
-            elif self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
-                out = ptp.processing_trigger_plan(ctx, self.plan, elements, state, clock)
-            else:
-                buffer = self.store.read_buffers(buffers_version)
-                out = evicting_count_plan(ctx, self.plan, elements, state, buffer, value_cols)
-            cached.extend(out.cached)
-            if isinstance(out, SessionOutput):
-                metrics.windows_cleaned = out.cleaned_count
-            elif out.cleaned is not None:
-                metrics.windows_cleaned = out.cleaned.count()
-
-            self._fault("before_outputs")
-            # Metrics that are only metrics cost no Spark job: the panes emitted are the rows the
-            # results commit recorded (an empty append records no commit: 0). Counting first would
-            # compute the plan once more. ``final`` writes only the final panes: count them all first.
-            panes = out.panes
-            if self.store.output_mode == FINAL:
-                panes = panes.persist()
-                cached.append(panes)
-                metrics.panes_emitted = panes.count()
-                self.store.write_output("results", panes, metrics.panes_emitted, batch_id)
-            else:
-                written = self.store.write_output("results", panes, None, batch_id)
-                # None: a replay found the batch's results already written (or the commit has no count)
-                metrics.panes_emitted = panes.count() if written is None else written
-            if self.spec.late_output:
-                late_rows = (self._late_session_rows(df, out.late_elements, wm0, batch_id, self._late_session_reason(times))
-                             if isinstance(out, SessionOutput) else
-                             self._late_rows(df, classified, wm0, batch_id,
-                                             (LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms)
-                                             if self._is_processing_time_window else None))
-                self.store.write_output("late", late_rows, metrics.late_rows, batch_id)
-            self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
-                                    metrics.quarantined_rows, batch_id)
-            self._fault("after_outputs")
-            if self.seen_ids:
-                self.seen_ids.record(classified, batch_id, wm0)
-            windows_version = self.store.write_windows(out.upserts, out.deletes, self.ctx_keys(), batch_id,
-                                                       windows_version, self.state_write)
-            if not isinstance(out, SessionOutput) and out.cleaned is None:
-                # The state rows a batch deletes are the windows it cleaned up; the store counted
-                # them as it wrote (every delete matches a state row: the plans delete only rows they read).
-                cleaned = self.store.windows_deleted
-                metrics.windows_cleaned = out.deletes.count() if cleaned is None else cleaned
-            buffers_version = None
-            if self.plan.kind == EVICTING_COUNT_PLAN:
-                buffers_version = self.store.merge_buffers(out.buffer_inserts, out.buffer_deletes, list(self.spec.key_columns) + ["elem_index"], batch_id)
-            self._fault("before_progress")
-            self._commit(df, batch_id, wm1, max_seen, processing_time_ms, windows_version, buffers_version, metrics,
-                         times.time_state)
-            self._fault("after_progress")
-            return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started, self.plan.kind)
-        finally:
-            for frame in cached:
-                frame.unpersist()
-
-    def _process_closing_batch(self, df: DataFrame, batch_id: int, processing_time_ms: int | None,
-                               started: float) -> BatchReport:
-        """A first batch that ends at watermark +infinity (a complete backfill in one batch).
-
-        Same results as the general path (it is the special case "empty state,
-        every window closes"), computed in one pass over the input: no state
-        join, no caching, no state MERGE. The panes emitted are the rows the
-        results write committed. The row accounting comes from that same pass
-        where it can (see :meth:`_observed_accounting`); otherwise it is one
-        aggregate over the input afterwards. A batch that has late or
-        quarantined rows reads its input once more to write them.
-        """
-        spec = self.spec
-        wm0, wm1 = MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS
-        now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
-        arrival = batch_time.arrival_ms(MIN_TIMESTAMP_MS, None, True)
-        classified = classify(df, spec, wm0, now_ms, arrival_ms=arrival)
-        ctx = PlanContext(spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
-        # An observation counts the input rows only where each element is in one pane and
-        # every valid row has the same processing time (the batch's arrival).
-        observation = (Observation() if self.plan.kind == TIME_PLAN and not has_window_array(spec)
-                       and spec.input.ingestion_time_column is None else None)
-        elements = self._elements(classified, wm0)
-        panes = (closing_time_plan(ctx, elements, observation) if self.plan.kind == TIME_PLAN
-                 else closing_session_plan(ctx, elements))
+    def _write(self, work: BatchWork, df: DataFrame, batch_id: int, processing_time_ms: int | None) -> None:
+        """The protocol's writes, in order: outputs, seen ids, state, progress (the commit point)."""
         self._fault("before_outputs")
-        # Every window closes in this batch, so every pane is final and an output mode's
-        # filter keeps them all: the rows written are the panes emitted.
-        panes_emitted = self.store.write_output("results", panes, None, batch_id)
-        stats = self._observed_accounting(df, observation, panes_emitted, arrival)
-        if stats is None:
-            if panes_emitted is None:       # a replay, or a commit without metrics: count them again
-                panes_emitted = panes.count()
-            # A second, code-generated pass over the input. Observing the input rows during
-            # the write instead costs more: CollectMetrics below the aggregate breaks whole-stage
-            # code generation and makes every row compute its status and reason as strings.
-            stats = classified.agg(*_accounting_exprs(times_of_accepted=False)).first().asDict()
-        metrics = BatchMetrics(
-            input_rows=stats["input"], accepted_rows=stats[ACCEPTED] or 0,
-            late_rows=(stats[LATE] or 0) if spec.late_output else 0,
-            dropped_late_rows=0 if spec.late_output else (stats[LATE] or 0),
-            unassigned_rows=stats[UNASSIGNED] or 0, quarantined_rows=stats[QUARANTINED] or 0,
-            panes_emitted=panes_emitted, windows_cleaned=0)
-        if spec.late_output:
-            self.store.write_output("late", self._late_rows(df, classified, wm0, batch_id),
-                                    metrics.late_rows, batch_id)
-        self.store.write_output("quarantine", self._quarantined_rows(df, classified, batch_id),
-                                metrics.quarantined_rows, batch_id)
+        results = work.results()
+        work.results_written(self.store.write_output("results", results.frame, results.rows, batch_id))
+        late = work.late()
+        if late is not None:
+            self.store.write_output("late", late.frame, late.rows, batch_id)
+        quarantine = work.quarantine()
+        self.store.write_output("quarantine", quarantine.frame, quarantine.rows, batch_id)
         self._fault("after_outputs")
-        windows_version = self.store.windows_version()
-        valid_rows = metrics.input_rows - metrics.quarantined_rows
-        times = batch_time.advance(spec, batch_time.new_tracker(spec), MIN_TIMESTAMP_MS, batch_id,
-                                   {SINGLE_SOURCE: (stats["max_ts"], stats["max_pt"])} if valid_rows else {},
-                                   watermark_ms=None, processing_time_ms=processing_time_ms, flush=True)
+        if self.seen_ids and work.seen_rows is not None:
+            self.seen_ids.record(work.seen_rows, batch_id, work.watermark_start_ms)
+        versions = work.write_state()
         self._fault("before_progress")
-        self._commit(df, batch_id, wm1, times.max_seen_ms, processing_time_ms, windows_version, None, metrics,
-                     times.time_state)
+        self.store.commit_progress(dict(
+            batch_id=batch_id, watermark_ms=work.watermark_end_ms, max_seen_ms=work.max_seen_ms,
+            processing_time_ms=processing_time_ms, time_state=work.time_state,
+            windows_version=versions.windows, buffers_version=versions.buffers,
+            spec_fingerprint=self.fingerprint, spec_description=self.spec.describe(),
+            input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(work.metrics)),
+            committed_at=datetime.datetime.now(datetime.timezone.utc)))
+        work.committed()
         self._fault("after_progress")
-        return BatchReport(batch_id, False, wm0, wm1, metrics, time.monotonic() - started, CLOSING_PLAN)
-
-    @staticmethod
-    def _observed_accounting(df: DataFrame, observation: Observation | None, panes_written: int | None,
-                             arrival_ms: int) -> dict | None:
-        """A closing batch's row accounting from what its results write observed, or None.
-
-        The observation (see :func:`windowing.spark.plans.closing_time_plan`)
-        counted the elements the panes aggregate: the accepted rows. When they
-        are all the input rows, no row was late, unassigned or quarantined, and
-        the accounting needs no pass over the input: ``df.count()`` of a Delta
-        table scan is answered from the table's log.
-
-        None (the caller makes the pass) when there is no observation; when the
-        write may not have computed the panes (``panes_written`` None: a replay
-        found the results written, or the commit has no row count); when the
-        metrics did not come; when the observed panes are not the rows written;
-        or when some input rows were not accepted.
-        """
-        seen = _metrics_of(observation) if observation is not None and panes_written is not None else None
-        if seen is None:
-            return None
-        elements = seen["elements"] or 0          # a sum over no panes is null
-        if seen["panes"] != panes_written or elements != df.count():
-            return None
-        return {"input": elements, ACCEPTED: elements, LATE: 0, UNASSIGNED: 0, QUARANTINED: 0,
-                "max_ts": seen["max_ts"], "max_pt": arrival_ms}
 
     def flush(self, batch_id: int, processing_time_ms: int | None = None) -> BatchReport:
-        """End of input: watermark to +infinity; every time window fires and is cleaned."""
+        """End of input: watermark and clock to +infinity; every time window fires and is cleaned."""
         last = self.last_progress()
         if last is None:
             raise RuntimeError(f"operator {self.operator_id!r} has no committed batch to flush")
@@ -441,204 +168,16 @@ class SparkWindowOperator:
         return self.process_batch(empty, batch_id, watermark_ms=MAX_TIMESTAMP_MS,
                                   processing_time_ms=processing_time_ms)
 
-    # -------------------------------------------------------------- helpers
-    def _elements(self, classified: DataFrame, wm0: int) -> DataFrame:
-        """Accepted elements: one row per (element, live window), or per element with its slice.
 
-        Sliding windows on the time plan keep one row per element with its
-        ``__slice_ms``: the plan aggregates per slice before building windows
-        (see :mod:`windowing.spark.slicing`). Other plans on sliding windows
-        (count triggers number elements per window) get one row per live window.
-        """
-        keys, value_cols = self.spec.key_columns, self._value_columns()
-        accepted = classified.where(F.col(STATUS) == ACCEPTED)
-        if not has_window_array(self.spec):
-            return accepted.select(*keys, TS, SEQ, *value_cols, WS, WE)
-        if self.plan.kind in (TIME_PLAN, PROCESSING_TIME_PLAN):
-            return accepted.select(*keys, TS, SEQ, *value_cols, SLICE)
-        return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(live_windows(self.spec, F.col(TS), wm0))
-                                .alias("__w"))
-                .select(*keys, TS, SEQ, *value_cols, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)))
+class SparkWindowOperator(WindowOperator):
+    """The window operator on the DataFrame plans (:class:`windowing.spark.plan_executor.PlanExecutor`).
 
-    @property
-    def _is_processing_time_window(self) -> bool:
-        """Processing-time tumbling/sliding windows: the clock closes them, rows it closed them for are late."""
-        return self.plan.kind == PROCESSING_TIME_PLAN or self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS
+    ``bucket_ms``: width of the state partitions by window end (default
+    :func:`windowing.spark.plan_executor.default_bucket_ms`); other arguments as
+    :class:`WindowOperator`'s.
+    """
 
-    @staticmethod
-    def _late_rows(df: DataFrame, classified: DataFrame, wm0: int, batch_id: int,
-                   reason: tuple[str, int] | None = None) -> DataFrame:
-        """Late rows with their reason and what they were judged against (default: late beyond the
-        allowed lateness, the watermark at the start of the batch)."""
-        text, judged_ms = reason if reason is not None else (LATE_BEYOND_ALLOWED_LATENESS, wm0)
-        return (classified.where(F.col(STATUS) == LATE)
-                .select(*df.columns, F.col(TS).alias("event_time_ms"),
-                        F.lit(text).alias("reason"),
-                        long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id")))
-
-    def _mark_replayed_late(self, classified: DataFrame, times: "batch_time.BatchTime", metrics: BatchMetrics,
-                            cached: list) -> DataFrame:
-        """Processing-time windows: rows whose windows the clock already closed become late
-        (:func:`windowing.spark.processing_plan.replayed_late`); the metrics follow."""
-        condition = replayed_late(self.spec, times)
-        if condition is None:
-            return classified
-        counts = classified.agg(F.sum(condition.cast("long")).alias("n"),
-                                F.sum(((F.col(STATUS) == UNASSIGNED) & condition).cast("long")).alias("gap")).first()
-        moved, from_gap = counts["n"] or 0, counts["gap"] or 0
-        if not moved:
-            return classified
-        marked = classified.withColumn(STATUS, F.when(condition, F.lit(LATE)).otherwise(F.col(STATUS))).persist()
-        cached.append(marked)
-        metrics.accepted_rows -= moved - from_gap
-        metrics.unassigned_rows -= from_gap
-        if self.spec.late_output:
-            metrics.late_rows += moved
-        else:
-            metrics.dropped_late_rows += moved
-        return marked
-
-    @staticmethod
-    def _quarantined_rows(df: DataFrame, classified: DataFrame, batch_id: int) -> DataFrame:
-        return (classified.where(F.col(STATUS) == QUARANTINED)
-                .select(*df.columns, F.col(REASON).alias("reason"), long_lit(batch_id).alias("batch_id")))
-
-    def _source_maxima(self, classified: DataFrame, stats: dict) -> dict:
-        """Source -> (largest event time, largest processing time) of the batch's non-quarantined rows."""
-        if self.spec.input.source_column is None:
-            valid_rows = stats["input"] - (stats[QUARANTINED] or 0)
-            return {SINGLE_SOURCE: (stats["max_ts"], stats["max_pt"])} if valid_rows else {}
-        valid = F.col(STATUS) != QUARANTINED
-        rows = (classified.where(valid).groupBy(SRC)
-                .agg(F.max(F.col(EVENT_MS)).alias("max_ts"), F.max(F.col(PT)).alias("max_pt")).collect())
-        return {r[SRC]: (r["max_ts"], r["max_pt"]) for r in rows}
-
-    def _commit(self, df: DataFrame, batch_id: int, wm1: int, max_seen: int | None, processing_time_ms: int | None,
-                windows_version: int | None, buffers_version: int | None, metrics: BatchMetrics,
-                time_state: str | None = None) -> None:
-        self.store.commit_progress(dict(
-            batch_id=batch_id, watermark_ms=wm1, max_seen_ms=max_seen, processing_time_ms=processing_time_ms,
-            time_state=time_state,
-            windows_version=windows_version, buffers_version=buffers_version,
-            spec_fingerprint=self.fingerprint, spec_description=self.spec.describe(),
-            input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(metrics)),
-            committed_at=datetime.datetime.now(datetime.timezone.utc)))
-
-    # ------------------------------------------------------------ sessions
-    @property
-    def _is_session(self) -> bool:
-        return self.plan.kind in (SESSION_PLAN, ptsp.PROCESSING_TIME_SESSION_PLAN) \
-            or self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS \
-            or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS
-
-    def _session_batch(self, df: DataFrame, classified: DataFrame, ctx: PlanContext, state: DataFrame,
-                       metrics: BatchMetrics, clock: "trigger_plans.BatchClock",
-                       times: "batch_time.BatchTime") -> SessionOutput:
-        """Run the session plan (or a session trigger plan); elements it finds late (after merging)
-        move from accepted to late."""
-        elements = (classified.where(F.col(STATUS) == ACCEPTED)
-                    .select(*df.columns, TS, SEQ, WS, WE))
-        if self.plan.kind == SESSION_PLAN:
-            out = session_plan(ctx, self.plan, elements, state)
-        elif self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
-            out = ptsp.processing_time_session_plan(ctx, self.plan, elements, state, times)
-        elif self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            out = ptp.processing_session_trigger_plan(ctx, self.plan, elements, state, clock)
-        else:
-            out = stp.session_trigger_plan(ctx, self.plan, elements, state, clock)
-        metrics.accepted_rows -= out.late_count
-        if self.spec.late_output:
-            metrics.late_rows += out.late_count
-        else:
-            metrics.dropped_late_rows += out.late_count
-        return out
-
-    def _late_session_reason(self, times: "batch_time.BatchTime") -> tuple[str, int] | None:
-        """(reason, processing-time clock) for late rows of processing-time sessions, else None."""
-        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN \
-                or self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            return LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms
-        return None
-
-    @staticmethod
-    def _late_session_rows(df: DataFrame, late_elements: DataFrame, wm0: int, batch_id: int,
-                           reason: tuple[str, int] | None = None) -> DataFrame:
-        """Late rows with their reason and what they were judged against: the watermark at the start
-        of the batch, or (processing-time sessions, ``reason``) the processing-time clock."""
-        text, judged_ms = reason if reason is not None else (LATE_BEYOND_ALLOWED_LATENESS, wm0)
-        return late_elements.select(*df.columns, F.col(TS).alias("event_time_ms"),
-                                    F.lit(text).alias("reason"),
-                                    long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
-
-    def _relevant_session_state(self, state: DataFrame, ctx: PlanContext, stats: dict,
-                                clock: "trigger_plans.BatchClock | None" = None) -> DataFrame:
-        """The open sessions a batch can touch: those an element window may touch or bridge
-        (end at or after the batch's smallest accepted timestamp), those whose end the
-        watermark crosses, those whose cleanup time falls in ``(wm0, wm1]``, and (session
-        trigger plans) those with a timer that comes due."""
-        wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, self.spec.allowed_lateness_ms
-        ranges = []
-        if stats["min_accepted_ts"] is not None:
-            ranges.append((stats["min_accepted_ts"], MAX_TIMESTAMP_MS))
-        if wm1 > wm0:
-            ranges.append((wm0 + 2, wm1 + 1))
-            ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))
-        due = stp.due_timers(self.plan.kind, wm1, clock) if self.plan.kind in stp.SESSION_TRIGGER_PLAN_KINDS else None
-        return self._state_by_end(state, ranges, due)
-
-    def _state_by_end(self, state: DataFrame, ranges: list[tuple[int, int]], also=None) -> DataFrame:
-        """State rows whose window end lies in one of ``ranges`` (inclusive), pruned by end bucket,
-        or that meet ``also``."""
-        cond = also
-        if not ranges and cond is None:
-            return state.where(F.lit(False))
-        for lo, hi in ranges:
-            lo, hi = max(lo, MIN_TIMESTAMP_MS), min(hi, MAX_TIMESTAMP_MS)
-            b_lo, b_hi = lo // self.bucket_ms, hi // self.bucket_ms
-            term = (F.col(END_BUCKET).between(long_lit(b_lo), long_lit(b_hi))
-                    & F.col(WE).between(long_lit(lo), long_lit(hi)))
-            cond = term if cond is None else cond | term
-        return state.where(cond)
-
-    def _relevant_state(self, state: DataFrame, ctx: PlanContext, stats: dict,
-                        clock: "trigger_plans.BatchClock | None" = None,
-                        times: "batch_time.BatchTime | None" = None) -> DataFrame:
-        """Only the state rows this batch can touch: by window end (pruning partitions and files).
-
-        A row is relevant if an accepted element may fall in it (end within
-        ``(min_ts, max_ts + size]``), if the watermark crosses its end, or if
-        its cleanup time falls in ``(wm0, wm1]``. Global windows: all rows.
-        """
-        if self.plan.kind == ptsp.PROCESSING_TIME_SESSION_PLAN:
-            return self._state_by_end(state, ptsp.relevant_end_ranges(times, stats["min_accepted_ts"]))
-        if self.plan.kind in ptp.PROCESSING_SESSION_TRIGGER_PLAN_KINDS:
-            return self._state_by_end(state, ptp.session_relevant_end_ranges(self.plan.kind, times,
-                                                                             stats["min_accepted_ts"]),
-                                      ptp.due_timers(self.plan.kind, ctx.wm_end_ms, clock))
-        if self._is_session:
-            return self._relevant_session_state(state, ctx, stats, clock)
-        size = getattr(self.spec.assigner, "size_ms", None)
-        if size is None:
-            return state
-        if self.plan.kind in ptp.PROCESSING_TRIGGER_PLAN_KINDS:
-            ranges = ptp.relevant_end_ranges(self.plan.kind, times, stats["min_accepted_ts"],
-                                             stats["max_accepted_ts"], size)
-            return self._state_by_end(state, ranges,
-                                      ptp.due_timers(self.plan.kind, ctx.wm_end_ms, clock))
-        if self.plan.kind == PROCESSING_TIME_PLAN:
-            # Processing-time windows: those the batch's rows fall in, and those whose end the clock passes.
-            ranges = state_end_ranges(times)
-            if stats["min_accepted_ts"] is not None:
-                ranges.append((stats["min_accepted_ts"] + 1, stats["max_accepted_ts"] + size))
-            return self._state_by_end(state, ranges)
-        wm0, wm1, lateness = ctx.wm_start_ms, ctx.wm_end_ms, self.spec.allowed_lateness_ms
-        ranges = []
-        if stats["min_accepted_ts"] is not None:
-            ranges.append((stats["min_accepted_ts"] + 1, stats["max_accepted_ts"] + size))
-        if wm1 > wm0:
-            ranges.append((wm0 + 2, wm1 + 1))                          # max_ts in (wm0, wm1]
-            ranges.append((wm0 - lateness + 2, wm1 - lateness + 1))    # cleanup in (wm0, wm1]
-        return self._state_by_end(state, ranges, trigger_plans.due_timers(self.plan.kind, wm1, clock))
-
-    def ctx_keys(self) -> list[str]:
-        return list(self.spec.key_columns) + [WS, WE, END_BUCKET]
+    def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
+                 bucket_ms: int | None = None, fault_injection: Callable[[str], None] | None = None):
+        super().__init__(spark, spec, store, PlanExecutor(spark, spec, store, bucket_ms),
+                         reset_state=reset_state, fault_injection=fault_injection)

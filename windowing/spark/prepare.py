@@ -22,24 +22,9 @@ from windowing.core.records import (
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
-
-TS = "__ts_ms"
-SEQ = "__seq"
-STATUS = "__status"
-REASON = "__reason"
-WS, WE = "window_start_ms", "window_end_ms"
-END_BUCKET = "end_bucket"
-"""The windows table's partition column: a window's end divided by the operator's bucket width."""
-EVENT_MS, PT, SRC = "__event_ms", "__pt_ms", "__source"
-"""The row's event time (null without an event-time column), its processing time and its watermark source."""
-GAP = "__gap_ms"
-"""The session gap a gap function gave the row (null: not a positive int, or the row failed an earlier check)."""
-
-ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
-
-
-def long_lit(value: int) -> Column:
-    return F.lit(value).cast("long")
+from windowing.spark.columns import (  # noqa: F401  (the phases import these names from here too)
+    ACCEPTED, END_BUCKET, EVENT_MS, GAP, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS, long_lit)
+from windowing.spark import slicing
 
 
 def count_each(frames: dict[str, DataFrame]) -> dict[str, int]:
@@ -182,7 +167,6 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
     elif has_window_array(spec):
         # Sliding: the slice of each element and two comparisons decide whether it has a
         # live window; the windows themselves are built later from slice partials.
-        from windowing.spark import slicing  # slicing builds on this module's names
         out = out.withColumn(slicing.SLICE, slicing.slice_start(spec.assigner, F.col(TS)))
         in_live_window = slicing.in_live_window(spec.assigner, F.col(TS), live_end_above)
     else:

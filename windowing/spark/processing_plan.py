@@ -27,12 +27,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from windowing.core.records import ON_TIME
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
+from windowing.core.time import MIN_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.spark.batch_time import BatchTime
-from windowing.spark.plans import (END_BUCKET, PROCESSING_TIME_PLAN, PlanContext, PlanOutput, TriggerPlan,  # noqa: F401
-                                   _merge_pair, window_partials)
+from windowing.spark.plan_base import PlanContext, PlanOutput, TriggerPlan, merge_pair, window_partials
 from windowing.spark import slicing
-from windowing.spark.prepare import ACCEPTED, STATUS, TS, UNASSIGNED, WE, long_lit
+from windowing.spark.prepare import ACCEPTED, END_BUCKET, STATUS, TS, UNASSIGNED, WE, long_lit
+
+PROCESSING_TIME_PLAN = "processing_time"
 
 
 def state_end_ranges(times: BatchTime) -> list[tuple[int, int]]:
@@ -76,7 +77,7 @@ def processing_time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFram
     accs = ctx.acc_columns
     j = joined.select(
         *[F.coalesce(F.col(f"s.{c}"), F.col(f"b.{c}")).alias(c) for c in ctx.window_keys],
-        *_merge_pair(ctx, "s", "b"),
+        *merge_pair(ctx, "s", "b"),
         (F.coalesce(F.col("s.contents_count"), F.lit(0)) + F.coalesce(F.col("b.__b__n"), F.lit(0)))
         .alias("contents_count"),
         F.coalesce(F.col("s.pane_index"), F.lit(0)).alias("__pane_index0"),

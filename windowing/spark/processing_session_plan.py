@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 from windowing.core.records import ON_TIME
 from windowing.core.time import MAX_TIMESTAMP_MS
 from windowing.spark.batch_time import BatchTime
-from windowing.spark.prepare import WE, long_lit
+from windowing.spark.prepare import END_BUCKET, WE, long_lit
 from windowing.spark.session_plan import SUPERSEDES, SessionClock, SessionOutput, _clamp, _empty_supersedes, session_plan
 
 PROCESSING_TIME_SESSION_PLAN = "processing_time_session"
@@ -52,14 +52,13 @@ def processing_time_session_plan(ctx, plan, elements: DataFrame, state: DataFram
     """Panes and state changes of one batch of processing-time sessions (see the module docstring).
 
     Args:
-        ctx: the batch's :class:`~windowing.spark.plans.PlanContext` (watermarks for the panes).
+        ctx: the batch's :class:`~windowing.spark.plan_base.PlanContext` (watermarks for the panes).
         plan: the spec's ``TriggerPlan`` (``purge``).
         elements: accepted rows with every input column, ``__ts_ms`` (the processing time),
             ``__seq`` and their own window ``[window_start_ms, window_end_ms)``.
         state: the open sessions the batch may touch (:func:`relevant_end_ranges`).
         times: the batch's clock.
     """
-    from windowing.spark.plans import END_BUCKET   # plans imports this module
 
     at_rows = times.clock_at_rows_ms
     fired_before = F.col(WE) <= long_lit(_clamp(at_rows + 1))   # max_ts <= the clock before the rows

@@ -62,7 +62,10 @@ from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProce
                                      DeltaTrigger, EarlyLateEventTimeTrigger, EventTimeTrigger)
 from windowing.spark.batch_time import BatchTime
 from windowing.spark.prepare import WE, long_lit
+from windowing.spark import session_trigger_plan as stp
 from windowing.spark import trigger_plans as tp
+from windowing.spark.processing_plan import state_end_ranges
+from windowing.spark.processing_session_plan import relevant_end_ranges as session_ranges
 
 _TRIGGER_NAMES = {CountTrigger: "count", ContinuousProcessingTimeTrigger: "continuous", DeltaTrigger: "delta",
                   EventTimeTrigger: "event_time", EarlyLateEventTimeTrigger: "early_late",
@@ -115,14 +118,14 @@ def processing_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, cl
     """Panes and state changes of one batch (see the module docstring).
 
     Args:
-        ctx: the batch's :class:`~windowing.spark.plans.PlanContext` (watermarks for the panes).
+        ctx: the batch's :class:`~windowing.spark.plan_base.PlanContext` (watermarks for the panes).
         plan: the spec's ``TriggerPlan`` (a kind of :data:`PROCESSING_TRIGGER_PLAN_KINDS`).
         elements: accepted rows (replayed-late rows left out), one row per (element, window).
         state: the state rows the batch can touch (:func:`relevant_end_ranges`, :func:`due_timers`).
         clock: the batch's processing-time clock.
 
     Returns:
-        the trigger plans' :class:`~windowing.spark.plans.PlanOutput`, with ``cleaned``: every
+        the trigger plans' :class:`~windowing.spark.plan_base.PlanOutput`, with ``cleaned``: every
         window cleaned in this batch (those opened and closed in it included).
     """
     # A sliding row's windows that the clock closed before the rows are late for it: it joins the others.
@@ -148,7 +151,6 @@ def processing_session_trigger_plan(ctx, plan, elements: DataFrame, state: DataF
         a :class:`~windowing.spark.session_plan.SessionOutput` (late islands: rows whose sessions the
         clock closed before the rows).
     """
-    from windowing.spark import session_trigger_plan as stp   # it imports plans, which imports this module
 
     session_kind = stp.SESSION_KINDS[base_kind(plan.kind)]
     return stp.session_trigger_plan(ctx, replace(plan, kind=session_kind), elements, state, clock,
@@ -160,7 +162,6 @@ def relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None
     """Window ends (inclusive ranges) of the state rows a batch can touch by their end: those its
     rows fall in, those whose ``max_ts`` the clock passes and (the event-time triggers) those whose
     ``max_ts`` the watermark passes (see :func:`due_timers` for the rest)."""
-    from windowing.spark.processing_plan import state_end_ranges   # it imports plans, which imports this module
 
     ranges = state_end_ranges(times)
     wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms
@@ -175,7 +176,6 @@ def session_relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: in
     """Window ends (inclusive ranges) of the open sessions a batch can touch by their end: those of
     :func:`windowing.spark.processing_session_plan.relevant_end_ranges` and (the event-time triggers)
     those whose ``max_ts`` the watermark passes (see :func:`due_timers` for the rest)."""
-    from windowing.spark.processing_session_plan import relevant_end_ranges as session_ranges   # imports plans
 
     ranges = session_ranges(times, min_accepted_ts)
     wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms

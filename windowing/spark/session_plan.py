@@ -44,7 +44,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.records import LATE, ON_TIME
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
+from windowing.core.time import clamp_ms as _clamp
 from windowing.spark.aggregates import partial_exprs, running_exprs
 from windowing.spark.prepare import SEQ, TS, WE, WS, long_lit
 
@@ -140,7 +140,7 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
     """Merge a batch's session windows with the relevant open sessions; fire, clean, write back.
 
     Args:
-        ctx: the batch's :class:`~windowing.spark.plans.PlanContext`.
+        ctx: the batch's :class:`~windowing.spark.plan_base.PlanContext`.
         plan: the spec's ``TriggerPlan`` (``fires_at_end``, ``purge``).
         elements: accepted rows with every input column, ``__ts_ms``,
             ``__seq`` and their own window ``[window_start_ms, window_end_ms)``.

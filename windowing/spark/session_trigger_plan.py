@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 
 from windowing.core.triggers import CountTrigger
 from windowing.spark.aggregates import running_exprs
-from windowing.spark.prepare import SEQ, TS, WE, WS, count_each, long_lit
+from windowing.spark.prepare import END_BUCKET, SEQ, TS, WE, WS, count_each, long_lit
 from windowing.spark.session_plan import (EMITTED, SUPERSEDES, SUPERSEDES_TYPE, SessionOutput, _empty_supersedes,
                                           _islands)
 from windowing.spark import trigger_plans as tp
@@ -156,7 +156,7 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
     """Panes and state changes of one batch of sessions with a timer or count trigger.
 
     Args:
-        ctx: the batch's :class:`~windowing.spark.plans.PlanContext`.
+        ctx: the batch's :class:`~windowing.spark.plan_base.PlanContext`.
         plan: the spec's ``TriggerPlan`` (a kind of :data:`SESSION_TRIGGER_PLAN_KINDS`, trigger, purge).
         elements: accepted rows with every input column, ``__ts_ms``, ``__seq`` and their own
             window ``[window_start_ms, window_end_ms)``.
@@ -170,7 +170,6 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
             or below that clock is late; a session is cleaned when the clock after the rows
             reaches its ``max_ts`` (after its event-time timers the watermark reached).
     """
-    from windowing.spark.plans import END_BUCKET   # plans imports this module
 
     rules = tp._Rules(ctx, replace(plan, kind=base_kind(plan.kind)), clock, processing_time_windows)
     keys = list(ctx.spec.key_columns)

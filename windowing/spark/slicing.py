@@ -42,7 +42,7 @@ from windowing.core.assigners import SlidingEventTimeWindows, SlidingProcessingT
 from windowing.core.time import MIN_TIMESTAMP_MS
 from windowing.spark.aggregates import (
     ORDER_TS, SUM_NEGATIVE, SUM_POSITIVE, CompiledAggregate, _user_udfs, ordered_values, partial_exprs, sum_merge_all)
-from windowing.spark.prepare import WE, WS, long_lit
+from windowing.spark.columns import WE, WS, long_lit
 
 SLICE = "__slice_ms"
 CONTENTS = "__b__n"      # elements per slice / window (the time plan's batch count column)

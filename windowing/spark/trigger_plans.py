@@ -57,16 +57,17 @@ from pyspark.sql import types as T
 
 from windowing.core.assigners import GlobalWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
-from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, floor_mod, clamp_ms as _clamp
+from windowing.core.time import MAX_TIMESTAMP_MS, floor_mod, clamp_ms as _clamp
 from windowing.core.triggers import (AbsoluteDifference, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
                                      DeltaTrigger, EarlyLateEventTimeTrigger, ProcessingTimeTrigger)
 from windowing.spark.aggregates import partial_exprs, running_exprs
 from windowing.spark import delta_trigger_plan
-from windowing.spark.prepare import SEQ, TS, WE, long_lit
+from windowing.spark.plan_base import PlanOutput
+from windowing.spark.prepare import END_BUCKET, SEQ, TS, WE, long_lit
 
 EARLY_LATE_PLAN = "early_late"
 CONTINUOUS_EVENT_TIME_PLAN = "continuous_event_time"
-PROCESSING_TIME_PLAN = "processing_time_trigger"   # not plans.PROCESSING_TIME_PLAN (processing-time windows)
+PROCESSING_TIME_PLAN = "processing_time_trigger"   # not processing_plan.PROCESSING_TIME_PLAN (processing-time windows)
 CONTINUOUS_PROCESSING_TIME_PLAN = "continuous_processing_time"
 DELTA_PLAN = "delta"   # DeltaTrigger with the built-in AbsoluteDifference (windowing.spark.delta_trigger_plan)
 PLAN_KINDS = {EarlyLateEventTimeTrigger: EARLY_LATE_PLAN, ContinuousEventTimeTrigger: CONTINUOUS_EVENT_TIME_PLAN,
@@ -426,8 +427,8 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
     """Panes and state changes of one batch for the triggers of this module.
 
     Args:
-        ctx: the batch's :class:`windowing.spark.plans.PlanContext`.
-        plan: the :class:`windowing.spark.plans.TriggerPlan` (kind, trigger, purge).
+        ctx: the batch's :class:`windowing.spark.plan_base.PlanContext`.
+        plan: the :class:`windowing.spark.plan_base.TriggerPlan` (kind, trigger, purge).
         elements: accepted elements, one row per (element, live window).
         state: the state rows the batch can touch (with :func:`trigger_state_fields`).
         clock: the batch's processing-time clock.
@@ -436,7 +437,6 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
             timing; the output's ``cleaned`` then holds every window cleaned (opened and closed in
             this batch included).
     """
-    from windowing.spark.plans import END_BUCKET, PlanOutput   # plans imports this module
 
     rules = _Rules(ctx, plan, clock, processing_time_windows)
     keys, accs = ctx.window_keys, ctx.acc_columns
