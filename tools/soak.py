@@ -90,6 +90,8 @@ class SoakConfig:
         delay_share: the share of kills placed by a delay (the rest at a commit stage).
         run_timeout_s: a run still alive after this long is killed and counted as a failure.
         failed_restarts: restarts without a kill after a run failed by itself before the soak gives up.
+        spark_conf: more ``[spark]`` settings of both jobs, as (key, value) pairs: the CI soak gives
+            its processes the SQL settings of the test session that runs the clean run.
     """
 
     seed: int
@@ -105,6 +107,7 @@ class SoakConfig:
     delay_share: float = 0.4
     run_timeout_s: float = 900.0
     failed_restarts: int = 2
+    spark_conf: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("stream_kills", "backfill_kills", "concurrent_pairs", "failed_restarts"):
@@ -212,12 +215,16 @@ class SoakReport:
 
 
 # ---------------------------------------------------------------- job files and data
-def write_jobs(root: Path) -> tuple[Path, Path]:
-    """The demo job as a stream job and a chunked-backfill job under ``root`` (no per-run validation)."""
+def write_jobs(root: Path, spark_conf: tuple[tuple[str, str], ...] = ()) -> tuple[Path, Path]:
+    """The demo job as a stream job and a chunked-backfill job under ``root`` (no per-run validation).
+
+    ``spark_conf``: settings added to both jobs' ``[spark]`` table.
+    """
     root.mkdir(parents=True, exist_ok=True)
     text = DEMO_JOB.read_text()
+    spark_lines = "".join(f"\n{json.dumps(key)} = {json.dumps(value)}" for key, value in spark_conf)
     common = {"[quality]": "[quality]\nvalidate_runs = false",
-              '"spark.sql.shuffle.partitions" = "4"': '"spark.sql.shuffle.partitions" = "2"'}
+              '"spark.sql.shuffle.partitions" = "4"': '"spark.sql.shuffle.partitions" = "2"' + spark_lines}
     backfill = {'operator_id = "purchases_1m"': 'operator_id = "purchases_1m_backfill"',
                 'root = "output/purchases_per_minute"': 'root = "output/purchases_per_minute_backfill"',
                 'path = "raw/purchases"': 'path = "raw/purchases_all"'}
@@ -349,7 +356,7 @@ class Soak:
     def _jobs(self, name: str):
         from pipelines.job import load_job
         root = self.workdir / name
-        stream_file, backfill_file = write_jobs(root)
+        stream_file, backfill_file = write_jobs(root, self.config.spark_conf)
         return root, stream_file, backfill_file, load_job(stream_file, root=root), load_job(backfill_file, root=root)
 
     def run(self) -> SoakReport:
