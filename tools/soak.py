@@ -396,12 +396,14 @@ class Soak:
             return FaultPlan(delay_s=round(self.rng.uniform(0.0, delay_max_s), 3))
         return FaultPlan(stage=self.rng.choice(stages), occurrence=self.rng.randint(1, max(1, occurrences)))
 
-    def _until_done(self, phase: str, step: str, args: list[str], plan_next) -> bool:
+    def _until_done(self, phase: str, step: str, args: list[str], plan_next, handed_on=None) -> bool:
         """Run ``args`` until a run exits 0: each run under ``plan_next()``'s fault (None: no fault).
 
         A run that fails by itself is a failure of the soak (the run after a crash must
         repair what the crash left); it is restarted ``failed_restarts`` times without a
         fault, as an operator would, to see whether the step finishes at all. True when it finished.
+        ``handed_on()``, checked after each kill: True when the next step's runs will finish this
+        one's work (then no run here finishes it; see :meth:`_stream_phase`).
         """
         failed = 0
         attempt = 0
@@ -412,6 +414,8 @@ class Soak:
             if record.rc == 0:
                 return True
             if record.killed:
+                if handed_on is not None and handed_on():
+                    return True
                 continue
             failed += 1
             self.report.failures.append(f"{phase} {step} run {attempt}: failed by itself: rc {record.rc}: "
@@ -443,7 +447,14 @@ class Soak:
         return max(0, self.config.backfill_kills - fired)
 
     def _stream_phase(self, root, stream_file, backfill_file, stream_job, backfill_job, extra_kills: int) -> None:
-        """Each arrival landed, then ``winjob stream`` killed its share of the kills and restarted until done."""
+        """Each arrival landed, then ``winjob stream`` killed its share of the kills and restarted until done.
+
+        An arrival other than the last needs no run of its own after its last kill when Spark had
+        logged its batch's offsets by then: the next arrival lands and its first run replays that
+        batch from the offset log (exactly the rows of this arrival, as in the clean run) before it
+        plans the next one. Without the offsets (a delay kill before Spark planned the batch) a run
+        without a fault finishes the arrival first, so that no batch holds two arrivals.
+        """
         from pipelines.demo import land
         arrivals = self.config.arrivals
         quota = [self.config.stream_kills // arrivals + (i < self.config.stream_kills % arrivals)
@@ -465,7 +476,11 @@ class Soak:
                 # The last arrival places every kill left: only stage kills are sure to fire.
                 return self._draw(stages, 1, self.config.stream_delay_max_s, allow_delay=not last)
 
-            if not self._until_done(STREAM, f"arrival {i + 1}", args, plan_next):
+            def handed_on() -> bool:
+                fired = sum(r.killed for r in self.report.runs if r.phase == STREAM) - fired_before
+                return not last and fired >= want and _offsets_logged(stream_job, batch_id=i)
+
+            if not self._until_done(STREAM, f"arrival {i + 1}", args, plan_next, handed_on):
                 return
             carry = want - (sum(r.killed for r in self.report.runs if r.phase == STREAM) - fired_before)
 
@@ -527,6 +542,11 @@ class Soak:
 
 def _progress(job) -> str:
     return f"{job.state_root}/{job.operator_id}/progress"
+
+
+def _offsets_logged(job, batch_id: int) -> bool:
+    """Whether the stream's checkpoint holds the planned offsets of ``batch_id`` (a restart replays them)."""
+    return (Path(job.checkpoint_path) / "offsets" / str(batch_id)).is_file()
 
 
 def _exists(spark, path: str) -> bool:
