@@ -11,8 +11,10 @@ What one soak does (``docs/fault-soak.md`` is the user's guide):
 3. The soak, as ``winjob`` subprocesses on the ``soak`` root: the backfill killed with
    SIGKILL ``backfill_kills`` times and restarted until it exits 0; then the stream, one
    arrival at a time, killed ``stream_kills`` times (plus any kill the backfill could not
-   place) and restarted until it exits 0; then ``concurrent_pairs`` times: one more arrival
-   landed and two ``winjob stream`` runs of the job started together.
+   place) and restarted until it exits 0 (or, for an arrival whose batch Spark had planned
+   before its last kill, until the next arrival's runs replay it: :meth:`Soak._stream_phase`);
+   then ``concurrent_pairs`` times: one more arrival landed and two ``winjob stream`` runs of
+   the job started together.
 4. Checks: every table of both operators (results, late, quarantine, windows, buffers,
    progress) holds the clean run's rows, as multisets, after dropping only the columns
    that record when or by which process a batch ran (:data:`RUN_VARYING_COLUMNS`); no
