@@ -54,9 +54,10 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 @pytest.fixture(scope="session")
 def spark():
-    from windowing.spark.session import get_spark
+    from windowing.spark.session import QUICK_JIT_JAVA_OPTIONS, get_spark
     import json
-    conf = {"spark.default.parallelism": "2",
+    # Tests are short processes of small batches: the JIT's quick tier only (see QUICK_JIT_JAVA_OPTIONS).
+    conf = {"spark.default.parallelism": "2", "spark.driver.extraJavaOptions": QUICK_JIT_JAVA_OPTIONS,
             **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else _TEST_SETTINGS),
             **json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))}
     session = get_spark("tests", shuffle_partitions=2, conf=conf)

@@ -11,8 +11,10 @@ What one soak does (``docs/fault-soak.md`` is the user's guide):
 3. The soak, as ``winjob`` subprocesses on the ``soak`` root: the backfill killed with
    SIGKILL ``backfill_kills`` times and restarted until it exits 0; then the stream, one
    arrival at a time, killed ``stream_kills`` times (plus any kill the backfill could not
-   place) and restarted until it exits 0; then ``concurrent_pairs`` times: one more arrival
-   landed and two ``winjob stream`` runs of the job started together.
+   place) and restarted until it exits 0 (or, for an arrival whose batch Spark had planned
+   before its last kill, until the next arrival's runs replay it: :meth:`Soak._stream_phase`);
+   then ``concurrent_pairs`` times: one more arrival landed and two ``winjob stream`` runs of
+   the job started together.
 4. Checks: every table of both operators (results, late, quarantine, windows, buffers,
    progress) holds the clean run's rows, as multisets, after dropping only the columns
    that record when or by which process a batch ran (:data:`RUN_VARYING_COLUMNS`); no
@@ -90,6 +92,8 @@ class SoakConfig:
         delay_share: the share of kills placed by a delay (the rest at a commit stage).
         run_timeout_s: a run still alive after this long is killed and counted as a failure.
         failed_restarts: restarts without a kill after a run failed by itself before the soak gives up.
+        spark_conf: more ``[spark]`` settings of both jobs, as (key, value) pairs: the CI soak gives
+            its processes the SQL settings of the test session that runs the clean run.
     """
 
     seed: int
@@ -105,6 +109,7 @@ class SoakConfig:
     delay_share: float = 0.4
     run_timeout_s: float = 900.0
     failed_restarts: int = 2
+    spark_conf: tuple[tuple[str, str], ...] = ()
 
     def __post_init__(self) -> None:
         for name in ("stream_kills", "backfill_kills", "concurrent_pairs", "failed_restarts"):
@@ -212,12 +217,16 @@ class SoakReport:
 
 
 # ---------------------------------------------------------------- job files and data
-def write_jobs(root: Path) -> tuple[Path, Path]:
-    """The demo job as a stream job and a chunked-backfill job under ``root`` (no per-run validation)."""
+def write_jobs(root: Path, spark_conf: tuple[tuple[str, str], ...] = ()) -> tuple[Path, Path]:
+    """The demo job as a stream job and a chunked-backfill job under ``root`` (no per-run validation).
+
+    ``spark_conf``: settings added to both jobs' ``[spark]`` table.
+    """
     root.mkdir(parents=True, exist_ok=True)
     text = DEMO_JOB.read_text()
+    spark_lines = "".join(f"\n{json.dumps(key)} = {json.dumps(value)}" for key, value in spark_conf)
     common = {"[quality]": "[quality]\nvalidate_runs = false",
-              '"spark.sql.shuffle.partitions" = "4"': '"spark.sql.shuffle.partitions" = "2"'}
+              '"spark.sql.shuffle.partitions" = "4"': '"spark.sql.shuffle.partitions" = "2"' + spark_lines}
     backfill = {'operator_id = "purchases_1m"': 'operator_id = "purchases_1m_backfill"',
                 'root = "output/purchases_per_minute"': 'root = "output/purchases_per_minute_backfill"',
                 'path = "raw/purchases"': 'path = "raw/purchases_all"'}
@@ -349,7 +358,7 @@ class Soak:
     def _jobs(self, name: str):
         from pipelines.job import load_job
         root = self.workdir / name
-        stream_file, backfill_file = write_jobs(root)
+        stream_file, backfill_file = write_jobs(root, self.config.spark_conf)
         return root, stream_file, backfill_file, load_job(stream_file, root=root), load_job(backfill_file, root=root)
 
     def run(self) -> SoakReport:
@@ -389,12 +398,14 @@ class Soak:
             return FaultPlan(delay_s=round(self.rng.uniform(0.0, delay_max_s), 3))
         return FaultPlan(stage=self.rng.choice(stages), occurrence=self.rng.randint(1, max(1, occurrences)))
 
-    def _until_done(self, phase: str, step: str, args: list[str], plan_next) -> bool:
+    def _until_done(self, phase: str, step: str, args: list[str], plan_next, handed_on=None) -> bool:
         """Run ``args`` until a run exits 0: each run under ``plan_next()``'s fault (None: no fault).
 
         A run that fails by itself is a failure of the soak (the run after a crash must
         repair what the crash left); it is restarted ``failed_restarts`` times without a
         fault, as an operator would, to see whether the step finishes at all. True when it finished.
+        ``handed_on()``, checked after each kill: True when the next step's runs will finish this
+        one's work (then no run here finishes it; see :meth:`_stream_phase`).
         """
         failed = 0
         attempt = 0
@@ -405,6 +416,8 @@ class Soak:
             if record.rc == 0:
                 return True
             if record.killed:
+                if handed_on is not None and handed_on():
+                    return True
                 continue
             failed += 1
             self.report.failures.append(f"{phase} {step} run {attempt}: failed by itself: rc {record.rc}: "
@@ -436,7 +449,14 @@ class Soak:
         return max(0, self.config.backfill_kills - fired)
 
     def _stream_phase(self, root, stream_file, backfill_file, stream_job, backfill_job, extra_kills: int) -> None:
-        """Each arrival landed, then ``winjob stream`` killed its share of the kills and restarted until done."""
+        """Each arrival landed, then ``winjob stream`` killed its share of the kills and restarted until done.
+
+        An arrival other than the last needs no run of its own after its last kill when Spark had
+        logged its batch's offsets by then: the next arrival lands and its first run replays that
+        batch from the offset log (exactly the rows of this arrival, as in the clean run) before it
+        plans the next one. Without the offsets (a delay kill before Spark planned the batch) a run
+        without a fault finishes the arrival first, so that no batch holds two arrivals.
+        """
         from examples.demo import land
         arrivals = self.config.arrivals
         quota = [self.config.stream_kills // arrivals + (i < self.config.stream_kills % arrivals)
@@ -458,7 +478,11 @@ class Soak:
                 # The last arrival places every kill left: only stage kills are sure to fire.
                 return self._draw(stages, 1, self.config.stream_delay_max_s, allow_delay=not last)
 
-            if not self._until_done(STREAM, f"arrival {i + 1}", args, plan_next):
+            def handed_on() -> bool:
+                fired = sum(r.killed for r in self.report.runs if r.phase == STREAM) - fired_before
+                return not last and fired >= want and _offsets_logged(stream_job, batch_id=i)
+
+            if not self._until_done(STREAM, f"arrival {i + 1}", args, plan_next, handed_on):
                 return
             carry = want - (sum(r.killed for r in self.report.runs if r.phase == STREAM) - fired_before)
 
@@ -520,6 +544,11 @@ class Soak:
 
 def _progress(job) -> str:
     return f"{job.state_root}/{job.operator_id}/progress"
+
+
+def _offsets_logged(job, batch_id: int) -> bool:
+    """Whether the stream's checkpoint holds the planned offsets of ``batch_id`` (a restart replays them)."""
+    return (Path(job.checkpoint_path) / "offsets" / str(batch_id)).is_file()
 
 
 def _exists(spark, path: str) -> bool:

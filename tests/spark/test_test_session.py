@@ -62,3 +62,13 @@ def test_memory_store_frames_are_local_relations_for_flat_columns(spark):
     frame = local_frame(spark, [(when,)], timed)
     assert frame.collect()[0]["t"] == when
     assert "LocalTableScan" not in frame._jdf.queryExecution().executedPlan().toString()
+
+
+def test_the_test_session_jvm_runs_the_quick_jit_tier_only(spark):
+    """The session's ``spark.driver.extraJavaOptions`` reach the driver JVM ``get_spark`` starts."""
+    from windowing.spark.session import QUICK_JIT_JAVA_OPTIONS, is_local
+    if not is_local(spark.sparkContext.master) or "spark.driver.extraJavaOptions" in os.environ.get(
+            "WINDOWING_TEST_SPARK_CONF", ""):
+        pytest.skip("the test session is not a local driver with the suite's JVM options")
+    arguments = list(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
+    assert QUICK_JIT_JAVA_OPTIONS in arguments

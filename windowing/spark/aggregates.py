@@ -33,15 +33,17 @@ from __future__ import annotations
 
 import pickle
 from dataclasses import dataclass
-from typing import Callable
+from typing import TYPE_CHECKING, Callable
 
-import pandas as pd
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
 from pyspark.sql.types import BinaryType, StructType, _parse_datatype_string
 
 from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
 from windowing.spark.columns import SEQ, TS
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 ELEMENT_ORDER = (TS, SEQ)
 """The order a Reduce's partial folds a group's elements in: (event time, arrival sequence), as the model."""
@@ -281,10 +283,21 @@ class _ReduceAsAggregate:
         return self._reduce.get_result(acc)
 
 
+def _import_pandas() -> None:
+    """Bind ``pd`` in this module; the pandas UDFs' type hints name it (Spark reads them when a UDF is made).
+
+    Only user aggregates and Reduce need pandas: imported with the module, it cost every
+    job's process (a ``winjob`` run, an Airflow task) a second of start-up.
+    """
+    global pd
+    import pandas as pd
+
+
 class _UserUdfs:
     """pandas UDFs running a user AggregateFunction (or a Reduce) on pickled accumulators."""
 
     def __init__(self, agg: UserAggregate | Reduce):
+        _import_pandas()
         fn = _ReduceAsAggregate(agg) if isinstance(agg, Reduce) else agg.function
         many = len(agg.columns) > 1
 

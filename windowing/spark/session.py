@@ -26,6 +26,18 @@ def delta_jars() -> list[str]:
     return sorted(str(p) for p in folder.glob("delta-*.jar")) if folder.is_dir() else []
 
 
+QUICK_JIT_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1"
+"""JVM options for a short local process: the JIT's quick tier (C1) only.
+
+The optimizing tier (C2) compiles Spark's, Delta's and the generated code of every first
+query: in a ``winjob stream`` process of one small batch it took half of the JVM's CPU time
+(37 of 74 CPU seconds) and finished compiling only when the process was about to exit. A
+short local process (a test, a soak's ``winjob`` run, a one-batch job on a busy machine) may set
+``"spark.driver.extraJavaOptions" = "-XX:TieredStopAtLevel=1"`` in its ``[spark]`` table. Not
+the default: a long local backfill runs its hot loops faster with C2.
+"""
+
+
 S3A_JAR_PATTERNS = ("hadoop-aws-*.jar", "bundle-*.jar", "analyticsaccelerator-s3-*.jar")
 """hadoop-aws and the AWS SDK it needs, as ./dev copies them from Maven Central."""
 S3A_PREFIX = "spark.hadoop.fs.s3a."
