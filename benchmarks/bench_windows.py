@@ -1,11 +1,17 @@
 """Benchmark: our tumbling-window backfill vs Spark's own groupBy(window(...)), same data, same run.
 
     ./dev bench bench_windows.py [--events 5000000] [--keys 10000] [--chunk all|"6 hours"]
+                                 [--data s3a://bucket/prefix] [--master spark://host:7077]
 
 Both read the same raw Delta table and write a Delta table. Prints seconds and the ratio
 ours / Spark, checks that the results are equal, and writes benchmarks/out/bench_windows.json.
 Also measures one streaming batch of --batch-events against a small and a large number of
 open windows (state scaling).
+
+The tables go under --data (a local folder, benchmarks/out/data by default, or a URI such
+as ``s3a://bucket/prefix`` with the store's endpoint and keys in the environment, see
+docs/cluster.md); the session runs on --master (else SPARK_MASTER, else local[2]). CPU
+seconds are the driver's JVM and Python only: on a cluster the executors' CPU is not in them.
 """
 from __future__ import annotations
 
@@ -28,6 +34,21 @@ from windowing.spark.session import get_spark
 OUT = Path(__file__).resolve().parent / "out"
 DAY_MS = 86_400_000
 START_MS = 1_793_491_200_000  # 2026-11-01T00:00Z
+
+
+def under(base: str, name: str) -> str:
+    """``name`` under a folder or URI ``base``."""
+    return f"{str(base).rstrip('/')}/{name}"
+
+
+def clear(spark, base: str) -> None:
+    """Delete the folder or URI ``base`` and everything under it (through Hadoop for a URI)."""
+    if "://" not in base:
+        shutil.rmtree(base, ignore_errors=True)
+        return
+    jvm = spark.sparkContext._jvm
+    path = jvm.org.apache.hadoop.fs.Path(base)
+    path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(path, True)
 
 
 def generate(spark, path, events, keys, span_ms, seed=1):
@@ -73,7 +94,7 @@ def alternating_rounds(spark, sides: dict, rounds: int, folder: Path, report) ->
     for r in range(rounds):
         times = {}
         for name, fn in (order if r % 2 == 0 else order[::-1]):
-            wall, cpu = timed_cpu(spark, lambda: fn(str(folder / f"{name}_{r}")))
+            wall, cpu = timed_cpu(spark, lambda: fn(under(folder, f"{name}_{r}")))
             times[name], times[f"{name}_cpu"] = round(wall, 2), round(cpu, 2)
         out.append(times)
         report(r, times)
@@ -105,11 +126,15 @@ def main():
     parser.add_argument("--batch-events", type=int, default=50_000)
     parser.add_argument("--skip-scaling", action="store_true")
     parser.add_argument("--rounds", type=int, default=2, help="measure each side this many times (best counts)")
+    parser.add_argument("--data", default=str(OUT / "data"),
+                        help="where the tables go: a local folder or a URI such as s3a://bucket/prefix")
+    parser.add_argument("--master", default=None, help="Spark master (default: SPARK_MASTER, else local[2])")
     args = parser.parse_args()
-    shutil.rmtree(OUT / "data", ignore_errors=True)
-    data = OUT / "data"
-    spark = get_spark("bench", shuffle_partitions=8)
-    raw = str(data / "raw")
+    spark = get_spark("bench", master=args.master, shuffle_partitions=8)
+    data = args.data
+    clear(spark, data)
+    print(f"master {spark.sparkContext.master}, tables under {data}")
+    raw = under(data, "raw")
     gen_s, _ = timed(lambda: generate(spark, raw, args.events, args.keys, DAY_MS))
     print(f"generated {args.events:,} events, {args.keys:,} keys, one day: {gen_s:.1f}s")
 
@@ -138,11 +163,11 @@ def main():
 
     rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data, report)
     (spark_s, spark_cpu), (ours_s, ours_cpu) = best_of(rounds, "spark"), best_of(rounds, "ours")
-    theirs = spark.read.format("delta").load(str(data / "spark_0")).select(
+    theirs = spark.read.format("delta").load(under(data, "spark_0")).select(
         "user_id", F.unix_millis("window_start").alias("window_start_ms"), "items", "n")
-    mine = spark.read.format("delta").load(str(data / "ours_0/results")).select("user_id", "window_start_ms", "items", "n")
+    mine = spark.read.format("delta").load(under(data, "ours_0/results")).select("user_id", "window_start_ms", "items", "n")
     equal = same_rows(theirs, mine)
-    result = {"events": args.events, "keys": args.keys, "chunk": args.chunk, "rounds": rounds,
+    result = {"master": spark.sparkContext.master, "data": data, "events": args.events, "keys": args.keys, "chunk": args.chunk, "rounds": rounds,
               "spark_window_s": round(spark_s, 2), "ours_backfill_s": round(ours_s, 2),
               "ratio": round(ours_s / spark_s, 2), "spark_window_cpu_s": spark_cpu, "ours_backfill_cpu_s": ours_cpu,
               "cpu_ratio": round(ours_cpu / spark_cpu, 2), "results_equal": equal,
@@ -180,7 +205,7 @@ def state_scaling(spark, data, args):
     out = {}
     for label, windows_per_key in (("small", 10), ("large", 500)):
         keys = args.keys
-        root = str(data / f"scaling_{label}")
+        root = under(data, f"scaling_{label}")
         op = SparkWindowOperator.on_delta(spark, spec(lateness="30 days"), "scale", root,
                                           results_path=f"{root}/results")
         span = windows_per_key * 60_000

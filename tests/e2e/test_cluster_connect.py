@@ -19,14 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import DEV, free_port
+from test_cluster import DEV, FULL_CLUSTER_TESTS, free_port
 
-# The cluster and object-store tests start a Spark standalone cluster, an S3 server and driver
-# processes of their own; they run when WINDOWING_CLUSTER_TESTS=1 (./dev test then also fetches the
-# S3A jars and installs the store). See docs/cluster.md.
-_CLUSTER_TESTS = pytest.mark.skipif(os.environ.get("WINDOWING_CLUSTER_TESTS") != "1",
-                                    reason="cluster tests run with WINDOWING_CLUSTER_TESTS=1 (docs/cluster.md)")
-pytestmark = [_CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_connect")]
+pytestmark = [FULL_CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_connect")]
 
 
 @pytest.fixture(scope="module")

@@ -21,14 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import Services
+from test_cluster import FULL_CLUSTER_TESTS, Services
 
-# The cluster and object-store tests start a Spark standalone cluster, an S3 server and driver
-# processes of their own; they run when WINDOWING_CLUSTER_TESTS=1 (./dev test then also fetches the
-# S3A jars and installs the store). See docs/cluster.md.
-_CLUSTER_TESTS = pytest.mark.skipif(os.environ.get("WINDOWING_CLUSTER_TESTS") != "1",
-                                    reason="cluster tests run with WINDOWING_CLUSTER_TESTS=1 (docs/cluster.md)")
-pytestmark = [_CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_writers")]
+pytestmark = [FULL_CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_writers")]
 
 SCHEMA = "k string, ts long, v long"
 BATCHES = [

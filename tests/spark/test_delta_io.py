@@ -152,3 +152,30 @@ def test_conform_casts_only_the_columns_of_another_type(spark):
     already = delta_io.conform(out, table)
     assert already is out                           # nothing to select or cast: the same DataFrame
     assert delta_io.conform(out.select("n", "k", "d", "s", "missing"), table).columns == table.names
+
+
+def test_two_first_claims_at_one_moment_leave_one_owner_and_one_clean_refusal(spark, tmp_path):
+    """Both runs create the claims table at once (their first batch): one owns the batch, the other
+    is refused with ConcurrentWriterError, whichever commit Delta let through first, never another error."""
+    import threading
+    from windowing.spark.claims import ClaimLog, ConcurrentWriterError
+    for attempt in range(3):
+        path, barrier, outcomes = str(tmp_path / f"claims{attempt}"), threading.Barrier(2), {}
+
+        def claim(writer):
+            barrier.wait()
+            try:
+                ClaimLog(spark, "op", path).claim(0, writer, lambda: False)
+                outcomes[writer] = "owner"
+            except ConcurrentWriterError:
+                outcomes[writer] = "refused"
+            except Exception as error:      # noqa: BLE001 - reported by the assertion below
+                outcomes[writer] = repr(error)
+        threads = [threading.Thread(target=claim, args=(w,)) for w in ("w1", "w2")]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(outcomes.values()) == ["owner", "refused"], outcomes
+        owners = [w for w, o in outcomes.items() if o == "owner"]
+        assert ClaimLog(spark, "op", path).read(0)[1][0].writer_id == owners[0]

@@ -38,10 +38,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from delta.exceptions import (ConcurrentAppendException, ConcurrentWriteException, MetadataChangedException,
+                              ProtocolChangedException)
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from windowing.spark import delta_io
+
+CONCURRENT_COMMITS = (ProtocolChangedException, MetadataChangedException, ConcurrentAppendException,
+                      ConcurrentWriteException)
+"""Delta's errors for a commit that another writer's commit of the same version beat (table creation included)."""
 
 CLAIMS_SCHEMA = T.StructType([
     T.StructField("batch_id", T.LongType(), True),           # null: the row of a reset (new generation)
@@ -201,10 +207,21 @@ class ClaimLog:
             writer = writer.option(key, value)
         try:
             writer.save(self.path)
-        except Exception:  # noqa: BLE001 - two first claims: one created the table, the other appends again
+        except Exception as error:  # noqa: BLE001 - two first claims: one created the table, the other appends again
             if not delta_io.table_exists(self.spark, self.path):
+                if isinstance(error, CONCURRENT_COMMITS):
+                    raise self._raced(batch_id, writer_id) from error
                 raise
-            writer.save(self.path)
+            try:
+                writer.save(self.path)
+            except CONCURRENT_COMMITS as again:
+                raise self._raced(batch_id, writer_id) from again
+
+    def _raced(self, batch_id: int, writer_id: str | None) -> ConcurrentWriterError:
+        return ConcurrentWriterError(
+            f"operator {self.operator_id!r}: another run claimed batch {batch_id} at the same moment as this run "
+            f"(writer {writer_id}), which stopped before writing any of it. Two runs must not write one operator "
+            f"at the same time: let the other run finish, then run again.")
 
     def _refusal(self, batch_id: int, writer_id: str, current: Claim | None) -> ConcurrentWriterError:
         holder = current.describe() if current else "another writer"
