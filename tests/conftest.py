@@ -54,10 +54,11 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
 
 @pytest.fixture(scope="session")
 def spark():
-    from windowing.spark.session import QUICK_JIT_JAVA_OPTIONS, get_spark
+    from windowing.spark.session import get_spark
     import json
-    # Tests are short processes of small batches: the JIT's quick tier only (see QUICK_JIT_JAVA_OPTIONS).
-    conf = {"spark.default.parallelism": "2", "spark.driver.extraJavaOptions": QUICK_JIT_JAVA_OPTIONS,
+    # The JVM's default JIT: a test process runs for most of an hour, long enough for the optimizing tier
+    # to pay off (the short winjob processes of the fault soak run the quick tier only).
+    conf = {"spark.default.parallelism": "2",
             **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else _TEST_SETTINGS),
             **json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))}
     session = get_spark("tests", shuffle_partitions=2, conf=conf)

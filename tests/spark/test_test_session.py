@@ -64,11 +64,17 @@ def test_memory_store_frames_are_local_relations_for_flat_columns(spark):
     assert "LocalTableScan" not in frame._jdf.queryExecution().executedPlan().toString()
 
 
-def test_the_test_session_jvm_runs_the_quick_jit_tier_only(spark):
-    """The session's ``spark.driver.extraJavaOptions`` reach the driver JVM ``get_spark`` starts."""
-    from windowing.spark.session import QUICK_JIT_JAVA_OPTIONS, is_local
-    if not is_local(spark.sparkContext.master) or "spark.driver.extraJavaOptions" in os.environ.get(
-            "WINDOWING_TEST_SPARK_CONF", ""):
-        pytest.skip("the test session is not a local driver with the suite's JVM options")
-    arguments = list(spark._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments())
-    assert QUICK_JIT_JAVA_OPTIONS in arguments
+def test_a_jobs_driver_java_options_reach_the_driver_jvm(tmp_path):
+    """``spark.driver.extraJavaOptions`` in a job's ``[spark]`` table (how a short local run asks for the
+    quick JIT tier) reaches the JVM ``get_spark`` starts: checked in a process of its own."""
+    import subprocess
+    import sys
+    from windowing.spark.session import QUICK_JIT_JAVA_OPTIONS
+    script = ("from windowing.spark.session import get_spark\n"
+              f"s = get_spark('jit', conf={{'spark.driver.extraJavaOptions': {QUICK_JIT_JAVA_OPTIONS!r}}})\n"
+              "print(list(s._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()))\n"
+              "s.stop()\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=os.environ)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert QUICK_JIT_JAVA_OPTIONS in done.stdout
