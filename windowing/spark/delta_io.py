@@ -160,6 +160,18 @@ def merge_once(spark: SparkSession, path: str, source: DataFrame, keys: list[str
                update: bool = True) -> int:
     """MERGE a change set into the table at ``path`` once for ``(app_id, batch_id)``; returns the table's version.
 
+    As :func:`merge_once_ran`, without telling whether this call wrote it.
+    """
+    return merge_once_ran(spark, path, source, keys, app_id, batch_id, update)[1]
+
+
+def merge_once_ran(spark: SparkSession, path: str, source: DataFrame, keys: list[str], app_id: str,
+                   batch_id: int, update: bool = True) -> tuple[bool, int]:
+    """MERGE a change set into the table at ``path`` once for ``(app_id, batch_id)``.
+
+    Returns whether this call ran the MERGE (False: the batch had landed) and the
+    table's version afterwards.
+
     ``source`` has the table's columns plus a boolean ``__delete``: rows
     flagged with it delete the matching row, the others insert it, or replace
     it when ``update``. Rows match on ``keys`` with null-safe equality.
@@ -182,13 +194,13 @@ def merge_once(spark: SparkSession, path: str, source: DataFrame, keys: list[str
                                              .cast(source.schema[column].dataType)})
     merge = merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values)
     try:
-        run_once(spark, path, app_id, batch_id, merge.execute)
+        ran = run_once(spark, path, app_id, batch_id, merge.execute)
     except Exception as error:  # noqa: BLE001 - only the collision raised above is translated
         if _COLLISION not in str(error):
             raise
         detail = str(error)[str(error).index(_COLLISION):].splitlines()[0].split(" SQLSTATE")[0].rstrip(". ")
         raise MergeCollisionError(detail) from None
-    return latest_version(spark, path)
+    return ran, latest_version(spark, path)
 
 
 _COLLISION = "insert-only MERGE into "

@@ -73,6 +73,8 @@ class BatchWork:
     def __init__(self) -> None:
         self.metrics = BatchMetrics()
         self.cached: list[DataFrame] = []
+        self.settings = None
+        """The batch's :class:`windowing.spark.batch_settings.ScopedSettings`, put back at :meth:`close`."""
 
     def results(self) -> Output:
         raise NotImplementedError
@@ -97,6 +99,8 @@ class BatchWork:
     def close(self) -> None:
         for frame in self.cached:
             frame.unpersist()
+        if self.settings is not None:
+            self.settings.restore()
 
 
 class Executor(Protocol):

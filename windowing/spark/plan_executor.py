@@ -33,6 +33,7 @@ from windowing.spark.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.plan_base import BOOKKEEPING, PlanContext
 from windowing.spark.plan_registry import BatchRange, Elements, PlanInputs, plan_for
 from windowing.spark import batch_time
+from windowing.spark.batch_settings import SMALL_BATCH_ROWS, ScopedSettings, runs_small, small_batch_settings
 from windowing.spark.processing_plan import replayed_late
 from windowing.spark.session_plan import SessionOutput
 from windowing.spark.prepare import (
@@ -159,12 +160,17 @@ class PlanExecutor:
         wm0 = last["watermark_ms"] if last else MIN_TIMESTAMP_MS
         now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
         flush = watermark_ms == MAX_TIMESTAMP_MS
+        if runs_small(self.spark, self.store.state_in_driver, last):
+            work.settings = ScopedSettings(self.spark)
+            work.settings.set(small_batch_settings(self.spark))
         tracker, clock_before = batch_time.resume(self.spec, last)
         seen = seen_ids.visible(batch_id, wm0, df.schema[self.spec.input.dedup_column].dataType) if seen_ids else None
         classified = classify(df, self.spec, wm0, now_ms, seen,
                               arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush)).persist()
         work.cached.append(classified)
         stats = classified.agg(*_accounting_exprs()).first().asDict()
+        if work.settings is not None and stats["input"] > SMALL_BATCH_ROWS:
+            work.settings.restore()       # a large batch after small ones: the session's own settings
         tops = (None if flush else batch_time.top_event_times(
             self.spec, classified, EVENT_MS, SRC if self.spec.input.source_column is not None else None,
             F.col(STATUS) != QUARANTINED))

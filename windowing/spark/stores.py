@@ -28,6 +28,7 @@ from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io
 from windowing.spark.claims import ClaimLog, ConcurrentWriterError, app_id, release
 from windowing.spark.prepare import END_BUCKET
+from windowing.spark.state_cache import MAX_CACHED_STATE_ROWS, CachedState
 
 WS, WE, SUPERSEDES = "window_start_ms", "window_end_ms", "supersedes"
 
@@ -188,6 +189,10 @@ class DeltaStore:
         self.windows_deleted: int | None = None
         """State rows deleted by the last :meth:`merge_windows` (None: unknown, count them)."""
         self.claims = ClaimLog(spark, operator_id, f"{base}/claims")
+        self._cached: CachedState | None = None
+        """The windows table's rows at one version, while the state is small (:mod:`windowing.spark.state_cache`)."""
+        self._cache_windows = True
+        """False once the state was found too large to keep in the driver."""
         self._generation: int | None = None
         self.run: str | None = None
         """What the driver records in each progress row's ``run`` column (e.g. a backfill's range)."""
@@ -243,6 +248,7 @@ class DeltaStore:
             p = jvm.org.apache.hadoop.fs.Path(path)
             p.getFileSystem(conf).delete(p, True)
         self._last, self._loaded, self._tables_ready = None, False, False
+        self._cached, self._cache_windows = None, True
         self._generation = self.claims.new_generation()
 
     def last_progress(self) -> dict | None:
@@ -300,8 +306,26 @@ class DeltaStore:
         return (pinned(last.get("windows_version"), self.windows_path),
                 pinned(last.get("buffers_version"), self.buffers_path) if buffers else None)
 
-    def read_windows(self, version):
-        return delta_io.read_as_of(self.spark, self.windows_path, version)
+    @property
+    def state_in_driver(self) -> bool:
+        """Whether the window state is kept in the driver (small; see :mod:`windowing.spark.state_cache`)."""
+        return self._cached is not None
+
+    def read_windows(self, version: int | None) -> DataFrame:
+        """The windows table at ``version``: the rows kept in the driver when they are that version,
+        else read from Delta (and kept, when the state is small; see :mod:`windowing.spark.state_cache`)."""
+        cached = self._cached
+        if cached is not None and cached.version == version:
+            return local_frame(self.spark, list(cached.rows), cached.schema)
+        frame = delta_io.read_as_of(self.spark, self.windows_path, version)
+        if version is None or not self._cache_windows:
+            return frame
+        rows = frame.limit(MAX_CACHED_STATE_ROWS + 1).collect()
+        if len(rows) > MAX_CACHED_STATE_ROWS:
+            self._cache_windows, self._cached = False, None
+            return frame
+        self._cached = CachedState(version, frame.schema, tuple(tuple(r) for r in rows))
+        return local_frame(self.spark, list(self._cached.rows), frame.schema)
 
     def read_buffers(self, version):
         return delta_io.read_as_of(self.spark, self.buffers_path, version)
@@ -388,6 +412,9 @@ class DeltaStore:
         version). Afterwards :attr:`windows_deleted` holds how many state rows the
         batch deleted (None when a replay found the change already written).
         """
+        cached, self._cached = self._cached, None      # kept again only if this write's result is known
+        if cached is not None and cached.version == read_version:
+            return self._write_windows_cached(cached, upserts, deletes, keys, batch_id, how)
         if how is StateWrite.MERGE:
             return self.merge_windows(upserts, deletes, keys, batch_id)
         path = self.windows_path
@@ -418,6 +445,37 @@ class DeltaStore:
             upserts.unpersist()
             deletes.unpersist()
         return delta_io.latest_version(self.spark, path)
+
+    def _write_windows_cached(self, cached: CachedState, upserts, deletes, keys, batch_id, how: StateWrite) -> int:
+        """:meth:`write_windows` from the rows kept in the driver: the changes are collected once
+        (one job), applied to the rows, and written from them: the touched buckets' rows
+        (``REWRITE_BUCKETS``) or the changes as a MERGE source (``MERGE``), with no read of the table."""
+        path = self.windows_path
+        source = merge_source(upserts, deletes, cached.schema)
+        collected = source.collect()
+        changes = cached.apply(collected, keys, END_BUCKET)
+        self.windows_deleted = changes.deleted
+        before = delta_io.latest_version(self.spark, path)
+        if not collected:
+            self._cached = cached if before == cached.version else None
+            return before
+        if how is StateWrite.MERGE:
+            frame = local_frame(self.spark, [tuple(r) for r in collected], source.schema)
+            wrote, after = delta_io.merge_once_ran(self.spark, path, frame, keys, self.operator_id, batch_id)
+        else:
+            bucket_at = cached.schema.names.index(END_BUCKET)
+            rows = [r for r in changes.rows if r[bucket_at] in changes.touched]
+            buckets = ", ".join(map(str, sorted(changes.touched)))
+
+            def rewrite() -> None:
+                (local_frame(self.spark, rows, cached.schema).write.format("delta").mode("overwrite")
+                 .option("replaceWhere", f"{END_BUCKET} IN ({buckets})").save(path))
+            wrote = delta_io.run_once(self.spark, path, self.operator_id, batch_id, rewrite)
+            after = delta_io.latest_version(self.spark, path)
+        if not wrote:
+            self.windows_deleted = None      # a replay: another attempt's write of the batch landed
+        self._cached = cached.after(changes, before, after, wrote)
+        return after
 
     def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
         return self._merge(self.buffers_path, inserts, deletes, keys, batch_id, update=False)
@@ -521,6 +579,9 @@ class MemoryStore:
 
     def _frame(self, rows, kind):
         return local_frame(self.spark, rows, self._schemas[kind])
+
+    state_in_driver = True
+    """The rows are in the driver."""
 
     def start_versions(self, last: dict | None, buffers: bool) -> tuple[None, None]:
         """No versions: a read copies the rows as they are (a snapshot taken at the batch's start)."""

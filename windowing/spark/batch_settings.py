@@ -1,0 +1,71 @@
+"""Spark settings a small streaming batch runs with, and their scope.
+
+Adaptive query execution plans every shuffle stage as a Spark job of its own and
+plans again between them. On a batch of a few thousand rows that fixed cost is
+most of the batch (a 600-row batch ran 27 jobs with it, 13 without), and Spark's
+own stateful streaming runs its micro-batches without it for that reason. A
+batch is small when the last batch read at most :data:`SMALL_BATCH_ROWS` input
+rows and the window state is small enough to be kept in the driver
+(:mod:`windowing.spark.state_cache`); it then runs without adaptive execution
+and with at most :data:`SMALL_BATCH_PARTITIONS` shuffle partitions (without
+adaptive execution nothing would coalesce the session's partitions: 200 tasks,
+and 200 files in each output, for a few rows). A batch that turns out larger
+than :data:`SMALL_BATCH_ROWS` goes back to the session's settings at once. The
+settings are the session's again when the batch ends, committed or not.
+Setting :data:`SMALL_BATCH_SETTINGS` to ``false`` (a job's ``[spark]`` table)
+keeps the session's settings for every batch.
+"""
+from __future__ import annotations
+
+import json
+
+SMALL_BATCH_ROWS = 100_000
+"""Input rows up to which a batch runs with :func:`small_batch_settings`."""
+SMALL_BATCH_PARTITIONS = 4
+"""Most shuffle partitions of a small batch (fewer if the session has fewer)."""
+SMALL_BATCH_SETTINGS = "spark.windowing.smallBatchSettings"
+"""The session setting that turns the small-batch settings off (``false``); on by default."""
+ADAPTIVE = "spark.sql.adaptive.enabled"
+SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
+
+
+def runs_small(spark, state_in_driver: bool, last: dict | None) -> bool:
+    """Whether a batch starts with :func:`small_batch_settings`: the state is in the driver, the
+    last batch read at most :data:`SMALL_BATCH_ROWS` rows, and the session does not turn it off."""
+    previous_rows = last_input_rows(last)
+    return (state_in_driver and previous_rows is not None and previous_rows <= SMALL_BATCH_ROWS
+            and spark.conf.get(SMALL_BATCH_SETTINGS, "true").strip().lower() != "false")
+
+
+def small_batch_settings(spark) -> dict[str, str]:
+    partitions = min(int(spark.conf.get(SHUFFLE_PARTITIONS)), SMALL_BATCH_PARTITIONS)
+    return {ADAPTIVE: "false", SHUFFLE_PARTITIONS: str(partitions)}
+
+
+def last_input_rows(last: dict | None) -> int | None:
+    """The input rows of the batch a progress row committed (None: no batch, or not recorded)."""
+    if not last or not last.get("metrics"):
+        return None
+    return json.loads(last["metrics"]).get("input_rows")
+
+
+class ScopedSettings:
+    """Session settings set for a while and then put back as they were (unset if they were unset)."""
+
+    def __init__(self, spark) -> None:
+        self.spark = spark
+        self._before: dict[str, str | None] = {}
+
+    def set(self, settings: dict[str, str]) -> None:
+        for key, value in settings.items():
+            if key not in self._before:
+                self._before[key] = self.spark.conf.get(key, None)
+            self.spark.conf.set(key, value)
+
+    def restore(self) -> None:
+        for key, value in self._before.items():
+            if value is None:
+                self.spark.conf.unset(key)
+            else:
+                self.spark.conf.set(key, value)
+        self._before = {}

@@ -1,0 +1,83 @@
+"""The windows table's rows at one Delta version, kept in the driver between batches.
+
+A stream runs batch after batch in one process, and each batch reads the
+window state pinned to the version the last committed batch recorded: almost
+always the version this process wrote a moment before. Reading that version
+back from Delta builds a snapshot of it (log replay and file listing: several
+Spark jobs a batch). While the state is small (at most
+:data:`MAX_CACHED_STATE_ROWS` rows) the store keeps the rows instead, with the
+version they equal, and a batch that pins that version reads them as a local
+relation; the table stays the record (every batch still writes its changes to
+it, and a new process, a replay or another writer's version reads Delta).
+
+The rows equal the table at ``version`` by construction: they are a read of
+that version, or the rows of the version before with one batch's changes
+applied, kept only when that batch's own write is the one commit between the
+two versions (:meth:`CachedState.after`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import types as T
+
+MAX_CACHED_STATE_ROWS = 50_000
+"""Largest window state (rows) kept in the driver; a larger state is read from Delta each batch."""
+
+DELETE_FLAG = "__delete"
+"""The change set's column that marks a row as a delete (see :func:`windowing.spark.stores.merge_source`)."""
+
+
+@dataclass(frozen=True)
+class Changes:
+    """A batch's state changes applied to cached rows: what the write needs to know."""
+
+    rows: tuple
+    """Every state row after the changes (the table's schema order)."""
+    deleted: int
+    """State rows the changes deleted (deletes that matched a row)."""
+    touched: frozenset
+    """The ``end_bucket`` values of every changed or deleted row."""
+
+
+@dataclass(frozen=True)
+class CachedState:
+    """The windows table's rows at ``version`` (in ``schema``'s column order)."""
+
+    version: int
+    schema: T.StructType
+    rows: tuple
+
+    def apply(self, changes: list, keys: list[str], bucket_column: str) -> Changes:
+        """The rows after a change set (rows of the table's columns plus :data:`DELETE_FLAG`):
+        a change replaces the row with its key, a delete removes it, others are inserted."""
+        names = self.schema.names
+        at = [names.index(k) for k in keys]
+        changed, deleted_keys, upserts = set(), set(), []
+        for change in changes:
+            key = tuple(change[k] for k in keys)
+            changed.add(key)
+            if change[DELETE_FLAG]:
+                deleted_keys.add(key)
+            else:
+                upserts.append(tuple(change[n] for n in names))
+        kept, deleted = [], 0
+        for row in self.rows:
+            key = tuple(row[i] for i in at)
+            if key in changed:
+                deleted += key in deleted_keys
+            else:
+                kept.append(row)
+        # the bucket is part of the key: a change touches its own bucket only
+        touched = frozenset(change[bucket_column] for change in changes)
+        return Changes(tuple(kept + upserts), deleted, touched)
+
+    def after(self, changes: Changes, version_before: int, version_after: int, wrote: bool) -> "CachedState | None":
+        """The cache for the version a batch's write produced, or None when it cannot be known.
+
+        Known only when this batch's write ran (not skipped as landed), the table was at this
+        cache's version before it, and the write is the one commit after it.
+        """
+        if wrote and version_before == self.version and version_after == self.version + 1:
+            return CachedState(version_after, self.schema, changes.rows)
+        return None
