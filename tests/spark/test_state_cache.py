@@ -71,20 +71,33 @@ def _run(spark, root, spec, batches, in_driver: bool, monkeypatch):
     return op
 
 
-@pytest.mark.parametrize("make_spec", [tumbling_spec, global_count_spec], ids=["rewrite_buckets", "merge"])
-def test_state_kept_in_the_driver_gives_the_tables_of_reading_delta(spark, tmp_path, monkeypatch, make_spec):
-    kept = _run(spark, tmp_path / "kept", make_spec(), BATCHES, True, monkeypatch)
-    read = _run(spark, tmp_path / "read", make_spec(), BATCHES, False, monkeypatch)
+@pytest.fixture(scope="module")
+def tumbling_alone(spark, tmp_path_factory):
+    """The tables of one operator running every batch of the tumbling spec with its state kept."""
+    with pytest.MonkeyPatch.context() as patch:
+        op = _run(spark, tmp_path_factory.mktemp("alone"), tumbling_spec(), BATCHES, True, patch)
+    windows = spark.read.format("delta").load(op.store.windows_path)
+    assert sorted(map(tuple, windows.collect())) == sorted(op.store._cached.rows)
+    return _tables(spark, op)
+
+
+def test_state_kept_in_the_driver_gives_the_tables_of_reading_delta(spark, tmp_path, monkeypatch, tumbling_alone):
+    read = _run(spark, tmp_path / "read", tumbling_spec(), BATCHES, False, monkeypatch)
+    assert _tables(spark, read) == tumbling_alone
+
+
+def test_global_windows_kept_in_the_driver_merge_as_reading_delta(spark, tmp_path, monkeypatch):
+    kept = _run(spark, tmp_path / "kept", global_count_spec(), BATCHES, True, monkeypatch)
+    read = _run(spark, tmp_path / "read", global_count_spec(), BATCHES, False, monkeypatch)
     assert _tables(spark, kept) == _tables(spark, read)
     windows = spark.read.format("delta").load(kept.store.windows_path)
     assert sorted(map(tuple, windows.collect())) == sorted(kept.store._cached.rows)
 
 
-def test_another_writers_version_is_read_from_delta(spark, tmp_path, monkeypatch):
+def test_another_writers_version_is_read_from_delta(spark, tmp_path, tumbling_alone):
     """A writes batches 0-1, B (another store on the root) batch 2, A batch 3 onwards: A's kept
     rows are of a version B's commit followed; A must read B's version from Delta."""
     spec = tumbling_spec()
-    alone = _run(spark, tmp_path / "alone", spec, BATCHES, True, monkeypatch)
     a = SparkWindowOperator.on_delta(spark, spec, "op", str(tmp_path / "two"))
     for b in (0, 1):
         a.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
@@ -95,14 +108,13 @@ def test_another_writers_version_is_read_from_delta(spark, tmp_path, monkeypatch
     for b in (3, 4):
         a.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
     assert a.store._cached.version > stale.version + 1
-    assert _tables(spark, a) == _tables(spark, alone)
+    assert _tables(spark, a) == tumbling_alone
 
 
-def test_a_replayed_batch_drops_the_kept_rows(spark, tmp_path, monkeypatch):
+def test_a_replayed_batch_drops_the_kept_rows(spark, tmp_path, tumbling_alone):
     """A batch that dies after its state write and is replayed by the same operator finds the
     write landed: what it keeps cannot be known, so the next batch reads Delta."""
     spec = tumbling_spec()
-    alone = _run(spark, tmp_path / "alone", spec, BATCHES, True, monkeypatch)
     armed = []
 
     def die_once(stage: str) -> None:
@@ -120,7 +132,7 @@ def test_a_replayed_batch_drops_the_kept_rows(spark, tmp_path, monkeypatch):
         op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
         if b == 2:
             assert op.store._cached is None        # the replay found its state write landed
-    assert _tables(spark, op) == _tables(spark, alone)
+    assert _tables(spark, op) == tumbling_alone
 
 
 def test_small_batches_run_without_adaptive_execution_and_restore_the_session(spark, tmp_path):
