@@ -165,3 +165,33 @@ def test_applying_changes_replaces_deletes_and_inserts_by_key():
     assert cached.after(changes, 4, 5, wrote=False) is None      # the write was a replay's
     assert cached.after(changes, 4, 6, wrote=True) is None       # another commit came between
     assert cached.after(changes, 5, 6, wrote=True) is None       # the table had moved on before it
+
+
+def test_small_batch_settings_reach_the_streaming_querys_own_session(spark, tmp_path):
+    """In ``foreachBatch`` the batch's DataFrame belongs to the query's clone of the session:
+    the small-batch settings must be set (and put back) there too."""
+    raw = str(tmp_path / "raw")
+    for rows in BATCHES[:3]:
+        spark.createDataFrame(rows, SCHEMA).coalesce(1).write.format("delta").mode("append").save(raw)
+    seen, current = [], {}
+    op = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", str(tmp_path / "state"),
+                                      fault_injection=lambda stage: seen.append(
+                                          (stage, current["session"].conf.get("spark.sql.adaptive.enabled"))))
+
+    def each_batch(df, batch_id):
+        current["session"] = df.sparkSession
+        op.process_batch(df, batch_id)
+        seen.append(("after_batch", df.sparkSession.conf.get("spark.sql.adaptive.enabled")))
+
+    spark.conf.set("spark.sql.adaptive.enabled", "true")
+    try:
+        query = (spark.readStream.format("delta").option("maxFilesPerTrigger", 1).load(raw).writeStream
+                 .foreachBatch(each_batch).option("checkpointLocation", str(tmp_path / "checkpoint"))
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+    finally:
+        spark.conf.set("spark.sql.adaptive.enabled", "false")
+    assert current["session"] is not spark                      # the query's own session
+    outputs = [value for stage, value in seen if stage == "after_outputs"]
+    assert outputs == ["true", "false", "false"]                 # the first batch: the session's settings
+    assert {value for stage, value in seen if stage == "after_batch"} == {"true"}

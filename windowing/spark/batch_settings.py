@@ -50,22 +50,29 @@ def last_input_rows(last: dict | None) -> int | None:
 
 
 class ScopedSettings:
-    """Session settings set for a while and then put back as they were (unset if they were unset)."""
+    """Session settings set for a while and then put back as they were (unset if they were unset).
 
-    def __init__(self, spark) -> None:
-        self.spark = spark
-        self._before: dict[str, str | None] = {}
+    Set on each of ``sessions`` (the same session once): in ``foreachBatch`` a micro-batch's
+    DataFrame belongs to the streaming query's own clone of the session, whose settings decide
+    how the queries derived from it run.
+    """
+
+    def __init__(self, *sessions) -> None:
+        self.sessions = list({id(s): s for s in sessions}.values())
+        self._before: list[dict[str, str | None]] = [{} for _ in self.sessions]
 
     def set(self, settings: dict[str, str]) -> None:
-        for key, value in settings.items():
-            if key not in self._before:
-                self._before[key] = self.spark.conf.get(key, None)
-            self.spark.conf.set(key, value)
+        for session, before in zip(self.sessions, self._before):
+            for key, value in settings.items():
+                if key not in before:
+                    before[key] = session.conf.get(key, None)
+                session.conf.set(key, value)
 
     def restore(self) -> None:
-        for key, value in self._before.items():
-            if value is None:
-                self.spark.conf.unset(key)
-            else:
-                self.spark.conf.set(key, value)
-        self._before = {}
+        for session, before in zip(self.sessions, self._before):
+            for key, value in before.items():
+                if value is None:
+                    session.conf.unset(key)
+                else:
+                    session.conf.set(key, value)
+            before.clear()

@@ -161,8 +161,8 @@ class PlanExecutor:
         now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
         flush = watermark_ms == MAX_TIMESTAMP_MS
         if runs_small(self.spark, self.store.state_in_driver, last):
-            work.settings = ScopedSettings(self.spark)
-            work.settings.set(small_batch_settings(self.spark))
+            work.settings = ScopedSettings(self.spark, df.sparkSession)
+            work.settings.set(small_batch_settings(df.sparkSession))
         tracker, clock_before = batch_time.resume(self.spec, last)
         seen = seen_ids.visible(batch_id, wm0, df.schema[self.spec.input.dedup_column].dataType) if seen_ids else None
         classified = classify(df, self.spec, wm0, now_ms, seen,
