@@ -20,6 +20,8 @@ GAP = "__gap_ms"
 """The session gap a gap function gave the row (null: not a positive int, or the row failed an earlier check)."""
 
 ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
+DELETE_FLAG = "__delete"
+"""A state change set's column: true for a row that deletes the state row with its key."""
 
 
 

@@ -21,11 +21,36 @@ from dataclasses import dataclass
 
 from pyspark.sql import types as T
 
+from windowing.spark.columns import DELETE_FLAG
+
 MAX_CACHED_STATE_ROWS = 50_000
 """Largest window state (rows) kept in the driver; a larger state is read from Delta each batch."""
 
-DELETE_FLAG = "__delete"
-"""The change set's column that marks a row as a delete (see :func:`windowing.spark.stores.merge_source`)."""
+
+def apply_changes(rows, names: list[str], changes: list, keys: list[str]) -> tuple[list, int]:
+    """State ``rows`` (tuples in ``names`` order) after a change set, as a MERGE of it would leave
+    them, and how many rows its deletes removed.
+
+    ``changes`` are rows of the table's columns plus :data:`DELETE_FLAG`: a change replaces the
+    row with its key (null-safe), a delete removes it, the others are inserted.
+    """
+    at = [names.index(k) for k in keys]
+    changed, deleted_keys, upserts = set(), set(), []
+    for change in changes:
+        key = tuple(change[k] for k in keys)
+        changed.add(key)
+        if change[DELETE_FLAG]:
+            deleted_keys.add(key)
+        else:
+            upserts.append(tuple(change[n] for n in names))
+    kept, deleted = [], 0
+    for row in rows:
+        key = tuple(row[i] for i in at)
+        if key in changed:
+            deleted += key in deleted_keys
+        else:
+            kept.append(row)
+    return kept + upserts, deleted
 
 
 @dataclass(frozen=True)
@@ -49,28 +74,10 @@ class CachedState:
     rows: tuple
 
     def apply(self, changes: list, keys: list[str], bucket_column: str) -> Changes:
-        """The rows after a change set (rows of the table's columns plus :data:`DELETE_FLAG`):
-        a change replaces the row with its key, a delete removes it, others are inserted."""
-        names = self.schema.names
-        at = [names.index(k) for k in keys]
-        changed, deleted_keys, upserts = set(), set(), []
-        for change in changes:
-            key = tuple(change[k] for k in keys)
-            changed.add(key)
-            if change[DELETE_FLAG]:
-                deleted_keys.add(key)
-            else:
-                upserts.append(tuple(change[n] for n in names))
-        kept, deleted = [], 0
-        for row in self.rows:
-            key = tuple(row[i] for i in at)
-            if key in changed:
-                deleted += key in deleted_keys
-            else:
-                kept.append(row)
+        """The rows after a change set (:func:`apply_changes`) and the buckets it touched."""
+        rows, deleted = apply_changes(self.rows, self.schema.names, changes, keys)
         # the bucket is part of the key: a change touches its own bucket only
-        touched = frozenset(change[bucket_column] for change in changes)
-        return Changes(tuple(kept + upserts), deleted, touched)
+        return Changes(tuple(rows), deleted, frozenset(change[bucket_column] for change in changes))
 
     def after(self, changes: Changes, version_before: int, version_after: int, wrote: bool) -> "CachedState | None":
         """The cache for the version a batch's write produced, or None when it cannot be known.

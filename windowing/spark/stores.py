@@ -27,8 +27,9 @@ from pyspark.sql import types as T
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io
 from windowing.spark.claims import ClaimLog, ConcurrentWriterError, app_id, release
+from windowing.spark.columns import DELETE_FLAG
 from windowing.spark.prepare import END_BUCKET
-from windowing.spark.state_cache import MAX_CACHED_STATE_ROWS, CachedState
+from windowing.spark.state_cache import MAX_CACHED_STATE_ROWS, CachedState, apply_changes
 
 WS, WE, SUPERSEDES = "window_start_ms", "window_end_ms", "supersedes"
 
@@ -113,8 +114,8 @@ def merge_source(upserts: DataFrame, deletes: DataFrame, schema: T.StructType) -
     missing = {f.name: delta_io.cast_to(F.lit(None), f.dataType) for f in schema.fields if f.name not in present}
     if missing:
         deletes = deletes.withColumns(missing)
-    return (delta_io.conform(upserts, schema).withColumn("__delete", F.lit(False))
-            .unionByName(delta_io.conform(deletes, schema).withColumn("__delete", F.lit(True))))
+    return (delta_io.conform(upserts, schema).withColumn(DELETE_FLAG, F.lit(False))
+            .unionByName(delta_io.conform(deletes, schema).withColumn(DELETE_FLAG, F.lit(True))))
 
 
 def _check_mode(mode: str | None) -> str | None:
@@ -620,13 +621,7 @@ class MemoryStore:
 
     def _apply(self, rows, upserts, deletes, keys, kind):
         schema = self._schemas[kind]
-        changed = merge_source(upserts, deletes, schema).collect()
-        positions = [schema.names.index(k) for k in keys]
-        gone = {tuple(r[k] for k in keys) for r in changed}
-        deleted = {tuple(r[k] for k in keys) for r in changed if r["__delete"]}
-        kept = [r for r in rows if tuple(r[i] for i in positions) not in gone]
-        deleted_rows = sum(1 for r in rows if tuple(r[i] for i in positions) in deleted)  # as a MERGE counts it
-        return kept + [tuple(r[f.name] for f in schema.fields) for r in changed if not r["__delete"]], deleted_rows
+        return apply_changes(rows, schema.names, merge_source(upserts, deletes, schema).collect(), keys)
 
     def windows_version(self) -> int:
         return len(self.progress) + 1

@@ -439,7 +439,7 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
     """
 
     rules = _Rules(ctx, plan, clock, processing_time_windows)
-    keys, accs = ctx.window_keys, ctx.acc_columns
+    keys = ctx.window_keys
     after_a = _state_after_pre_rows_phase(rules, state)
     groups, j = rows_and_timers(rules, elements, after_a)
 
