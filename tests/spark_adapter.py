@@ -124,30 +124,41 @@ class DeltaExecutor(SparkExecutor):
     """The Spark executor on a :class:`DeltaStore` under ``root``: state in Delta tables, and every
     batch's panes, late and quarantined rows read back from the Delta output tables.
 
+    A batch's result is read when first looked at: the transcript runners run every batch
+    before they compare anything, so each output table is read once per run, not once per batch.
+
     ``plans_run``: the plan kind of every batch that ran (``BatchReport.plan``), so a test can tell
     which plans a transcript exercised on Delta. Append output mode only (the results table of
     ``final`` and ``upsert`` holds what the mode keeps, not every pane a batch emitted).
     """
+
+    OUTPUTS = ("results", "late", "quarantine")
 
     def __init__(self, spark, spec: WindowSpec, schema: str, root: str, operator_id: str = "transcript"):
         if spec.output_mode != APPEND:
             raise ValueError(f"DeltaExecutor reads every pane back from the results table: output mode "
                              f"{spec.output_mode!r} keeps only some; use a spec in mode {APPEND!r}")
         self.plans_run: list[str] = []
+        self._outputs: dict[str, list[dict]] | None = None
         super().__init__(spark, spec, schema, delta_store(spark, spec, operator_id, root))
 
     def _written(self, kind: str, batch_id: int) -> list[dict]:
+        if self._outputs is None:
+            self._outputs = {name: self._read_output(name) for name in self.OUTPUTS}
+        return [r for r in self._outputs[kind] if r["batch_id"] == batch_id]
+
+    def _read_output(self, kind: str) -> list[dict]:
         path = {"results": self.store.results_path, "late": self.store.late_path,
                 "quarantine": self.store.quarantine_path}[kind]
         if not delta_io.table_exists(self.spark, path):
             return []
-        table = self.spark.read.format("delta").load(path)
-        return [r.asDict() for r in table.where(table["batch_id"] == batch_id).collect()]
+        return [r.asDict() for r in self.spark.read.format("delta").load(path).collect()]
 
-    def _result(self, report) -> BatchResult:
+    def _result(self, report):
         if report.plan is not None:
             self.plans_run.append(report.plan)
-        return super()._result(report)
+        self._outputs = None            # this batch wrote to them
+        return DeferredResult(lambda: SparkExecutor._result(self, report))
 
     def open_windows(self) -> list:
         if isinstance(self.operator, KeyedModelOperator):
@@ -161,6 +172,20 @@ class DeltaExecutor(SparkExecutor):
             return keyed_time_windows_left(self.operator)
         start = len(self.spec.key_columns)    # the windows table: key columns, then the window start
         return [r for r in self.open_windows() if r[start] is not None]
+
+
+class DeferredResult:
+    """A :class:`BatchResult` built by ``build()`` when one of its attributes is first read."""
+
+    def __init__(self, build):
+        self._build, self._built = build, None
+
+    def __getattr__(self, name):
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._built is None:
+            self._built = self._build()
+        return getattr(self._built, name)
 
 
 def expected_plan_kind(spec: WindowSpec) -> str:

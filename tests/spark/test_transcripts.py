@@ -11,7 +11,8 @@ skipped unless ``WINDOWING_ALL_SPARK_TRANSCRIPTS=1`` (which also cuts the batchi
 ones into 1, 2 and all on Spark): the per-key path runs the very model that passes all of them,
 and the ``model_per_key`` runs check, without Spark, that splitting a batch by key changes nothing.
 Delta runs (a few Spark jobs and commits per batch) cover one transcript per plan kind
-(``test_delta_streams.py`` checks that every kind has one) and a few cuts.
+(``test_delta_streams.py`` checks that every kind has one) and a few cuts; a cut a transcript
+declares on both runs on Delta only (:func:`on_delta_instead`).
 """
 from __future__ import annotations
 
@@ -43,13 +44,23 @@ def runs(transcript: Transcript) -> dict[Executor, Cut]:
     return out
 
 
+def on_delta_instead(transcript: Transcript) -> Cut:
+    """The Spark cuts the transcript also declares on Delta state: there they run the same plan on the
+    same batches, with the Delta store's reads and commits besides, so the in-memory store's run of
+    them would cover nothing more (``WINDOWING_ALL_SPARK_TRANSCRIPTS=1`` runs them anyway)."""
+    declared = runs(transcript)
+    return Cut.NONE if ALL_ON_SPARK else declared.get(Executor.SPARK, Cut.NONE) & declared.get(Executor.DELTA, Cut.NONE)
+
+
 def _params():
     out = []
     for executor in Executor:
         for t in TRANSCRIPTS:
             declared = runs(t).get(executor, Cut.NONE)
+            if executor is Executor.SPARK:
+                declared &= ~on_delta_instead(t)
             cuts = distinct_cuts(t, declared)
-            if executor is Executor.SPARK and Cut.STEPS not in declared:
+            if executor is Executor.SPARK and Cut.STEPS not in declared | on_delta_instead(t):
                 cuts = [Cut.STEPS] + cuts   # collected and skipped: a per-key transcript outside the chosen set
             for cut in cuts:
                 marks = [pytest.mark.spark] if executor.needs_spark else []
