@@ -6,16 +6,19 @@ What one soak does (``docs/fault-soak.md`` is the user's guide):
    and late rows, malformed rows) and writes two copies of the demo job under each of two
    roots, ``clean`` and ``soak``: a streaming job and a chunked-backfill job (its own
    operator, outputs and raw table, which holds every row at once).
-2. The clean run: in this process, on its SparkSession, no fault: every arrival landed and
-   streamed (``availableNow``) one after the other, then the chunked backfill.
-3. The soak, as ``winjob`` subprocesses on the ``soak`` root: the backfill killed with
-   SIGKILL ``backfill_kills`` times and restarted until it exits 0; then the stream, one
-   arrival at a time, killed ``stream_kills`` times (plus any kill the backfill could not
-   place) and restarted until it exits 0 (or, for an arrival whose batch Spark had planned
-   before its last kill, until the next arrival's runs replay it: :meth:`Soak._stream_phase`);
-   then ``concurrent_pairs`` times: one more arrival landed and two ``winjob stream`` runs of
-   the job started together.
-4. Checks: every table of both operators (results, late, quarantine, windows, buffers,
+2. The clean run: in this process, on its SparkSession, in a thread of its own, no fault: the
+   chunked backfill, then every arrival landed and streamed (``availableNow``) one after the other.
+3. The class-data archive (:meth:`Soak._class_data_archive`), while the clean run goes on: one
+   ``winjob stream`` on a root of its own writes the classes its JVM loaded, which every later
+   process maps instead of loading them.
+4. The soak, as ``winjob`` subprocesses on the ``soak`` root: the backfill killed with
+   SIGKILL ``backfill_kills`` times and restarted until it exits 0, in a thread of its own;
+   beside it the stream, one arrival at a time, killed ``stream_kills`` times (plus any kill
+   the backfill could not place) and restarted until it exits 0 (or, for an arrival whose
+   batch Spark had planned before its last kill, until the next arrival's runs replay it:
+   :meth:`Soak._stream_phase`); then ``concurrent_pairs`` times: one more arrival landed and
+   two ``winjob stream`` runs of the job started together.
+5. Checks: every table of both operators (results, late, quarantine, windows, buffers,
    progress) holds the clean run's rows, as multisets, after dropping only the columns
    that record when or by which process a batch ran (:data:`RUN_VARYING_COLUMNS`); no
    table holds two rows with one natural key; each run of a concurrent pair exits 0, or 4
@@ -35,6 +38,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from dataclasses import dataclass, field
@@ -72,6 +76,10 @@ root's. ``time_state`` is compared without its processing-time stamps (:func:`_w
 Nothing of results, late, quarantine or window state is ignored.
 """
 TIME_STATE = "time_state"
+DRIVER_JAVA_OPTIONS = "spark.driver.extraJavaOptions"
+CLASS_ARCHIVE = "winjob-classes.jsa"
+"""The class-data archive in the work folder (:meth:`Soak._class_data_archive`)."""
+ARCHIVE_TIMEOUT_S = 300.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +102,9 @@ class SoakConfig:
         failed_restarts: restarts without a kill after a run failed by itself before the soak gives up.
         spark_conf: more ``[spark]`` settings of both jobs, as (key, value) pairs: the CI soak gives
             its processes the SQL settings of the test session that runs the clean run.
+        class_data_sharing: the soak's ``winjob`` processes map the classes they load from an
+            archive (the JVM's class data sharing) that one ``winjob stream`` run writes at the start
+            (:meth:`Soak._class_data_archive`); they skip most class loading and verification.
     """
 
     seed: int
@@ -110,6 +121,7 @@ class SoakConfig:
     run_timeout_s: float = 900.0
     failed_restarts: int = 2
     spark_conf: tuple[tuple[str, str], ...] = ()
+    class_data_sharing: bool = True
 
     def __post_init__(self) -> None:
         for name in ("stream_kills", "backfill_kills", "concurrent_pairs", "failed_restarts"):
@@ -217,13 +229,18 @@ class SoakReport:
 
 
 # ---------------------------------------------------------------- job files and data
-def write_jobs(root: Path, spark_conf: tuple[tuple[str, str], ...] = ()) -> tuple[Path, Path]:
+def write_jobs(root: Path, spark_conf: tuple[tuple[str, str], ...] = (), java_options: str = "") -> tuple[Path, Path]:
     """The demo job as a stream job and a chunked-backfill job under ``root`` (no per-run validation).
 
-    ``spark_conf``: settings added to both jobs' ``[spark]`` table.
+    ``spark_conf``: settings added to both jobs' ``[spark]`` table; ``java_options`` go after
+    its ``spark.driver.extraJavaOptions``.
     """
     root.mkdir(parents=True, exist_ok=True)
     text = DEMO_JOB.read_text()
+    if java_options:
+        conf = dict(spark_conf)
+        conf[DRIVER_JAVA_OPTIONS] = " ".join(filter(None, [conf.get(DRIVER_JAVA_OPTIONS), java_options]))
+        spark_conf = tuple(conf.items())
     spark_lines = "".join(f"\n{json.dumps(key)} = {json.dumps(value)}" for key, value in spark_conf)
     common = {"[quality]": "[quality]\nvalidate_runs = false",
               '"spark.sql.shuffle.partitions" = "4"': '"spark.sql.shuffle.partitions" = "2"' + spark_lines}
@@ -295,9 +312,12 @@ class Runner:
     def __init__(self, report: SoakReport, log_dir: Path, timeout_s: float):
         self.report, self.log_dir, self.timeout_s = report, log_dir, timeout_s
         log_dir.mkdir(parents=True, exist_ok=True)
+        self._lock = threading.Lock()   # the backfill's runs start from a thread of their own
 
     def start(self, args: list[str], fault: FaultPlan | None, name: str) -> tuple[subprocess.Popen, Path, float]:
-        log = self.log_dir / f"{len(list(self.log_dir.iterdir())):03d}-{name}.log"
+        with self._lock:
+            log = self.log_dir / f"{len(list(self.log_dir.iterdir())):03d}-{name}.log"
+            log.touch()
         handle = log.open("w")
         handle.write(f"$ {FAULT_ENV}={fault.env_value() if fault else ''} winjob {' '.join(args)}\n")
         handle.flush()
@@ -327,6 +347,16 @@ class Runner:
         return self.finish(process, log, started, phase, step, fault)
 
 
+def _group_alive(pid: int) -> bool:
+    try:
+        os.killpg(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
 def _kill_group(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
@@ -349,54 +379,125 @@ class Soak:
 
     def __init__(self, spark, config: SoakConfig, workdir: Path):
         self.spark, self.config, self.workdir = spark, config, Path(workdir).resolve()
+        # The harness's own reads and writes (landing, progress checks) run while the clean run
+        # uses ``spark`` in another thread: a session of their own keeps the clean run's
+        # session settings (set while a batch runs) out of them.
+        self.io = spark.newSession()
         self.rng = random.Random(config.seed)
+        self.backfill_rng = random.Random(f"{config.seed}:backfill")   # the backfill draws in its own thread
+        self.backfill_carry: int | None = None      # kills the backfill could not place, once it finished
+        self.backfill_thread: threading.Thread | None = None
+        self.clean_backfill_done = threading.Event()
         self.report = SoakReport(config, self.workdir)
         self.runner = Runner(self.report, self.workdir / "logs", config.run_timeout_s)
         self.parts = arrivals_of(config)
 
     # The two roots and their jobs.
-    def _jobs(self, name: str):
+    def _jobs(self, name: str, java_options: str = ""):
         from pipelines.job import load_job
         root = self.workdir / name
-        stream_file, backfill_file = write_jobs(root, self.config.spark_conf)
+        spark_conf = self.config.spark_conf
+        if self.config.class_data_sharing:
+            # Classes of a jar that ``spark.jars`` adds are loaded by Spark's own class loader, which
+            # the archive does not hold: on the driver's class path Delta's classes are archived too.
+            from windowing.spark.session import delta_jars
+            spark_conf += (("spark.driver.extraClassPath", os.pathsep.join(delta_jars())),)
+        stream_file, backfill_file = write_jobs(root, spark_conf, java_options)
         return root, stream_file, backfill_file, load_job(stream_file, root=root), load_job(backfill_file, root=root)
 
     def run(self) -> SoakReport:
+        """The clean run (a thread of this process) beside the soak's processes; then the comparison.
+
+        The clean root and the soak root share no table, and the backfill and the stream of the soak
+        root share none either (operators, outputs and raw tables of their own): the backfill's runs
+        go on in a thread of their own while the stream's run.
+        """
         print(f"fault soak: seed {self.config.seed}, work in {self.workdir}", flush=True)
+        archive = self.workdir / CLASS_ARCHIVE
+        java_options = f"-XX:SharedArchiveFile={archive}" if self.config.class_data_sharing else ""
         clean = self._jobs("clean")
-        soak = self._jobs("soak")
+        soak = self._jobs("soak", java_options)
         from examples.demo import land
         everything = [row for part in self.parts for row in part]
         for _, _, _, _, backfill_job in (clean, soak):
-            land(self.spark, everything, backfill_job.source_path)
-        self._clean_run(*clean)
-        carry = self._backfill_phase(*soak)
-        self._stream_phase(*soak, extra_kills=carry)
-        self._pairs_phase(*soak)
+            land(self.io, everything, backfill_job.source_path)
+        errors: list[BaseException] = []
+        clean_thread = threading.Thread(target=self._in_thread, args=(errors, self._clean_run, *clean),
+                                        name="soak-clean-run")
+        clean_thread.start()
+        try:
+            if self.config.class_data_sharing:
+                self._class_data_archive(archive)
+            self.backfill_thread = threading.Thread(target=self._in_thread, args=(errors, self._backfill_phase,
+                                                                                  *soak), name="soak-backfill")
+            self.backfill_thread.start()
+            self._stream_phase(*soak)
+            self._pairs_phase(*soak)
+        finally:
+            if self.backfill_thread is not None:
+                self.backfill_thread.join()
+            clean_thread.join()
+        if errors:
+            raise errors[0]
         self._compare(clean, soak)
         return self.report
 
+    def _in_thread(self, errors: list[BaseException], target, *args) -> None:
+        try:
+            target(*args)
+        except BaseException as error:  # noqa: BLE001 - raised again by run() once every thread is done
+            errors.append(error)
+            self.clean_backfill_done.set()
+
+    def _class_data_archive(self, archive: Path) -> None:
+        """One ``winjob stream`` of the first arrival on a root of its own writes the JVM's class-data archive.
+
+        The JVM writes the classes it loaded when it exits (``-XX:ArchiveClassesAtExit``); the
+        soak's processes then map them (``-XX:SharedArchiveFile``, same class path), which saves
+        a quarter of a process's CPU time. Without the archive (an older JVM, a failed run) the
+        processes load their classes as usual: the soak checks the same things either way.
+        """
+        from examples.demo import land
+        root, stream_file, _, stream_job, _ = self._jobs("archive", f"-XX:ArchiveClassesAtExit={archive}")
+        land(self.io, self.parts[0], stream_job.source_path)
+        process, log, started = self.runner.start(["stream", "--job", str(stream_file), "--root", str(root)],
+                                                  None, "archive")
+        try:
+            rc = process.wait(timeout=ARCHIVE_TIMEOUT_S)
+            # The JVM writes the archive after the Python driver exits: wait for the process group.
+            while time.monotonic() - started < ARCHIVE_TIMEOUT_S and _group_alive(process.pid):
+                time.sleep(0.2)
+        except subprocess.TimeoutExpired:
+            rc = TIMED_OUT_RC
+        _kill_group(process.pid)
+        size = f"{archive.stat().st_size / 2**20:.0f} MB" if archive.is_file() else "none (processes load classes)"
+        print(f"class-data archive: {size}, rc {rc}, {time.monotonic() - started:.0f}s (log {log})", flush=True)
+
     def _clean_run(self, root, stream_file, backfill_file, stream_job, backfill_job) -> None:
+        """No faults, in this process: the chunked backfill (its batch count plans the soak's
+        backfill kills), then each arrival landed and streamed."""
         from examples.demo import land
         from pipelines.drivers import run_backfill, run_stream
         started = time.monotonic()
+        run_backfill(self.spark, backfill_job, chunk=self.config.backfill_chunk, validate=False)
+        self.report.clean_counts["backfill batches"] = _count(self.spark, _progress(backfill_job))
+        self.clean_backfill_done.set()
         for part in self.parts:
             land(self.spark, part, stream_job.source_path)
             run_stream(self.spark, stream_job, available_now=True, validate=False)
-        run_backfill(self.spark, backfill_job, chunk=self.config.backfill_chunk, validate=False)
         for label, path in (("results", stream_job.results_path), ("late", stream_job.late_path),
                             ("quarantine", stream_job.quarantine_path),
                             ("backfill results", backfill_job.results_path)):
             self.report.clean_counts[label] = _count(self.spark, path)
-        self.report.clean_counts["backfill batches"] = _count(self.spark, _progress(backfill_job))
         print(f"clean run: {time.monotonic() - started:.0f}s, " +
               ", ".join(f"{k} {v}" for k, v in self.report.clean_counts.items()), flush=True)
 
     def _draw(self, stages: tuple[str, ...], occurrences: int, delay_max_s: float,
-              allow_delay: bool) -> FaultPlan:
-        if allow_delay and self.rng.random() < self.config.delay_share:
-            return FaultPlan(delay_s=round(self.rng.uniform(0.0, delay_max_s), 3))
-        return FaultPlan(stage=self.rng.choice(stages), occurrence=self.rng.randint(1, max(1, occurrences)))
+              allow_delay: bool, rng: random.Random | None = None) -> FaultPlan:
+        rng = rng or self.rng
+        if allow_delay and rng.random() < self.config.delay_share:
+            return FaultPlan(delay_s=round(rng.uniform(0.0, delay_max_s), 3))
+        return FaultPlan(stage=rng.choice(stages), occurrence=rng.randint(1, max(1, occurrences)))
 
     def _until_done(self, phase: str, step: str, args: list[str], plan_next, handed_on=None) -> bool:
         """Run ``args`` until a run exits 0: each run under ``plan_next()``'s fault (None: no fault).
@@ -426,15 +527,19 @@ class Soak:
                 self.report.failures.append(f"{phase} {step}: never finished ({failed} runs failed by themselves)")
                 return False
 
-    def _backfill_phase(self, root, stream_file, backfill_file, stream_job, backfill_job) -> int:
-        """The chunked backfill, killed ``backfill_kills`` times; returns the kills it could not place."""
-        total = self.report.clean_counts["backfill batches"]
+    def _backfill_phase(self, root, stream_file, backfill_file, stream_job, backfill_job) -> None:
+        """The chunked backfill, killed ``backfill_kills`` times; sets :attr:`backfill_carry`, the
+        kills it could not place (the stream's last arrival takes them)."""
+        self.clean_backfill_done.wait()
+        total = self.report.clean_counts.get("backfill batches")
+        if total is None:
+            return  # the clean run failed; run() raises its error
         args = ["backfill", "--job", str(backfill_file), "--root", str(root), "--chunk", self.config.backfill_chunk]
 
         def plan_next() -> FaultPlan | None:
             fired = sum(r.killed for r in self.report.runs if r.phase == BACKFILL)
             kills_left = self.config.backfill_kills - fired
-            remaining = total - (_last_batch(self.spark, _progress(backfill_job)) + 1)
+            remaining = total - (_last_batch(self.io, _progress(backfill_job)) + 1)
             if kills_left <= 0 or remaining <= 0:
                 return None
             # A kill at the n-th batch commits n - 1 batches (n after the progress commit): while
@@ -442,56 +547,73 @@ class Soak:
             stages = STAGES if kills_left == 1 else tuple(s for s in STAGES if s != LAST_STAGE)
             occurrences = min(3, remaining)
             return self._draw(stages, occurrences, self.config.backfill_delay_max_s,
-                              allow_delay=remaining > kills_left)
+                              allow_delay=remaining > kills_left, rng=self.backfill_rng)
 
-        self._until_done(BACKFILL, "chunked", args, plan_next)
-        fired = sum(r.killed for r in self.report.runs if r.phase == BACKFILL)
-        return max(0, self.config.backfill_kills - fired)
+        try:
+            self._until_done(BACKFILL, "chunked", args, plan_next)
+        finally:
+            fired = sum(r.killed for r in self.report.runs if r.phase == BACKFILL)
+            self.backfill_carry = max(0, self.config.backfill_kills - fired)
 
-    def _stream_phase(self, root, stream_file, backfill_file, stream_job, backfill_job, extra_kills: int) -> None:
+    def _backfill_kills_to_carry(self, wait: bool) -> int:
+        """The kills the backfill could not place; 0 while it runs unless ``wait`` (then it waits for it)."""
+        if self.backfill_thread is not None and wait:
+            self.backfill_thread.join()
+        return self.backfill_carry or 0
+
+    def _stream_phase(self, root, stream_file, backfill_file, stream_job, backfill_job) -> None:
         """Each arrival landed, then ``winjob stream`` killed its share of the kills and restarted until done.
 
         An arrival other than the last needs no run of its own after its last kill when Spark had
         logged its batch's offsets by then: the next arrival lands and its first run replays that
         batch from the offset log (exactly the rows of this arrival, as in the clean run) before it
         plans the next one. Without the offsets (a delay kill before Spark planned the batch) a run
-        without a fault finishes the arrival first, so that no batch holds two arrivals.
+        without a fault finishes the arrival first, so that no batch holds two arrivals. The last
+        arrival also places the kills the backfill could not (it waits for the backfill's runs to
+        end before its run without a fault).
         """
         from examples.demo import land
         arrivals = self.config.arrivals
         quota = [self.config.stream_kills // arrivals + (i < self.config.stream_kills % arrivals)
                  for i in range(arrivals)]
-        quota[-1] += extra_kills
         args = ["stream", "--job", str(stream_file), "--root", str(root)]
         carry = 0
         for i in range(arrivals):
-            land(self.spark, self.parts[i], stream_job.source_path)
-            want, last = quota[i] + carry, i == arrivals - 1
+            land(self.io, self.parts[i], stream_job.source_path)
+            own, last = quota[i] + carry, i == arrivals - 1
             fired_before = sum(r.killed for r in self.report.runs if r.phase == STREAM)
+
+            def wanted(wait: bool = False) -> int:
+                return own + (self._backfill_kills_to_carry(wait) if last else 0)
 
             def plan_next() -> FaultPlan | None:
                 fired = sum(r.killed for r in self.report.runs if r.phase == STREAM) - fired_before
+                want = wanted()
+                if fired >= want and last:
+                    want = wanted(wait=True)
                 if fired >= want:
                     return None
-                # A kill after the progress commit ends this batch's stage kills: only as its last kill.
-                stages = STAGES if fired == want - 1 else tuple(s for s in STAGES if s != LAST_STAGE)
+                # A kill after the progress commit ends this batch's stage kills: only as its last kill
+                # (in the last arrival, once the backfill can no longer hand it more).
+                final = fired == want - 1 and not (last and self.backfill_carry is None)
+                stages = STAGES if final else tuple(s for s in STAGES if s != LAST_STAGE)
                 # The last arrival places every kill left: only stage kills are sure to fire.
                 return self._draw(stages, 1, self.config.stream_delay_max_s, allow_delay=not last)
 
             def handed_on() -> bool:
                 fired = sum(r.killed for r in self.report.runs if r.phase == STREAM) - fired_before
-                return not last and fired >= want and _offsets_logged(stream_job, batch_id=i)
+                return not last and fired >= own and _offsets_logged(stream_job, batch_id=i)
 
             if not self._until_done(STREAM, f"arrival {i + 1}", args, plan_next, handed_on):
                 return
-            carry = want - (sum(r.killed for r in self.report.runs if r.phase == STREAM) - fired_before)
+            carry = own - (sum(r.killed for r in self.report.runs if r.phase == STREAM) - fired_before)
 
     def _pairs_phase(self, root, stream_file, backfill_file, stream_job, backfill_job) -> None:
         """One more arrival per pair; two ``winjob stream`` runs of the job at once; then the checks."""
         from examples.demo import land
         args = ["stream", "--job", str(stream_file), "--root", str(root)]
         for p in range(self.config.concurrent_pairs):
-            land(self.spark, self.parts[self.config.arrivals + p], stream_job.source_path)
+            land(self.io, self.parts[self.config.arrivals + p], stream_job.source_path)
             gap_s = round(self.rng.uniform(0.0, 3.0), 2)
             first = self.runner.start(args, None, PAIR)
             time.sleep(gap_s)
@@ -506,7 +628,7 @@ class Soak:
                         f"concurrent pair {p + 1}: a run failed without a concurrent-writer error (exit {CONFLICT_RC} naming "
                         f"it): rc {record.rc}: {record.tail} (log {record.log})")
             for name, path, keys in self._tables(stream_job):
-                duplicates = _duplicate_keys(self.spark, path, keys)
+                duplicates = _duplicate_keys(self.io, path, keys)
                 if duplicates:
                     self.report.failures.append(f"concurrent pair {p + 1}: {name} holds {len(duplicates)} "
                                                 f"duplicate keys right after the pair, e.g. {duplicates[0]}")
