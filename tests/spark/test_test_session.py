@@ -62,6 +62,13 @@ def test_memory_store_frames_are_local_relations_for_flat_columns(spark):
     frame = local_frame(spark, [(when,)], timed)
     assert frame.collect()[0]["t"] == when
     assert "LocalTableScan" not in frame._jdf.queryExecution().executedPlan().toString()
+    # Datetimes that know their time zone (the progress and claim rows' commit times) are instants:
+    # a local relation, read back as the same instant.
+    aware = [dt.datetime(2026, 11, 1, 9, 30, 0, 123456, tzinfo=dt.timezone(dt.timedelta(hours=2))), None]
+    frame = local_frame(spark, [(t,) for t in aware], timed)
+    assert "LocalTableScan" in frame._jdf.queryExecution().executedPlan().toString()
+    assert frame.selectExpr("unix_micros(t) AS us").collect() == \
+        [(1_793_518_200_123_456,), (None,)]
 
 
 def test_a_jobs_driver_java_options_reach_the_driver_jvm(tmp_path):

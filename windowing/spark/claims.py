@@ -44,6 +44,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
 from windowing.spark import delta_io
+from windowing.spark.local_frames import local_frame
 
 CONCURRENT_COMMITS = (ProtocolChangedException, MetadataChangedException, ConcurrentAppendException,
                       ConcurrentWriteException)
@@ -200,7 +201,7 @@ class ClaimLog:
                   MARKER_PID: pid, MARKER_STARTED: _process_started(pid), MARKER_TAKES_OVER: takes_over}
         row = dict(fields, batch_id=None if batch_id == RESET_BATCH else batch_id,
                    claimed_at=datetime.datetime.now(datetime.timezone.utc))
-        frame = self.spark.createDataFrame([tuple(row.get(f.name) for f in CLAIMS_SCHEMA.fields)], CLAIMS_SCHEMA)
+        frame = local_frame(self.spark, [tuple(row.get(f.name) for f in CLAIMS_SCHEMA.fields)], CLAIMS_SCHEMA)
         writer = (frame.write.format("delta").mode("append")
                   .option("userMetadata", json.dumps(fields, sort_keys=True)))
         for key, value in delta_io.DEFAULT_PROPERTIES.items():

@@ -28,6 +28,7 @@ from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io
 from windowing.spark.claims import ClaimLog, ConcurrentWriterError, app_id, release
 from windowing.spark.columns import DELETE_FLAG
+from windowing.spark.local_frames import local_frame
 from windowing.spark.prepare import END_BUCKET
 from windowing.spark.state_cache import MAX_CACHED_STATE_ROWS, CachedState, apply_changes
 
@@ -493,7 +494,7 @@ class DeltaStore:
         path, batch_id, writer_id = self.progress_path, row["batch_id"], row["writer_id"]
         row = {"run": self.run, "source_offsets": self.source_offsets, **row}
         before = delta_io.latest_version(self.spark, path) if delta_io.table_exists(self.spark, path) else -1
-        frame = self.spark.createDataFrame([tuple(row.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
+        frame = local_frame(self.spark, [tuple(row.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
         # mergeSchema: a progress table created before a column was added gains it on the next commit.
         append = functools.partial(delta_io.append, frame, path, self.operator_id, batch_id, merge_schema=True,
                                    properties=PROGRESS_PROPERTIES, writer_id=writer_id)
@@ -518,31 +519,6 @@ class DeltaStore:
             f"operator {self.operator_id!r}: batch {batch_id} was already committed by another "
             f"writer; this writer ({writer_id}) did not commit. Two jobs must not run one "
             f"operator's state at the same time.")
-
-
-_ARROW_EXACT = (T.LongType, T.IntegerType, T.ShortType, T.ByteType, T.DoubleType, T.FloatType, T.StringType,
-                T.BooleanType, T.BinaryType, T.DecimalType)
-
-
-def local_frame(spark: SparkSession, rows: list, schema: T.StructType) -> DataFrame:
-    """A DataFrame of Python rows (tuples in ``schema``'s order) that Spark plans as a local relation.
-
-    ``createDataFrame`` of a list builds an RDD scan: every query on it schedules
-    tasks for it, and its size is unknown, so no join broadcasts it. Through Arrow
-    the rows become a local relation (a simple aggregate of one took 91 ms instead
-    of 173). Only for flat columns Arrow converts exactly; timestamps, dates and
-    nested types take the list path (Python datetimes are read in the process's
-    time zone there).
-    """
-    if not all(isinstance(f.dataType, _ARROW_EXACT) for f in schema.fields):
-        return spark.createDataFrame(rows, schema)
-    import pyarrow as pa
-    from pyspark.sql.pandas.types import to_arrow_schema
-    arrow_schema = to_arrow_schema(schema)
-    columns = list(zip(*rows)) if rows else [()] * len(schema.fields)
-    table = pa.Table.from_arrays([pa.array(list(c), type=t) for c, t in zip(columns, arrow_schema.types)],
-                                 schema=arrow_schema)
-    return spark.createDataFrame(table, schema)
 
 
 class MemoryStore:
