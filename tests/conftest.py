@@ -16,6 +16,7 @@ own ``max_examples`` (hundreds, they take milliseconds) and no profile changes t
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 from pathlib import Path
@@ -73,13 +74,9 @@ _PRODUCTION = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factor
                "spark.sql.adaptive.enabled": "true"}
 
 
-@pytest.fixture(autouse=True)
-def _production_spark_where_marked(request):
-    """Tests marked ``production_spark`` run with code generation and adaptive query execution on."""
-    if request.node.get_closest_marker("production_spark") is None:
-        yield
-        return
-    session = request.getfixturevalue("spark")
+@contextlib.contextmanager
+def _production_settings(session):
+    """Production's code generation and adaptive query execution on ``session`` while open; then as before."""
     before = {key: session.conf.get(key) for key in _PRODUCTION}
     for key, value in _PRODUCTION.items():
         session.conf.set(key, value)
@@ -88,3 +85,20 @@ def _production_spark_where_marked(request):
     finally:
         for key, value in before.items():
             session.conf.set(key, value)
+
+
+@pytest.fixture(autouse=True)
+def _production_spark_where_marked(request):
+    """Tests marked ``production_spark`` run with code generation and adaptive query execution on."""
+    if request.node.get_closest_marker("production_spark") is None:
+        yield
+        return
+    with _production_settings(request.getfixturevalue("spark")):
+        yield
+
+
+@pytest.fixture(scope="session")
+def production_settings():
+    """``with production_settings(spark):`` production's Spark settings, for the module-scoped set-up
+    of tests marked ``production_spark`` (made before the marker switches them on for each test)."""
+    return _production_settings

@@ -15,6 +15,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -76,10 +77,70 @@ def quiet_job(data_root, monkeypatch) -> Path:
     and a flush, each a round of Delta commits (chunking is tested with the
     drivers: test_pipelines.py, test_bad_input.py).
     """
-    from job_files import demo_job_file
-    path = demo_job_file(data_root, replace={'backfill_chunk = "10 minutes"': 'backfill_chunk = "1 hour"'})
+    path = _quiet_job_file(data_root)
     monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(path))
     return path
+
+
+def _quiet_job_file(folder: Path) -> Path:
+    from job_files import demo_job_file
+    return demo_job_file(folder, replace={'backfill_chunk = "10 minutes"': 'backfill_chunk = "1 hour"'})
+
+
+def _use_root(patch, root: Path) -> None:
+    """The DAGs' jobs (the quiet job file in ``root``) with their tables under ``root``."""
+    patch.setenv("WINDOWING_DATA_ROOT", str(root))
+    patch.setenv("WINDOWING_AIRFLOW_JOBS", str(root / "demo.toml"))
+
+
+@pytest.fixture(scope="module")
+def streamed(spark, airflow_db, tmp_path_factory):
+    """The streaming DAG run by ``dag.test()`` before anything landed and after each of two arrivals
+    (1,200 purchases), and the driver run on the same arrivals in another root (the twin).
+
+    Shared by the tests that read a stream's tables without changing them: the streaming DAG's
+    checks, the replay of its batches (into tables of its own) and the backfill DAG (it reads the
+    raw table and writes the backfill tables). A test that changes the stream's tables works on a
+    copy of the root (:func:`copy_of_streamed`).
+    """
+    from examples.demo import generate_purchases
+    from pipelines.drivers import run_stream
+    from pipelines.job import load_job
+    root, twin_root = tmp_path_factory.mktemp("streamed"), tmp_path_factory.mktemp("twin")
+    job_file = _quiet_job_file(root)
+    job, twin = load_job(job_file, root=root), load_job(job_file, root=twin_root)
+    rows = generate_purchases(n_events=1200)
+    with pytest.MonkeyPatch.context() as patch:
+        _use_root(patch, root)
+        dag = dagbag().dags["purchases_per_minute_streaming"]
+        runs = [dag.test()]   # nothing has landed yet: no raw table
+        for arrival in (rows[:600], rows[600:]):
+            _land(spark, job, arrival)
+            runs.append(dag.test())
+            _land(spark, twin, arrival)
+            run_stream(spark, twin, validate=False)  # the baseline: its validation adds nothing here
+    states = [(run.state, _task_state(run)) for run in runs]
+    return SimpleNamespace(root=root, job_file=job_file, job=job, twin=twin, rows=rows, states=states)
+
+
+@pytest.fixture
+def on_streamed(streamed, monkeypatch):
+    """The DAGs' job is the streamed root's (see :func:`streamed`)."""
+    _use_root(monkeypatch, streamed.root)
+    return streamed
+
+
+@pytest.fixture
+def copy_of_streamed(streamed, tmp_path, monkeypatch):
+    """A copy of the streamed root for a test that changes its tables; the DAGs' job is the copy's.
+
+    A copied folder holds the same Delta tables: their logs name data files relative to the table.
+    """
+    from pipelines.job import load_job
+    root = tmp_path / "streamed"
+    shutil.copytree(streamed.root, root)
+    _use_root(monkeypatch, root)
+    return SimpleNamespace(root=root, job=load_job(root / "demo.toml", root=root), rows=streamed.rows)
 
 
 # ---------------------------------------------------------------- integrity
@@ -195,25 +256,12 @@ def _task_state(run, task_id="stream"):
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, data_root, quiet_job, tmp_path):
+def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, on_streamed):
     """Two dag.test() runs with rows landing in between write what the driver writes, nothing twice."""
-    from examples.demo import generate_purchases
-    from pipelines.drivers import run_stream
-    from pipelines.job import load_job
-    job = load_job(quiet_job, root=data_root)
-    twin = load_job(quiet_job, root=tmp_path / "twin")
-    rows = generate_purchases(n_events=1200)
-    dag = dagbag().dags["purchases_per_minute_streaming"]
-
-    run = dag.test()
-    assert _task_state(run) == "skipped"  # nothing has landed yet: no raw table
-
-    for arrival in (rows[:600], rows[600:]):
-        _land(spark, job, arrival)
-        run = dag.test()
-        assert run.state == "success" and _task_state(run) == "success"
-        _land(spark, twin, arrival)
-        run_stream(spark, twin, validate=False)  # the baseline: its validation adds nothing here
+    job, twin = on_streamed.job, on_streamed.twin
+    skipped, *arrivals = on_streamed.states
+    assert skipped[1] == "skipped"  # nothing had landed yet: no raw table
+    assert arrivals == [("success", "success")] * 2
     cols = ("user_id", "window_start_ms", "items", "purchases", "pane_index", "timing", "is_final", "batch_id")
     results = _rows(spark, job.results_path, *cols)
     assert results == _rows(spark, twin.results_path, *cols)
@@ -227,7 +275,7 @@ def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, airflow_db, 
     assert late and late == _rows(spark, twin.late_path, "event_id")
     # A third run with nothing new writes nothing.
     before = len(results)
-    assert dag.test().state == "success"
+    assert dagbag().dags["purchases_per_minute_streaming"].test().state == "success"
     assert len(_rows(spark, job.results_path, *cols)) == before
     # The job says validate_runs = false: the task left validation to the quality DAG.
     from pipelines.quality import runs_table_path
@@ -268,14 +316,12 @@ def _valid_counts(rows, lo, hi):
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, data_root, quiet_job):
-    from examples.demo import START, generate_purchases
-    from pipelines.job import load_job
+def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, on_streamed):
+    """On the streamed root: the backfill reads its raw table (1,200 purchases) and writes tables of its own."""
+    from examples.demo import START
     from pipelines.orchestration import backfill_job
-    job = load_job(quiet_job, root=data_root)
+    job, rows = on_streamed.job, on_streamed.rows
     target = backfill_job(job)
-    rows = generate_purchases(n_events=1200)
-    _land(spark, job, rows)
     dag = dagbag().dags["purchases_per_minute_backfill"]
     cols = ("user_id", "window_start_ms", "window_end_ms", "purchases", "items", "pane_index", "timing")
 
@@ -308,14 +354,10 @@ def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, airflow_db, dat
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, airflow_db, data_root, quiet_job):
-    from examples.demo import START, generate_purchases
-    from pipelines.drivers import run_stream
-    from pipelines.job import load_job
-    job = load_job(quiet_job, root=data_root)
-    rows = generate_purchases(n_events=1200)
-    _land(spark, job, rows)
-    run_stream(spark, job, validate=False)  # setup: the reprocess run validates its own outputs
+def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, copy_of_streamed):
+    """On a copy of the streamed root: the in-place run replaces a range of the stream's results."""
+    from examples.demo import START
+    job, rows = copy_of_streamed.job, copy_of_streamed.rows
     dag = dagbag().dags["purchases_per_minute_reprocess"]
     range_conf = {"start": "2026-11-01T09:05:00", "end": "2026-11-01T09:15:00"}
     lo, hi = START + dt.timedelta(minutes=5), START + dt.timedelta(minutes=15)
@@ -349,16 +391,9 @@ def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, airflow_
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_reprocess_dag_replays_the_streams_batches_and_logs_the_diff(spark, airflow_db, data_root, quiet_job, capfd):
-    from examples.demo import generate_purchases
-    from pipelines.drivers import run_stream
-    from pipelines.job import load_job
-    job = load_job(quiet_job, root=data_root)
-    rows = generate_purchases(n_events=200)
-    _land(spark, job, rows[:100])
-    run_stream(spark, job, validate=False)
-    _land(spark, job, rows[100:])
-    run_stream(spark, job, validate=False)
+def test_reprocess_dag_replays_the_streams_batches_and_logs_the_diff(spark, on_streamed, capfd):
+    """On the streamed root (two batches): batch 1 replayed into tables of its own."""
+    job = on_streamed.job
     dag = dagbag().dags["purchases_per_minute_reprocess"]
     run = dag.test(run_conf={"mode": "replay", "into": "again", "from_batch": 1, "to_batch": 1, "window": {}})
     assert run.state == "success"

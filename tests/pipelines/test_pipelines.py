@@ -34,18 +34,32 @@ def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, tmp_pat
     assert spark.read.format("delta").load(job.results_path).count() == results_before
 
 
-def test_backfill_rerun_is_idempotent(spark, tmp_path):
-    """A completed chunked backfill run again skips every chunk and writes nothing; the CLI runs one too."""
+@pytest.fixture(scope="module")
+def backfilled(spark, tmp_path_factory, production_settings):
+    """600 purchases landed, and a chunked backfill of them (10-minute chunks, then the flush).
+
+    The demo job without the drivers' own validation: what is checked with it is what backfills write.
+    """
     from examples.demo import generate_purchases, land
-    from pipelines.drivers import run_backfill
-    # The demo job without the drivers' own validation: what is checked here is what the backfill writes.
     from job_files import demo_job_file
-    job_file = demo_job_file(tmp_path)
-    root = tmp_path / "demo"
+    from pipelines.drivers import run_backfill
+    folder = tmp_path_factory.mktemp("backfilled")
+    job_file = demo_job_file(folder)
+    root = folder / "demo"
     job = load_job(job_file, root=root).with_operator("purchases_1m_backfill", "backfill")
     rows = generate_purchases(n_events=600)
     land(spark, rows, job.source_path)
-    first = run_backfill(spark, job)
+    with production_settings(spark):   # as the module's tests run
+        reports = run_backfill(spark, job)
+    return {"job_file": job_file, "root": root, "job": job, "rows": rows, "reports": reports}
+
+
+# The tests on the module's backfill run in one test process (a module-scoped fixture).
+@pytest.mark.xdist_group("pipelines_backfilled")
+def test_backfill_rerun_is_idempotent(spark, backfilled):
+    """A completed chunked backfill run again skips every chunk and writes nothing; the CLI runs one too."""
+    from pipelines.drivers import run_backfill
+    job_file, root, job, rows, first = (backfilled[k] for k in ("job_file", "root", "job", "rows", "reports"))
     assert len(first) > 2 and not any(r.skipped for r in first)   # 10-minute chunks, then the flush
     before = sorted(tuple(r) for r in spark.read.format("delta").load(job.results_path).collect())
     assert len(before) > 100
@@ -69,45 +83,65 @@ def test_cli_reports_bad_job_definitions(tmp_path, capsys):
 
 
 def test_long_running_stream_with_processing_time_trigger(spark, tmp_path):
-    """A processing-time trigger keeps the query running; rows landing meanwhile are processed."""
+    """A processing-time trigger keeps the query running; rows landing meanwhile are processed.
+
+    The second half lands after the query has processed the first, and the query is
+    stopped (as an operator stops it) once every row has been processed: no fixed wait.
+    """
     import threading
+    import time
 
     from examples.demo import generate_purchases, land
     from pipelines.drivers import run_stream
     job = load_job("jobs/demo.toml", root=tmp_path)
     rows = generate_purchases(n_events=300, n_users=5, minutes=5)
     land(spark, rows[:150], job.source_path)
-    seen = []
-    timer = threading.Timer(12, lambda: land(spark, rows[150:], job.source_path))
-    timer.start()
-    try:
-        # validate=False: per-batch data quality (tested in test_quality.py) would stretch the
-        # batches past this test's timing window on a loaded machine.
-        reports = run_stream(spark, job, processing_time="3 seconds", timeout_s=40, on_batch=seen.append,
-                             validate=False)
-    finally:
-        timer.cancel()
+    seen, first_done, all_done = [], threading.Event(), threading.Event()
+
+    def on_batch(report):
+        seen.append(report)
+        if report.metrics.input_rows:
+            first_done.set()
+        if sum(r.metrics.input_rows for r in seen) == len(rows):
+            all_done.set()
+
+    def operator():
+        """Lands the second half while the query runs, then stops the query between two batches."""
+        if not first_done.wait(300):
+            return
+        land(spark, rows[150:], job.source_path)
+        if not all_done.wait(300):
+            return
+        query, = spark.streams.active
+        while query.status["isTriggerActive"]:   # the last batch commits to the checkpoint first
+            time.sleep(0.2)
+        query.stop()
+
+    thread = threading.Thread(target=operator, daemon=True)
+    thread.start()
+    # validate=False: per-batch data quality is tested in test_quality.py. The timeout only bounds a
+    # run that never sees every row (the thread above stops the query once it has).
+    reports = run_stream(spark, job, processing_time="3 seconds", timeout_s=300, on_batch=on_batch,
+                         validate=False)
+    thread.join(60)
     processed = [r for r in reports if not r.skipped and r.metrics.input_rows]
     assert len(processed) >= 2, [r.metrics for r in reports]
     assert sum(r.metrics.input_rows for r in reports) == len(rows)
     assert seen == reports
 
 
-def test_backfill_in_one_pass_equals_chunked_backfill(spark, tmp_path):
+@pytest.mark.xdist_group("pipelines_backfilled")
+def test_backfill_in_one_pass_equals_chunked_backfill(spark, backfilled):
     """chunk='all' (one batch, flush fused, one-pass plan) gives the final results of a
-    chunked backfill, quarantines the same rows, and keeps no window state."""
+    chunked backfill (the module's), quarantines the same rows, and keeps no window state."""
     from pyspark.sql import functions as F
 
-    from examples.demo import generate_purchases, land, latest_panes
+    from examples.demo import latest_panes
     from pipelines.drivers import run_backfill
-    job = load_job("jobs/demo.toml", root=tmp_path)
-    rows = generate_purchases(n_events=400, n_users=6, minutes=12, seed=3)
-    land(spark, rows, job.source_path)
-    one = job.with_operator("one_pass", "one_pass")
-    chunked = job.with_operator("chunked", "chunked")
+    rows, chunked, chunked_reports = backfilled["rows"], backfilled["job"], backfilled["reports"]
+    one = chunked.with_operator("one_pass", "one_pass")
     # validate=False: the comparison is the check here (validation is tested in test_quality.py)
     one_reports = run_backfill(spark, one, chunk="all", validate=False)
-    chunked_reports = run_backfill(spark, chunked, chunk="5 minutes", validate=False)
     assert [r.plan for r in one_reports] == ["closing"]
     assert len(chunked_reports) > 2 and all(r.plan == "time" for r in chunked_reports)
     cols = ["user_id", "window_start_ms", "window_end_ms", "items", "purchases", "max_items"]

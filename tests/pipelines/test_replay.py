@@ -175,22 +175,26 @@ def test_cli_refuses_a_range_outside_the_stream_with_exit_2(spark, streamed, cap
     assert "batches 2..5 are not within the stream's committed batches 0..2" in capsys.readouterr().err
 
 
-def test_replay_refuses_a_root_without_recorded_offsets(spark, tmp_path, capsys):
-    """A stream whose progress rows did not record offsets (a root of an earlier release): refused, naming the batch."""
-    from job_files import demo_job_file
-    from pipelines.drivers import run_stream
+def test_replay_refuses_a_root_without_recorded_offsets(spark, streamed, tmp_path, capsys):
+    """A stream whose progress rows did not record offsets (a root of an earlier release): refused, naming the batch.
+
+    On a copy of the module's stream root (a copied folder holds the same Delta tables and checkpoint).
+    """
+    import shutil
+
+    from delta.tables import DeltaTable
     from pipelines.replay import ReplayRefused, replay_stream
     from windowing.spark.stores import DeltaStore
-    job_file = demo_job_file(tmp_path)
-    job = load_job(job_file, root=tmp_path)
-    land(spark, generate_purchases(n_events=40), job.source_path)
-    run_stream(spark, job, validate=False)
+    _, _, streamed_root, _ = streamed
+    root = tmp_path / "old"
+    shutil.copytree(streamed_root, root)
+    job_file = root / "demo.toml"
+    job = load_job(job_file, root=root)
     progress = DeltaStore(spark, job.operator_id, job.state_root).progress_path
-    from delta.tables import DeltaTable
     DeltaTable.forPath(spark, progress).update(set={"source_offsets": "CAST(NULL AS STRING)"})
     with pytest.raises(ReplayRefused, match=r"batch 0 of operator 'purchases_1m' has no recorded source offsets"):
         replay_stream(spark, job, "old")
-    code = winjob(["replay", "--job", str(job_file), "--root", str(tmp_path), "--into", "old"])
+    code = winjob(["replay", "--job", str(job_file), "--root", str(root), "--into", "old"])
     assert code == 2 and "has no recorded source offsets" in capsys.readouterr().err
 
 

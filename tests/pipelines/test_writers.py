@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -31,6 +32,8 @@ BATCHES = [
     [(8, "b", 31, 8), (9, "a", 2, 9), (8, "b", 31, 8)],                    # ts=2: late table; id 8 again: a duplicate
 ]
 OUTPUTS = ("results_path", "late_path", "quarantine_path")
+# The JVMs of short winjob processes on a few rows: the C1 compiler alone (about half the CPU).
+C1_ONLY = " ".join(filter(None, [os.environ.get("JAVA_TOOL_OPTIONS"), "-XX:TieredStopAtLevel=1"]))
 
 
 def spec():
@@ -47,6 +50,22 @@ def run_batches(spark, root, batches=BATCHES, operator=None):
     for b, rows in enumerate(batches):
         op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
     return op
+
+
+@pytest.fixture(scope="module")
+def first_batch_root(spark, tmp_path_factory):
+    """A root where one operator has written batch 0 (its tables created), to be copied by :func:`after_first_batch`."""
+    root = tmp_path_factory.mktemp("first_batch") / "s"
+    run_batches(spark, str(root), BATCHES[:1])
+    return root
+
+
+def after_first_batch(first_batch_root, folder):
+    """A root of its own where batch 0 is committed: a copy of ``first_batch_root`` (a Delta table's log
+    names its files relative to the table, so the copied folder holds the same tables)."""
+    root = Path(folder) / "s"
+    shutil.copytree(first_batch_root, root)
+    return str(root)
 
 
 @pytest.fixture(scope="module")
@@ -171,9 +190,10 @@ def _claim_as(store, batch_id, writer_id, pid, monkeypatch):
         store.claims._append(batch_id, 0, writer_id, None)
 
 
-def test_a_live_runs_batch_is_refused_and_a_dead_runs_batch_is_taken_over(spark, tmp_path, clean, monkeypatch):
-    root = str(tmp_path / "s")
-    op = run_batches(spark, root, BATCHES[:1])
+def test_a_live_runs_batch_is_refused_and_a_dead_runs_batch_is_taken_over(spark, tmp_path, clean, monkeypatch,
+                                                                         first_batch_root):
+    root = after_first_batch(first_batch_root, tmp_path)
+    op = SparkWindowOperator.on_delta(spark, spec(), "op", root)
     live = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"])
     try:
         _claim_as(op.store, 1, "other-run", live.pid, monkeypatch)
@@ -191,15 +211,17 @@ def test_a_live_runs_batch_is_refused_and_a_dead_runs_batch_is_taken_over(spark,
     assert {table: rows_of(spark, getattr(third.store, table)) for table in OUTPUTS} == clean
 
     # A claim of a process that ended before the batch committed: taken over at once.
-    root2 = str(tmp_path / "s2")
-    op2 = run_batches(spark, root2, BATCHES[:1])
+    root2 = after_first_batch(first_batch_root, tmp_path / "second")
+    op2 = SparkWindowOperator.on_delta(spark, spec(), "op", root2)
     _claim_as(op2.store, 1, "crashed-run", _dead_pid(), monkeypatch)
     run_batches(spark, root2, BATCHES, operator=SparkWindowOperator.on_delta(spark, spec(), "op", root2))
     assert {table: rows_of(spark, getattr(op2.store, table)) for table in OUTPUTS} == clean
 
 
 @pytest.mark.parametrize("stage", ["start", "after_outputs", "before_progress"])
-def test_a_batch_that_crashed_in_this_process_is_taken_over_by_the_next_operator(spark, tmp_path, clean, stage):
+def test_a_batch_that_crashed_in_this_process_is_taken_over_by_the_next_operator(spark, tmp_path, clean, stage,
+                                                                                  first_batch_root):
+    """On a root where batch 0 is committed: batch 1 crashes at ``stage``; a new operator takes it over."""
     class Crash(Exception):
         pass
 
@@ -207,9 +229,9 @@ def test_a_batch_that_crashed_in_this_process_is_taken_over_by_the_next_operator
         if at == stage and state["batch"] == 1:
             raise Crash(at)
     state = {"batch": None}
-    root = str(tmp_path / "s")
+    root = after_first_batch(first_batch_root, tmp_path)
     op = SparkWindowOperator.on_delta(spark, spec(), "op", root, fault_injection=fault)
-    for b, rows in enumerate(BATCHES):
+    for b, rows in enumerate(BATCHES[1:], start=1):
         state["batch"] = b
         try:
             op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
@@ -220,15 +242,24 @@ def test_a_batch_that_crashed_in_this_process_is_taken_over_by_the_next_operator
 
 
 # ------------------------------------------------------------------ resets and the drivers' batch ids
-@pytest.fixture()
-def demo(spark, tmp_path):
-    from job_files import demo_job_file
+@pytest.fixture(scope="module")
+def demo_raw(spark, tmp_path_factory):
+    """The demo's raw table with 300 purchases over 6 minutes, to be copied by :func:`demo`."""
     from examples.demo import generate_purchases, land
+    path = tmp_path_factory.mktemp("demo_raw") / "purchases"
+    land(spark, generate_purchases(n_events=300, minutes=6), str(path))
+    return path
+
+
+@pytest.fixture()
+def demo(tmp_path, demo_raw):
+    """The demo job (without the drivers' own validation) in a root of its own, its raw table a copy of ``demo_raw``."""
+    from job_files import demo_job_file
     from pipelines.job import load_job
     job_file = demo_job_file(tmp_path)
     root = tmp_path / "demo"
     job = load_job(job_file, root=root)
-    land(spark, generate_purchases(n_events=300, minutes=6), job.source_path)
+    shutil.copytree(demo_raw, job.source_path)
     return job_file, root, job
 
 
@@ -286,7 +317,7 @@ def test_backfill_and_stream_refuse_each_others_state(spark, demo, capsys):
     assert len(err) == 1 and "--reset-state" in err[0]
     assert sorted(tuple(r) for r in _results(spark, job).collect()) == before
     backfill = job.with_operator("purchases_backfill", "backfill")
-    run_backfill(spark, backfill, chunk="2 minutes")
+    run_backfill(spark, backfill)   # the job's 10-minute chunks: one chunk of the 6 minutes, then the flush
     with pytest.raises(ValueError, match="written by a backfill of .*this run is a stream"):
         run_stream(spark, dataclasses.replace(backfill, checkpoint_path=str(Path(job.checkpoint_path) / "b")))
     with pytest.raises(ValueError, match="this run is a backfill of"):                  # another range of chunks
@@ -297,7 +328,8 @@ def test_two_stream_processes_on_one_root_never_both_land_a_batch(spark, demo):
     """Two ``winjob stream`` processes started together: one lands the batch, the other fails with one line."""
     job_file, root, job = demo
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(Path(__file__).resolve().parents[2]),
-                                                      os.environ.get("PYTHONPATH", "")]))
+                                                      os.environ.get("PYTHONPATH", "")]),
+               JAVA_TOOL_OPTIONS=C1_ONLY)
     command = [sys.executable, "-m", "pipelines.cli", "stream", "--job", str(job_file), "--root", str(root)]
     runs = [subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             for _ in range(2)]
