@@ -64,6 +64,7 @@ from windowing.spark.keyed_state import (
     ALL_KEY, KEY_SCOPE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER, OPERATOR_SCOPE, SCOPE, STATE, KeyedStateTable,
     state_schema)
 from windowing.spark.executor import BatchWork, Output, StateVersions
+from windowing.spark.local_frames import local_frame
 from windowing.spark.operator import WindowOperator
 from windowing.spark.prepare import (
     QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, by_processing_time, event_time_ms,
@@ -437,9 +438,9 @@ class _KeyedWork(BatchWork):
 
     def write_state(self) -> StateVersions:
         ex, keys, batch_id = self.executor, self.keys, self.batch_id
-        operator_row = ex.spark.createDataFrame(
-            [tuple([None] * len(keys)) + (OPERATOR_SCOPE, pickle.dumps(self._operator_row_state()),
-                                           None, None, batch_id)], self.state_schema)
+        operator_row = local_frame(
+            ex.spark, [tuple([None] * len(keys)) + (OPERATOR_SCOPE, pickle.dumps(self._operator_row_state()),
+                                                     None, None, batch_id)], self.state_schema)
         key_rows = self.out.where(F.col(KIND) == KEY_ROW)
         upserts = (key_rows.where(F.col(STATE).isNotNull())
                    .select(*keys, F.lit(KEY_SCOPE).alias(SCOPE), STATE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER,
