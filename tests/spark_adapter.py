@@ -139,20 +139,23 @@ class DeltaExecutor(SparkExecutor):
             raise ValueError(f"DeltaExecutor reads every pane back from the results table: output mode "
                              f"{spec.output_mode!r} keeps only some; use a spec in mode {APPEND!r}")
         self.plans_run: list[str] = []
-        self._outputs: dict[str, list[dict]] | None = None
+        self._outputs: dict[str, dict[int, list[dict]]] | None = None
         super().__init__(spark, spec, schema, delta_store(spark, spec, operator_id, root))
 
     def _written(self, kind: str, batch_id: int) -> list[dict]:
         if self._outputs is None:
             self._outputs = {name: self._read_output(name) for name in self.OUTPUTS}
-        return [r for r in self._outputs[kind] if r["batch_id"] == batch_id]
+        return self._outputs[kind].get(batch_id, [])
 
-    def _read_output(self, kind: str) -> list[dict]:
+    def _read_output(self, kind: str) -> dict[int, list[dict]]:
+        """The output table's rows by batch id."""
         path = {"results": self.store.results_path, "late": self.store.late_path,
                 "quarantine": self.store.quarantine_path}[kind]
-        if not delta_io.table_exists(self.spark, path):
-            return []
-        return [r.asDict() for r in self.spark.read.format("delta").load(path).collect()]
+        by_batch: dict[int, list[dict]] = {}
+        if delta_io.table_exists(self.spark, path):
+            for row in self.spark.read.format("delta").load(path).collect():
+                by_batch.setdefault(row["batch_id"], []).append(row.asDict())
+        return by_batch
 
     def _result(self, report):
         if report.plan is not None:

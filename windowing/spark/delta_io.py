@@ -34,6 +34,8 @@ from collections.abc import Callable
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
 
+from windowing.spark.columns import DELETE_FLAG
+
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
 MARKER_APP, MARKER_BATCH, MARKER_WRITER = "windowing_app_id", "batch_id", "writer_id"
 
@@ -183,16 +185,16 @@ def merge_once_ran(spark: SparkSession, path: str, source: DataFrame, keys: list
         MergeCollisionError: an insert-only MERGE met a row with one of its keys.
     """
     target = DeltaTable.forPath(spark, path)
-    values = {name: f"s.`{name}`" for name in source.columns if name != "__delete"}
+    values = {name: f"s.`{name}`" for name in source.columns if name != DELETE_FLAG}
     cond = " AND ".join(f"t.`{k}` <=> s.`{k}`" for k in keys)
-    merge = target.alias("t").merge(source.alias("s"), cond).whenMatchedDelete(condition="s.__delete")
+    merge = target.alias("t").merge(source.alias("s"), cond).whenMatchedDelete(condition=f"s.`{DELETE_FLAG}`")
     if update:
         merge = merge.whenMatchedUpdate(set=values)
     else:
         column = next(iter(values))
         merge = merge.whenMatchedUpdate(set={column: _collision_error(path, keys, app_id, batch_id)
                                              .cast(source.schema[column].dataType)})
-    merge = merge.whenNotMatchedInsert(condition="NOT s.__delete", values=values)
+    merge = merge.whenNotMatchedInsert(condition=f"NOT s.`{DELETE_FLAG}`", values=values)
     try:
         ran = run_once(spark, path, app_id, batch_id, merge.execute)
     except Exception as error:  # noqa: BLE001 - only the collision raised above is translated

@@ -28,6 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from windowing.spark import delta_io
+from windowing.spark.state_cache import apply_changes
 from windowing.spark.stores import local_frame, merge_source
 
 SCOPE, STATE = "scope", "state"
@@ -106,11 +107,7 @@ class KeyedStateTable:
         """Insert or replace ``upserts`` rows, delete ``deletes`` keys; returns the new version."""
         source = merge_source(upserts, deletes, self.schema)
         if self.path is None:
-            changed = source.collect()
-            positions = [self.schema.names.index(k) for k in keys]
-            gone = {tuple(r[k] for k in keys) for r in changed}
-            kept = [r for r in self._rows if tuple(r[i] for i in positions) not in gone]
-            self._rows = kept + [tuple(r[f.name] for f in self.schema.fields) for r in changed if not r["__delete"]]
+            self._rows, _ = apply_changes(self._rows, self.schema.names, source.collect(), keys)
             self._version += 1
             return self._version
         return delta_io.merge_once(self.spark, self.path, source, keys, self.app_id, batch_id)
