@@ -85,3 +85,28 @@ def test_a_jobs_driver_java_options_reach_the_driver_jvm(tmp_path):
                           cwd=tmp_path, env=os.environ)
     assert done.returncode == 0, done.stderr[-2000:]
     assert QUICK_JIT_JAVA_OPTIONS in done.stdout
+
+
+def test_a_column_function_is_resolved_in_the_jvm_once_then_only_called(spark):
+    """``F.col`` and friends send one py4j command each once resolved (``jvm_functions``), and build
+    the same columns: the JVM method is the same."""
+    from py4j import clientserver
+    from pyspark.sql import functions as F
+
+    from windowing.spark import jvm_functions
+    assert jvm_functions.install()
+    F.col("warm"), F.lit(0)             # resolved once per gateway
+    sent: list[str] = []
+    send = clientserver.ClientServerConnection.send_command
+
+    def counting(self, command):
+        sent.append(command.split("\n", 1)[0])
+        return send(self, command)
+    clientserver.ClientServerConnection.send_command = counting
+    try:
+        column = F.col("id") + F.lit(1)
+    finally:
+        clientserver.ClientServerConnection.send_command = send
+    assert "r" not in sent, sent        # no reflection lookups
+    assert sent.count("c") == 3, sent   # col, lit, plus
+    assert [row[0] for row in spark.range(3).select(column.alias("x")).collect()] == [1, 2, 3]

@@ -16,6 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
+from windowing.spark import jvm_functions
+
 DELTA_MAVEN_COORDINATE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 _REPO_JARS = Path(__file__).resolve().parents[2] / ".jars"
 
@@ -106,6 +108,7 @@ def get_spark(app_name: str = "spark-flink-windows", master: str | None = None,
     remote = conf.pop("spark.remote", None) or os.environ.get("SPARK_REMOTE")
     if remote:
         return connect_session(remote, app_name, shuffle_partitions, conf)
+    jvm_functions.install()
     active = SparkSession.getActiveSession()
     if active is not None:
         return active
