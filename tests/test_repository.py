@@ -189,3 +189,12 @@ def test_the_spark_modules_import_each_other_without_cycles():
 def test_the_cycle_check_finds_a_cycle():
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c", "a"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
+
+
+@pytest.mark.parametrize("package", ["core", "spark"])
+def test_the_architecture_doc_names_every_module(package):
+    """docs/architecture.md is a newcomer's map of ``windowing``: each module has a row saying its job."""
+    doc = (REPO / "docs" / "architecture.md").read_text()
+    named = set(re.findall(r"`([a-z_]+\.py)`", doc))
+    modules = {p.name for p in (REPO / "windowing" / package).glob("*.py") if p.name != "__init__.py"}
+    assert modules - named == set(), f"windowing/{package} modules without a row in docs/architecture.md"
