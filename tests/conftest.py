@@ -102,3 +102,22 @@ def production_settings():
     """``with production_settings(spark):`` production's Spark settings, for the module-scoped set-up
     of tests marked ``production_spark`` (made before the marker switches them on for each test)."""
     return _production_settings
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items):
+    """``--dist loadgroup``: the tests of one ``xdist_group`` run in one test process.
+
+    pytest-xdist (3.8) marks a grouped test by appending ``@<group>`` to ``item._nodeid``, which
+    pytest 9 no longer reads (a node's id is ``item._id``): without this, the scheduler saw no
+    groups, spread a module's tests over both processes, and each process ran the module's
+    module-scoped set-up (a cluster, an Airflow stream) again.
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    from _pytest.nodeid import coerce_node_id
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        if names and not item.nodeid.endswith("@" + "_".join(names)):
+            item._id = coerce_node_id(f"{item.nodeid}@{'_'.join(names)}")

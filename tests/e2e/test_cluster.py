@@ -4,18 +4,25 @@ The module starts what it needs through ``./dev`` (a master and one worker from 
 installed PySpark, the S3 server ``./dev store`` chooses), each on free ports with its own services
 folder, and stops exactly those processes by PID at the end. Each run is a separate
 driver process (a session is per process, and the suite's own session is local): the
-same arrivals streamed in several ``availableNow`` runs, then a one-pass backfill (and,
-with WINDOWING_CLUSTER_TESTS=1, a chunked one), once on the cluster with ``s3a://`` tables and once on ``local[2]`` with
-local tables. The results must be the same rows.
+same arrivals streamed in two ``availableNow`` runs, a one-pass and a chunked backfill, then
+``winjob reprocess``, ``validate`` and ``inspect`` (the CLI's ``main`` in the driver process, so
+on its session), once on the cluster with ``s3a://`` tables and once on ``local[2]`` with local
+tables. The results must be the same rows.
 
 An Airflow ``dag.test()`` run of the streaming DAG reaches the cluster through the job's
-``spark_conn_id`` connection (given to Airflow as an ``AIRFLOW_CONN_*`` variable).
+``spark_conn_id`` connection (given to Airflow as an ``AIRFLOW_CONN_*`` variable), on the raw table
+the cluster's driver landed.
+
+They run in the default ``./dev test``; ``WINDOWING_CLUSTER_TESTS=0`` skips the cluster and
+object-store modules.
 
 Run as a script (``python tests/e2e/test_cluster.py run|airflow JOB ROOT MASTER OUT``) this
 file is those drivers.
 """
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import socket
@@ -34,15 +41,30 @@ RESULT_COLUMNS = ("user_id", "window_start_ms", "window_end_ms", "items", "purch
                   "pane_index", "timing", "is_final")
 DRIVER_TIMEOUT_S = int(os.environ.get("WINDOWING_CLUSTER_TEST_TIMEOUT_S", "900"))
 
-# The cluster and object-store tests start a cluster, a store and driver processes of their own;
-# they run with WINDOWING_CLUSTER_TESTS=1 (./dev test then also fetches the S3A jars, installs the
-# store and builds the wheel). See docs/cluster.md.
-FULL_CLUSTER_TESTS = pytest.mark.skipif(os.environ.get("WINDOWING_CLUSTER_TESTS") != "1",
-                                        reason="with WINDOWING_CLUSTER_TESTS=1 (docs/cluster.md)")
+# The cluster and object-store modules start a cluster, a store and driver processes of their own
+# (see docs/cluster.md); WINDOWING_CLUSTER_TESTS=0 skips them.
+CLUSTER_TESTS = pytest.mark.skipif(os.environ.get("WINDOWING_CLUSTER_TESTS") == "0",
+                                   reason="WINDOWING_CLUSTER_TESTS=0 skips the cluster and object-store modules")
 TABLES = ("stream", "one_pass_backfill", "chunked_backfill")
 """The tables each driver writes."""
+REPROCESS = ("--start", "2026-11-01T09:01:00", "--end", "2026-11-01T09:05:00", "--window", '{"size": "2 minutes"}',
+             "--into", "coarse")
+"""``winjob reprocess`` arguments: two-minute windows of four minutes of the demo's purchases, into new tables."""
+VALIDATE_SUITES = ("window_results", "row_accounting")
+DRIVER_SETTINGS = {
+    # Short JVMs on small data: the JIT's quick tier only (windowing.spark.session.QUICK_JIT_JAVA_OPTIONS),
+    # in the driver and the executors, and the test session's SQL settings (no code generation, no
+    # adaptive execution; WINDOWING_TEST_PRODUCTION_SPARK=1 keeps production's). Both runs of a
+    # comparison get the same settings.
+    "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
+    **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else {
+        "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+        "spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2"}),
+}
+"""Spark settings of the test's driver processes (and, through the Airflow connection, of the DAG's task)."""
 SETUP_TIMEOUT_S = 1800   # a fresh clone's first ./dev store up or cluster up installs the server, jars, wheel
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cluster")]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("cluster"), CLUSTER_TESTS]
 
 
 def free_port() -> int:
@@ -51,30 +73,13 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def free_port_block(size: int) -> int:
-    """A port p with p .. p+size-1 and their +10000 (SeaweedFS's gRPC ports) free."""
-    for _ in range(50):
-        base = free_port()
-        if base + size + 10000 >= 65535:
-            continue
-        ports = [base + i for i in range(size)] + [base + 10000 + i for i in range(size)]
-        try:
-            for port in ports:
-                with socket.socket() as s:
-                    s.bind(("127.0.0.1", port))
-            return base
-        except OSError:
-            continue
-    raise RuntimeError("no block of free ports found")
-
-
 class Services:
     """The cluster and the store of this module, started and stopped through ./dev."""
 
     def __init__(self, folder: Path):
-        s3_port, master_port = free_port_block(4), free_port()
+        s3_port, master_port = free_port(), free_port()
         self.env = {**os.environ, "WINDOWING_SERVICES_DIR": str(folder), "WINDOWING_S3_PORT": str(s3_port),
-                    "SPARK_MASTER_PORT": str(master_port), "SPARK_MASTER_WEBUI_PORT": str(free_port_block(2)),
+                    "SPARK_MASTER_PORT": str(master_port), "SPARK_MASTER_WEBUI_PORT": str(free_port()),
                     "WINDOWING_WORKER_CORES": "2", "WINDOWING_WORKER_MEMORY": "2g"}
         self.master = f"spark://127.0.0.1:{master_port}"
 
@@ -142,15 +147,22 @@ def run_driver(env: dict, job: Path, root: str, master: str, out: Path, command:
     return result_of(start_driver(env, job, root, master, out, command), out)
 
 
-@FULL_CLUSTER_TESTS
-def test_stream_and_backfill_on_the_cluster_with_s3a_tables_equal_a_local_run(services, tmp_path):
-    bucket = services.env["WINDOWING_S3_BUCKET"]
+@pytest.fixture(scope="module")
+def runs(services, tmp_path_factory) -> dict:
+    """The demo's runs on the cluster with ``s3a://`` tables and on ``local[2]`` with local tables,
+    side by side (each a driver process of its own); what each found in its tables."""
+    folder = tmp_path_factory.mktemp("runs")
+    root = f"s3a://{services.env['WINDOWING_S3_BUCKET']}/{uuid.uuid4().hex}"
     local_env = {k: v for k, v in services.env.items() if not k.startswith("AWS_")}
-    on_cluster = start_driver(services.env, DEMO_JOB, f"s3a://{bucket}/{uuid.uuid4().hex}", services.master,
-                              tmp_path / "cluster.json")
-    on_local = start_driver(local_env, DEMO_JOB, str(tmp_path / "local"), "local[2]", tmp_path / "local.json")
-    remote, local = result_of(on_cluster, tmp_path / "cluster.json"), result_of(on_local, tmp_path / "local.json")
+    on_cluster = start_driver(services.env, DEMO_JOB, root, services.master, folder / "cluster.json")
+    on_local = start_driver(local_env, DEMO_JOB, str(folder / "local"), "local[2]", folder / "local.json")
+    return {"root": root, "remote": result_of(on_cluster, folder / "cluster.json"),
+            "local": result_of(on_local, folder / "local.json")}
 
+
+def test_stream_and_backfill_on_the_cluster_with_s3a_tables_equal_a_local_run(services, runs):
+    bucket = services.env["WINDOWING_S3_BUCKET"]
+    remote, local = runs["remote"], runs["local"]
     assert remote["where"]["master"] == services.master
     assert remote["where"]["results"].startswith(f"s3a://{bucket}/")
     assert remote["where"]["executors"] >= 1, "no executor ran the cluster's tasks"
@@ -168,8 +180,26 @@ def test_stream_and_backfill_on_the_cluster_with_s3a_tables_equal_a_local_run(se
     assert remote["stream"]["unfired"] > 0 and remote["one_pass_backfill"]["unfired"] == 0
 
 
-@FULL_CLUSTER_TESTS
-def test_airflow_streaming_dag_reaches_the_cluster_through_its_spark_connection(services, tmp_path):
+def test_winjob_reprocess_validate_and_inspect_on_the_cluster_equal_a_local_run(services, runs):
+    remote, local = runs["remote"]["winjob"], runs["local"]["winjob"]
+    for command in ("reprocess", "validate", "inspect"):
+        assert remote[command]["code"] == 0, f"winjob {command} on the cluster: {remote[command]}"
+    # reprocess: the range's two-minute windows, in new tables on the store, the same rows as locally
+    assert remote["reprocess"]["results_path"].startswith(runs["root"] + "/")
+    assert remote["reprocess"]["rows"]["results"] > 0 and remote["reprocess_rows"]
+    assert {w[2] - w[1] for w in remote["reprocess_rows"]} == {120_000}
+    assert remote["reprocess_rows"] == local["reprocess_rows"]
+    assert remote["reprocess"]["rows"] == local["reprocess"]["rows"]
+    # validate: the same suites ran, with the same outcome, on the same counts
+    assert [s[0] for s in remote["validate"]["suites"]] == ["PASS"] * len(VALIDATE_SUITES)
+    assert remote["validate"]["suites"] == local["validate"]["suites"]
+    # inspect: the tables it found on the store and their sizes, the last batch and watermark
+    assert remote["inspect"]["tables"]["results"]["path"].startswith(runs["root"] + "/")
+    assert remote["inspect"]["summary"] == local["inspect"]["summary"]
+    assert remote["inspect"]["summary"]["tables"]["raw"] == runs["remote"]["raw_rows"]
+
+
+def test_airflow_streaming_dag_reaches_the_cluster_through_its_spark_connection(services, runs, tmp_path):
     bucket = services.env["WINDOWING_S3_BUCKET"]
     host, port = services.master.removeprefix("spark://").split(":")
     env = {**services.env, "AIRFLOW_HOME": str(tmp_path / "airflow-home"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
@@ -179,14 +209,17 @@ def test_airflow_streaming_dag_reaches_the_cluster_through_its_spark_connection(
                "conn_type": "generic", "host": f"spark://{host}", "port": int(port),
                "extra": {"spark.hadoop.fs.s3a.endpoint": services.env["AWS_ENDPOINT_URL"],
                          "spark.hadoop.fs.s3a.path.style.access": "true",
-                         "spark.hadoop.fs.s3a.endpoint.region": "us-east-1"}})}
+                         "spark.hadoop.fs.s3a.endpoint.region": "us-east-1", **DRIVER_SETTINGS}})}
     env.pop("AWS_ENDPOINT_URL")
-    root = f"s3a://{bucket}/{uuid.uuid4().hex}"
-    run_driver(services.env, DEMO_JOB, root, "local[2]", tmp_path / "land.json", command="land")
-    result = run_driver(env, DEMO_JOB, root, "airflow", tmp_path / "airflow.json", command="airflow")
+    # The raw table the cluster's driver landed; the DAG's outputs in a folder of their own.
+    result = run_driver(env, DEMO_JOB, runs["root"], "airflow", tmp_path / "airflow.json", command="airflow")
     assert result["master"] == services.master
     assert result["state"] == "success" and result["task_state"] == "success"
-    assert result["results"] > 0 and result["results_path"].startswith(f"s3a://{bucket}/")
+    assert result["results_path"].startswith(f"{runs['root']}/airflow/")
+    # The DAG's stream read the whole raw table on the store: every raw row is accounted for.
+    counted = result["table"]
+    assert counted["rows"] and counted["purchases"] + counted["unfired"] + counted["late"] + counted["quarantine"] \
+        == runs["remote"]["raw_rows"]
 
 
 # ---------------------------------------------------------------- the driver process
@@ -220,15 +253,52 @@ def _table(spark, job) -> dict:
             .agg(F.max("watermark_ms")).first()[0]}
 
 
+def winjob(job_file: str, root: str, master: str, *argv: str) -> tuple[int, str]:
+    """One ``winjob`` command run by the CLI's ``main`` in this process (so on this process's
+    session, which has ``master``) with ``--job``, ``--root`` and ``--master``; its exit code and output."""
+    from pipelines.cli import main
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main([*argv, "--job", job_file, "--root", root, "--master", master])
+    return code, out.getvalue()
+
+
+def run_winjob_commands(spark, job, job_file: str, root: str, master: str) -> dict:
+    """``winjob reprocess`` (into new tables), ``validate`` and ``inspect`` on the job's tables."""
+    from pipelines.reprocess import new_output_job
+    code, out = winjob(job_file, root, master, "reprocess", *REPROCESS)
+    report = json.loads(out) if code == 0 else {"output": out}
+    coarse = new_output_job(job, REPROCESS[REPROCESS.index("--into") + 1])
+    reprocess_rows = [list(r) for r in spark.read.format("delta").load(coarse.results_path)
+                      .select("user_id", "window_start_ms", "window_end_ms", "items", "purchases", "is_final")
+                      .orderBy("user_id", "window_start_ms").collect()] if code == 0 else []
+
+    suites = [a for name in VALIDATE_SUITES for a in ("--suite", name)]
+    validate_code, out = winjob(job_file, root, master, "validate", "--run-kind", "stream", *suites)
+    # "  PASS window_results   12/12 expectations met  [path]": outcome, suite and counts, not the path
+    outcomes = [line.split()[:3] for line in out.splitlines() if line.split()[:1] in (["PASS"], ["WARN"], ["FAIL"])]
+    validate_output = out if validate_code else ""
+
+    inspect_code, out = winjob(job_file, root, master, "inspect")
+    info = json.loads(out) if inspect_code == 0 else {"output": out}
+    summary = {"last_batch_id": info.get("last_batch_id"), "watermark_ms": info.get("watermark_ms"),
+               "tables": {name: t["rows"] for name, t in info.get("tables", {}).items()}}
+    return {"reprocess": {"code": code, **{k: report.get(k) for k in ("results_path", "rows", "output")}},
+            "reprocess_rows": reprocess_rows,
+            "validate": {"code": validate_code, "suites": outcomes, "output": validate_output},
+            "inspect": {"code": inspect_code, "tables": info.get("tables", {}), "summary": summary}}
+
+
 def drive(job_file: str, root: str, master: str, out: str) -> None:
-    """Stream the demo's purchases in ARRIVALS runs, then backfill in one pass (and chunked)."""
+    """Stream the demo's purchases in ARRIVALS runs, backfill them in one pass and chunked, then
+    run ``winjob reprocess``, ``validate`` and ``inspect``."""
     from examples.demo import generate_purchases, land
     from pipelines.drivers import run_backfill, run_stream
     from pipelines.job import load_job
     from windowing.spark.session import get_spark
 
     job = load_job(job_file, root=root)
-    spark = get_spark("test-cluster", master=master, conf=job.spark_conf)
+    spark = get_spark("test-cluster", master=master, conf={**job.spark_conf, **DRIVER_SETTINGS})
     rows = generate_purchases(n_events=300, minutes=6)
     per = -(-len(rows) // ARRIVALS)
     batches = 0
@@ -236,24 +306,26 @@ def drive(job_file: str, root: str, master: str, out: str) -> None:
         land(spark, rows[a * per:(a + 1) * per], job.source_path)
         batches += len(run_stream(spark, job, available_now=True, validate=False))
     jobs = {"stream": job}
-    for table, chunk in (("one_pass_backfill", "all"), ("chunked_backfill", "2 minutes")):
-        if table in TABLES:
-            jobs[table] = job.with_operator(f"{job.operator_id}_{table}", table)
-            run_backfill(spark, jobs[table], chunk=chunk, validate=False)
+    for table, chunk in (("one_pass_backfill", "all"), ("chunked_backfill", "3 minutes")):
+        jobs[table] = job.with_operator(f"{job.operator_id}_{table}", table)
+        run_backfill(spark, jobs[table], chunk=chunk, validate=False)
+    commands = run_winjob_commands(spark, job, job_file, root, master)
     executors = spark.sparkContext._jsc.sc().getExecutorMemoryStatus().size() - (0 if master.startswith("local") else 1)
     Path(out).write_text(json.dumps({
         "where": {"master": spark.sparkContext.master, "results": job.results_path, "executors": executors},
-        "raw_rows": len(rows), "stream_batches": batches,
+        "raw_rows": len(rows), "stream_batches": batches, "winjob": commands,
         **{table: _table(spark, table_job) for table, table_job in jobs.items()}}, default=str))
     spark.stop()
 
 
 def drive_airflow(job_file: str, root: str, _master: str, out: str) -> None:
-    """One ``dag.test()`` of the streaming DAG of a job whose ``spark_conn_id`` names the cluster."""
+    """One ``dag.test()`` of the streaming DAG of a job whose ``spark_conn_id`` names the cluster,
+    on the raw table under ``root``, with its outputs under ``root/airflow``."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))   # tests/: the helpers
     from job_files import demo_job_file
     folder = Path(out).parent
-    job_path = demo_job_file(folder, replace={"# spark_conn_id = \"spark_cluster\"": "spark_conn_id = \"spark_cluster\""})
+    job_path = demo_job_file(folder, replace={'# spark_conn_id = "spark_cluster"': 'spark_conn_id = "spark_cluster"',
+                                              'root = "output/': 'root = "airflow/'})
     os.environ["WINDOWING_DATA_ROOT"], os.environ["WINDOWING_AIRFLOW_JOBS"] = root, str(job_path)
     from airflow.dag_processing.dagbag import DagBag
     from airflow.utils import db
@@ -269,24 +341,10 @@ def drive_airflow(job_file: str, root: str, _master: str, out: str) -> None:
     spark = SparkSession.getActiveSession()
     Path(out).write_text(json.dumps({
         "master": spark.sparkContext.master, "state": str(run.state), "task_state": str(states["stream"]),
-        "results_path": job.results_path,
-        "results": spark.read.format("delta").load(job.results_path).count()}))
+        "results_path": job.results_path, "table": _table(spark, job)}, default=str))
 
 
-def drive_land(job_file: str, root: str, master: str, out: str) -> None:
-    """Land a few minutes of the demo's purchases in the job's raw table."""
-    from examples.demo import generate_purchases, land
-    from pipelines.job import load_job
-    from windowing.spark.session import get_spark
-    job = load_job(job_file, root=root)
-    spark = get_spark("test-cluster-land", master=master, conf=job.spark_conf)
-    rows = generate_purchases(n_events=300, minutes=5)
-    land(spark, rows, job.source_path)
-    Path(out).write_text(json.dumps({"landed": len(rows)}))
-    spark.stop()
-
-
-COMMANDS = {"run": drive, "airflow": drive_airflow, "land": drive_land}
+COMMANDS = {"run": drive, "airflow": drive_airflow}
 
 if __name__ == "__main__":
     if len(sys.argv) != 6 or sys.argv[1] not in COMMANDS:

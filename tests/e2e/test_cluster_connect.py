@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import DEV, FULL_CLUSTER_TESTS, free_port
+from test_cluster import CLUSTER_TESTS, DEV, free_port
 
-pytestmark = [FULL_CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_connect")]
+pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_connect")]
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import FULL_CLUSTER_TESTS, Services
+from test_cluster import CLUSTER_TESTS, DRIVER_SETTINGS, Services
 
-pytestmark = [FULL_CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_writers")]
+pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_writers")]
 
 SCHEMA = "k string, ts long, v long"
 BATCHES = [
@@ -121,7 +121,7 @@ def drive(root: str, out: str, kill_stage: str | None = None, kill_batch: str | 
 
     spec = (WindowSpecBuilder().key_by("k").event_time("ts", 0).window(TumblingEventTimeWindows.of(10))
             .allowed_lateness(5).side_output_late_data().aggregate(s=Sum("v"), n=Count()))
-    spark = get_spark("test-cluster-writers", master="local[2]", shuffle_partitions=2)
+    spark = get_spark("test-cluster-writers", master="local[2]", shuffle_partitions=2, conf=DRIVER_SETTINGS)
     current = {"batch": None}
 
     def fault(stage: str) -> None:

@@ -40,17 +40,14 @@ the default: a long local backfill runs its hot loops faster with C2.
 """
 
 
-S3A_JAR_PATTERNS = ("hadoop-aws-*.jar", "bundle-*.jar", "analyticsaccelerator-s3-*.jar")
-"""hadoop-aws and the AWS SDK it needs, as ./dev copies them from Maven Central."""
 S3A_PREFIX = "spark.hadoop.fs.s3a."
 
 
 def object_store_jars() -> list[str]:
-    """The S3A jars that ./dev copied from Maven Central (empty if none)."""
-    folder = Path(os.environ.get("WINDOWING_JARS_DIR", _REPO_JARS))
-    if not folder.is_dir():
-        return []
-    return sorted(str(p) for pattern in S3A_JAR_PATTERNS for p in folder.glob(pattern))
+    """The S3A jars: every jar in ``s3a/`` of the jars folder (hadoop-aws and the AWS SDK modules
+    it loads, as ./dev copies them from Maven Central); empty if there is none."""
+    folder = Path(os.environ.get("WINDOWING_JARS_DIR", _REPO_JARS)) / "s3a"
+    return sorted(str(p) for p in folder.glob("*.jar")) if folder.is_dir() else []
 
 
 def object_store_settings(conf: Mapping[str, str], environ: Mapping[str, str] = os.environ) -> dict[str, str]:
