@@ -17,7 +17,7 @@ import os, pytest
 pytestmark = pytest.mark.xdist_group("one")
 
 @pytest.mark.parametrize("i", range(6))
-def test_grouped(i, tmp_path_factory):
+def test_grouped(i):
     out = os.environ["RECORD"]
     with open(out, "a") as f:
         f.write(os.environ["PYTEST_XDIST_WORKER"] + "\\n")
@@ -27,7 +27,8 @@ def test_grouped(i, tmp_path_factory):
 def test_an_xdist_group_runs_in_one_test_process(tmp_path):
     (tmp_path / "test_grouped.py").write_text(GROUPED)
     record = tmp_path / "workers.txt"
-    env = {**os.environ, "RECORD": str(record), "PYTHONPATH": os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")])}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}   # not this run's options
+    env.update(RECORD=str(record), PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
     # The suite's conftest as a plugin: its collection hook is what is tested.
     done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-n", "2", "--dist", "loadgroup",
                            "-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path)],
