@@ -141,7 +141,7 @@ def get_spark(app_name: str = "spark-flink-windows", master: str | None = None,
     s3a_jars = object_store_jars()
     if s3a_jars and any(k.startswith(S3A_PREFIX) for k in conf):
         # On the class path of the driver and of executors (a file every worker has at this
-        # path, as on this machine's cluster; 700 MB is too much to ship with each job).
+        # path, as on this machine's cluster; not shipped with each job).
         for key in ("spark.driver.extraClassPath", "spark.executor.extraClassPath"):
             conf[key] = os.pathsep.join([*s3a_jars, *filter(None, [conf.get(key)])])
     if not is_local(master) and "spark.submit.pyFiles" not in conf:
