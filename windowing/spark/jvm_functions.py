@@ -13,10 +13,6 @@ arguments. Spark Connect sessions never take this path (they build plans in Pyth
 """
 from __future__ import annotations
 
-import threading
-
-_LOCK = threading.Lock()
-
 
 def install() -> bool:
     """Keep resolved ``org.apache.spark.sql.functions`` members (idempotent).
@@ -33,21 +29,13 @@ def install() -> bool:
         return False
     if getattr(lookup, "keeps_members", False):
         return True
-    members: dict[tuple[int, str], object] = {}
-    gateways: dict[int, object] = {}     # keeps each gateway alive while its members are kept
+    members: dict[tuple[object, str], object] = {}   # by (gateway, name): a new gateway resolves anew
 
     def kept_lookup(name: str, sc):
-        gateway = sc._gateway
-        key = (id(gateway), name)
+        key = (sc._gateway, name)
         member = members.get(key)
-        if member is None or gateways.get(id(gateway)) is not gateway:
-            member = lookup(name, sc)
-            with _LOCK:
-                if gateways.get(id(gateway)) is not gateway:      # a new gateway: forget the old one's
-                    members.clear()
-                    gateways.clear()
-                    gateways[id(gateway)] = gateway
-                members[key] = member
+        if member is None:
+            member = members[key] = lookup(name, sc)
         return member
 
     kept_lookup.keeps_members = True

@@ -28,8 +28,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from windowing.spark import delta_io
+from windowing.spark.local_frames import local_frame
 from windowing.spark.state_cache import apply_changes
-from windowing.spark.stores import local_frame, merge_source
+from windowing.spark.stores import merge_source
 
 SCOPE, STATE = "scope", "state"
 NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER = "next_event_timer_ms", "next_processing_timer_ms"
