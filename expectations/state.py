@@ -1,6 +1,7 @@
 """Suites ``state_windows`` and ``state_progress``: the operator's Delta state (CRITICAL).
 
-Windows (read as of the version the last committed batch recorded): no open
+Windows (the state the last committed batch left: the table as of the version it
+recorded, with the changes logged since folded in, :mod:`windowing.spark.state_log`): no open
 time window whose cleanup time ``window_end_ms - 1 + allowed_lateness`` is at
 or below the committed watermark (it should have been cleaned up); fixed
 windows have the spec's length; open sessions are at least the gap long and no two of
@@ -82,7 +83,7 @@ def progress_expectations() -> list:
 
 def checks(spark, job, scope: Scope) -> list[Check]:
     from pyspark.sql import functions as F
-    from windowing.spark import delta_io
+    from windowing.spark import delta_io, state_log
     base = f"{job.state_root.rstrip('/')}/{job.operator_id}"
     progress = read_delta(spark, f"{base}/progress")
     if progress is None:
@@ -101,7 +102,8 @@ def checks(spark, job, scope: Scope) -> list[Check]:
             import json
             saved = last[0].asDict().get("time_state")
             due_by, lateness = (json.loads(saved)["clock_ms"] if saved else -(2**63)), 0
-        windows = delta_io.read_as_of(spark, f"{base}/windows", version)
+        windows = state_log.read_state(spark, f"{base}/windows", f"{base}/progress",
+                                       state_log.pin_of(last[0].asDict(), version), job.operator_id)
         found.append(Check(suite(WINDOWS_SUITE, window_expectations(job)), f"{base}/windows",
                            with_cleanup_due(windows, due_by, lateness),
                            notes={"watermark_ms": wm, "version": version}))

@@ -68,7 +68,7 @@ def _spark(job=None, verbose: bool = False, master: str | None = None):
 
 def inspect(spark, job) -> dict:
     """Watermark, last batch, open windows and row counts of every table of a job."""
-    from windowing.spark import delta_io
+    from windowing.spark import delta_io, state_log
     from windowing.spark.stores import DeltaStore
     store = DeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
     last = store.last_progress()
@@ -85,7 +85,12 @@ def inspect(spark, job) -> dict:
                        ("keyed state (per-key path)", store.windows_path.rsplit("/", 1)[0] + "/keyed_state"),
                        ("results", job.results_path), ("late", job.late_path),
                        ("quarantine", job.quarantine_path)):
-        if delta_io.table_exists(spark, path):
+        if path == store.windows_path:
+            # the state after the last committed batch: changes logged in progress rows folded in
+            frame = state_log.committed_windows(spark, path.rsplit("/", 1)[0], job.operator_id)
+            if frame is not None:
+                info["tables"][name] = {"path": path, "rows": frame.count()}
+        elif delta_io.table_exists(spark, path):
             info["tables"][name] = {"path": path, "rows": spark.read.format("delta").load(path).count()}
     return info
 

@@ -166,9 +166,7 @@ class DeltaExecutor(SparkExecutor):
     def open_windows(self) -> list:
         if isinstance(self.operator, KeyedModelOperator):
             return self.operator.open_keys()
-        if not delta_io.table_exists(self.spark, self.store.windows_path):
-            return []
-        return [tuple(r) for r in self.spark.read.format("delta").load(self.store.windows_path).collect()]
+        return self.store.open_windows()
 
     def time_windows_left(self) -> list:
         if isinstance(self.operator, KeyedModelOperator):

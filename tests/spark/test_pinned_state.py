@@ -19,9 +19,20 @@ from windowing.spark import delta_io
 from windowing.spark.dispatch import operator_on_delta
 from windowing.spark.keyed import KeyedModelOperator
 from windowing.spark.operator import SparkWindowOperator
+from windowing.spark.state_log import LOG_BATCHES_SETTING
 from windowing.spark.time_plans import EVICTING_COUNT_PLAN
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("pinned_state")]
+
+
+@pytest.fixture(autouse=True)
+def state_written_every_batch(spark):
+    """These tests crash a batch after its state write: every batch writes the windows table
+    (no logging in progress rows, :mod:`windowing.spark.state_log`; ``test_state_cache`` crashes
+    batches that log)."""
+    spark.conf.set(LOG_BATCHES_SETTING, "0")
+    yield
+    spark.conf.unset(LOG_BATCHES_SETTING)
 
 SCHEMA = "k string, ts bigint, v bigint"
 SLIDING_COUNT_BATCHES = [[("a", 0, 1)], [("a", 100, 2)], [("a", 200, 4)], [("a", 300, 8)]]

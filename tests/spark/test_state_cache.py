@@ -1,10 +1,13 @@
-"""The window state kept in the driver between batches equals the Delta table it stands for.
+"""The window state kept in the driver between batches equals the Delta state it stands for.
 
-A stream reads its state from the rows it wrote the batch before when they are the version
-the last commit recorded (:mod:`windowing.spark.state_cache`); otherwise from Delta. Each
-test compares a run that keeps the state in the driver with one that reads every batch
-from Delta, table by table, and checks that the cache is dropped when another writer's
-version, a replay or a reset comes between.
+A stream reads its state from the rows it wrote the batch before when they are the state
+the last commit recorded (:mod:`windowing.spark.state_cache`); otherwise from Delta. While
+the state is in the driver a batch logs its changes in its progress row and every few
+batches compacts them into the windows table (:mod:`windowing.spark.state_log`). Each test
+compares a run that keeps the state in the driver with one that reads every batch from
+Delta, table by table and state by state, and checks that the cache is dropped when another
+writer's commit, a replay or a reset comes between, and that logged changes reach the
+windows table at a compaction, a new process and a state too large for the driver.
 """
 from __future__ import annotations
 
@@ -17,9 +20,11 @@ from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import GlobalWindows, TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import CountTrigger, PurgingTrigger
-from windowing.spark import delta_io, stores
+from windowing.core.time import MAX_TIMESTAMP_MS
+from windowing.spark import delta_io, state_log, stores
 from windowing.spark.operator import SparkWindowOperator
 from windowing.spark.state_cache import DELETE_FLAG, CachedState
+from windowing.spark.state_log import LOG_BATCHES_SETTING, StatePin
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("state_cache")]
 
@@ -45,27 +50,47 @@ def global_count_spec():
             .trigger(PurgingTrigger(CountTrigger(2))).aggregate(s=Sum("v"), n=Count()))
 
 
+@pytest.fixture
+def log_batches(spark):
+    """Sets how many batches log their state changes before one compacts (0: none logs)."""
+    def set_to(batches: int) -> None:
+        spark.conf.set(LOG_BATCHES_SETTING, str(batches))
+    yield set_to
+    spark.conf.unset(LOG_BATCHES_SETTING)
+
+
 def _tables(spark, op) -> dict:
+    """The outputs, the committed window state (logged changes folded in) and the progress."""
     store = op.store
     out = {}
-    for name, path in (("results", store.results_path), ("late", store.late_path), ("windows", store.windows_path)):
+    for name, path in (("results", store.results_path), ("late", store.late_path)):
         if delta_io.table_exists(spark, path):
             out[name] = sorted(map(repr, (tuple(r) for r in spark.read.format("delta").load(path).collect())))
+    out["windows"] = sorted(map(repr, store.open_windows()))
     progress = spark.read.format("delta").load(store.progress_path).orderBy("batch_id").collect()
     out["progress"] = [(r.batch_id, r.watermark_ms, json.loads(r.metrics)) for r in progress]
     return out
 
 
-def _run(spark, root, spec, batches, in_driver: bool, monkeypatch):
+def _table_rows(spark, op) -> list:
+    """The windows table as it is (without the changes logged since its last compaction)."""
+    return sorted(map(repr, (tuple(r) for r in spark.read.format("delta").load(op.store.windows_path).collect())))
+
+
+def _committed_pin(op) -> StatePin:
+    return op.store.start_versions(op.last_progress(), buffers=False)[0]
+
+
+def _run(spark, root, spec, batches, in_driver: bool, monkeypatch, first_batch: int = 0):
     with monkeypatch.context() as patch:
         if not in_driver:
             patch.setattr(stores, "MAX_CACHED_STATE_ROWS", -1)     # no state is small enough
         op = SparkWindowOperator.on_delta(spark, spec, "op", str(root))
-        for b, rows in enumerate(batches):
+        for b, rows in enumerate(batches, start=first_batch):
             op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
             cached = op.store._cached
             if in_driver:
-                assert cached is not None and cached.version == op.last_progress()["windows_version"]
+                assert cached is not None and cached.pin == _committed_pin(op)
             else:
                 assert cached is None
     return op
@@ -76,8 +101,7 @@ def tumbling_alone(spark, tmp_path_factory):
     """The tables of one operator running every batch of the tumbling spec with its state kept."""
     with pytest.MonkeyPatch.context() as patch:
         op = _run(spark, tmp_path_factory.mktemp("alone"), tumbling_spec(), BATCHES, True, patch)
-    windows = spark.read.format("delta").load(op.store.windows_path)
-    assert sorted(map(tuple, windows.collect())) == sorted(op.store._cached.rows)
+    assert sorted(op.store.open_windows()) == sorted(op.store._cached.rows)
     return _tables(spark, op)
 
 
@@ -90,8 +114,7 @@ def test_global_windows_kept_in_the_driver_merge_as_reading_delta(spark, tmp_pat
     kept = _run(spark, tmp_path / "kept", global_count_spec(), BATCHES, True, monkeypatch)
     read = _run(spark, tmp_path / "read", global_count_spec(), BATCHES, False, monkeypatch)
     assert _tables(spark, kept) == _tables(spark, read)
-    windows = spark.read.format("delta").load(kept.store.windows_path)
-    assert sorted(map(tuple, windows.collect())) == sorted(kept.store._cached.rows)
+    assert sorted(kept.store.open_windows()) == sorted(kept.store._cached.rows)
 
 
 def test_another_writers_version_is_read_from_delta(spark, tmp_path, tumbling_alone):
@@ -107,13 +130,14 @@ def test_another_writers_version_is_read_from_delta(spark, tmp_path, tumbling_al
     a.store._loaded = False                 # A learns of B's commit as a restarted stream would
     for b in (3, 4):
         a.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
-    assert a.store._cached.version > stale.version + 1
+    assert a.store._cached.pin != stale.pin
     assert _tables(spark, a) == tumbling_alone
 
 
-def test_a_replayed_batch_drops_the_kept_rows(spark, tmp_path, tumbling_alone):
+def test_a_replayed_batch_drops_the_kept_rows(spark, tmp_path, tumbling_alone, log_batches):
     """A batch that dies after its state write and is replayed by the same operator finds the
     write landed: what it keeps cannot be known, so the next batch reads Delta."""
+    log_batches(0)                     # every batch writes the windows table
     spec = tumbling_spec()
     armed = []
 
@@ -128,7 +152,7 @@ def test_a_replayed_batch_drops_the_kept_rows(spark, tmp_path, tumbling_alone):
             with pytest.raises(RuntimeError, match="killed"):
                 op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
             assert op.store._cached is not None                       # of the version the batch wrote...
-            assert op.store._cached.version != op.last_progress()["windows_version"]   # ...not the committed one
+            assert op.store._cached.pin != _committed_pin(op)          # ...not the committed one
         op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
         if b == 2:
             assert op.store._cached is None        # the replay found its state write landed
@@ -154,14 +178,14 @@ def test_small_batches_run_without_adaptive_execution_and_restore_the_session(sp
 
 def test_applying_changes_replaces_deletes_and_inserts_by_key():
     schema = T.StructType([T.StructField(n, T.LongType()) for n in ("k", "end_bucket", "s")])
-    cached = CachedState(4, schema, ((1, 0, 10), (2, 0, 20), (3, 1, 30)))
+    cached = CachedState(StatePin(4), schema, ((1, 0, 10), (2, 0, 20), (3, 1, 30)))
     changes = cached.apply([{"k": 1, "end_bucket": 0, "s": 11, DELETE_FLAG: False},
                             {"k": 3, "end_bucket": 1, "s": None, DELETE_FLAG: True},
                             {"k": 9, "end_bucket": 2, "s": None, DELETE_FLAG: True},     # matches nothing
                             {"k": 4, "end_bucket": 2, "s": 40, DELETE_FLAG: False}], ["k", "end_bucket"], "end_bucket")
     assert sorted(changes.rows) == [(1, 0, 11), (2, 0, 20), (4, 2, 40)]
     assert changes.deleted == 1 and changes.touched == {0, 1, 2}
-    assert cached.after(changes, 4, 5, wrote=True) == CachedState(5, schema, changes.rows)
+    assert cached.after(changes, 4, 5, wrote=True) == CachedState(StatePin(5), schema, changes.rows)
     assert cached.after(changes, 4, 5, wrote=False) is None      # the write was a replay's
     assert cached.after(changes, 4, 6, wrote=True) is None       # another commit came between
     assert cached.after(changes, 5, 6, wrote=True) is None       # the table had moved on before it
@@ -195,3 +219,90 @@ def test_small_batch_settings_reach_the_streaming_querys_own_session(spark, tmp_
     outputs = [value for stage, value in seen if stage == "after_outputs"]
     assert outputs == ["true", "false", "false"]                 # the first batch: the session's settings
     assert {value for stage, value in seen if stage == "after_batch"} == {"true"}
+
+
+def test_a_batch_that_dies_before_its_progress_commit_wrote_no_state(spark, tmp_path, tumbling_alone):
+    """With the state in the driver a batch's changes go into its progress row: a batch that dies
+    before that commit left the windows table as it was, and its replay gives the same tables."""
+    armed = []
+
+    def die_once(stage: str) -> None:
+        if stage == "before_progress" and armed:
+            armed.clear()
+            raise RuntimeError("killed")
+    op = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", str(tmp_path / "replay"), fault_injection=die_once)
+    for b, rows in enumerate(BATCHES):
+        if b == 2:
+            version = delta_io.latest_version(spark, op.store.windows_path)
+            armed.append(True)
+            with pytest.raises(RuntimeError, match="killed"):
+                op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
+            assert delta_io.latest_version(spark, op.store.windows_path) == version
+        op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
+    assert _tables(spark, op) == tumbling_alone
+
+
+@pytest.mark.parametrize("spec_of", [tumbling_spec, global_count_spec], ids=["tumbling", "global"])
+def test_logged_changes_are_compacted_into_the_windows_table(spark, tmp_path, log_batches, spec_of):
+    """Two batches log their changes, the third compacts them into the table, and so on; the end
+    of the input compacts too. After every batch the committed state equals that of an operator
+    that writes the table every batch, and after each compaction the table alone equals it."""
+    written = SparkWindowOperator.on_delta(spark, spec_of(), "op", str(tmp_path / "written"))
+    logged = SparkWindowOperator.on_delta(spark, spec_of(), "op", str(tmp_path / "logged"))
+    logged_from, table_moved = [], []
+
+    def both(run) -> None:
+        log_batches(0)
+        run(written)
+        before = delta_io.latest_version(spark, logged.store.windows_path)
+        log_batches(2)
+        run(logged)
+        last = logged.last_progress()
+        logged_from.append(last[state_log.LOGGED_FROM])
+        table_moved.append(delta_io.latest_version(spark, logged.store.windows_path) != before)
+        assert sorted(logged.store.open_windows()) == sorted(written.store.open_windows())
+        assert json.loads(last["metrics"]) == json.loads(written.last_progress()["metrics"])
+        if last[state_log.LOGGED_FROM] is None:
+            assert _table_rows(spark, logged) == _table_rows(spark, written)
+
+    for b, rows in enumerate(BATCHES):
+        both(lambda op: op.process_batch(spark.createDataFrame(rows, SCHEMA), b))
+    both(lambda op: op.flush(len(BATCHES)))
+    assert logged_from == [0, 0, None, 3, 3, None]
+    assert table_moved[1:] == [False, True, False, False, True]     # batch 0 created the table
+    assert logged.last_progress()["watermark_ms"] == MAX_TIMESTAMP_MS
+
+
+def test_a_new_process_folds_the_logged_changes_into_what_it_reads(spark, tmp_path, monkeypatch, log_batches,
+                                                                     tumbling_alone):
+    log_batches(10)
+    root = tmp_path / "restarted"
+    first = _run(spark, root, tumbling_spec(), BATCHES[:3], True, monkeypatch)
+    assert first.last_progress()[state_log.LOGGED_FROM] == 0            # three batches logged
+    second = _run(spark, root, tumbling_spec(), BATCHES[3:], True, monkeypatch, first_batch=3)
+    assert _tables(spark, second) == tumbling_alone
+
+
+@pytest.mark.parametrize("spec_of", [tumbling_spec, global_count_spec], ids=["tumbling", "global"])
+def test_a_state_too_large_for_the_driver_writes_the_logged_changes_with_its_own(spark, tmp_path, monkeypatch,
+                                                                                 log_batches, spec_of):
+    """Batches log while the state is in the driver; a process whose state does not fit reads the
+    table with the logs folded in and writes them into the table with its own batch's changes."""
+    log_batches(10)
+    reference = _run(spark, tmp_path / "reference", spec_of(), BATCHES, False, monkeypatch)
+    root = tmp_path / "grown"
+    _run(spark, root, spec_of(), BATCHES[:3], True, monkeypatch)
+    grown = _run(spark, root, spec_of(), BATCHES[3:], False, monkeypatch, first_batch=3)
+    assert _tables(spark, grown) == _tables(spark, reference)
+    assert grown.last_progress()[state_log.LOGGED_FROM] is None
+    assert _table_rows(spark, grown) == sorted(map(repr, grown.store.open_windows()))
+
+
+@pytest.mark.parametrize("value", ["-1", "ten", "2.5"])
+def test_a_bad_log_setting_names_itself_and_the_value(spark, value):
+    spark.conf.set(LOG_BATCHES_SETTING, value)
+    try:
+        with pytest.raises(ValueError, match=rf"{LOG_BATCHES_SETTING} = '{value}'"):
+            state_log.compact_after_batches(spark)
+    finally:
+        spark.conf.unset(LOG_BATCHES_SETTING)

@@ -129,7 +129,7 @@ def append(df: DataFrame, path: str, app_id: str, batch_id: int, merge_schema: b
     """
     spark = df.sparkSession
     exists = table_exists(spark, path)
-    if exists and _landed(spark, path, app_id, batch_id):
+    if exists and landed(spark, path, app_id, batch_id):
         return False
     writer = df.write.format("delta").mode("append").option("userMetadata", marker(app_id, batch_id, writer_id))
     if merge_schema:
@@ -148,7 +148,7 @@ def run_once(spark: SparkSession, path: str, app_id: str, batch_id: int, write: 
     statement's commit carries the marker (through the session's
     ``userMetadata`` configuration, set only while it runs).
     """
-    if _landed(spark, path, app_id, batch_id):
+    if landed(spark, path, app_id, batch_id):
         return False
     spark.conf.set(USER_METADATA_CONF, marker(app_id, batch_id))
     try:
@@ -258,7 +258,8 @@ def marker(app_id: str, batch_id: int, writer_id: str | None = None) -> str:
     return json.dumps(mark, sort_keys=True)
 
 
-def _landed(spark: SparkSession, path: str, app_id: str, batch_id: int) -> bool:
+def landed(spark: SparkSession, path: str, app_id: str, batch_id: int) -> bool:
+    """Whether ``app_id``'s write of ``batch_id`` (or of a later batch) has landed in the table at ``path``."""
     newest = committed_batch(spark, path, app_id)
     return newest is not None and newest >= batch_id
 

@@ -45,9 +45,13 @@ class Output:
 
 @dataclass(frozen=True)
 class StateVersions:
-    """The state tables' Delta versions a batch's progress row records (None: no such table)."""
+    """What a batch's progress row records of its state: the state tables' Delta versions (None: no
+    such table), and the window state changes it logged instead of writing the windows table
+    (``windows_logged_from``, ``state_changes``: :mod:`windowing.spark.state_log`; None: none)."""
     windows: int | None
     buffers: int | None = None
+    windows_logged_from: int | None = None
+    state_changes: str | None = None
 
 
 class BatchWork:

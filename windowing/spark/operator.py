@@ -152,6 +152,7 @@ class WindowOperator:
             batch_id=batch_id, watermark_ms=work.watermark_end_ms, max_seen_ms=work.max_seen_ms,
             processing_time_ms=processing_time_ms, time_state=work.time_state,
             windows_version=versions.windows, buffers_version=versions.buffers,
+            windows_logged_from=versions.windows_logged_from, state_changes=versions.state_changes,
             spec_fingerprint=self.fingerprint, spec_description=self.spec.describe(),
             input_schema=df.schema.json(), writer_id=self.writer_id, metrics=json.dumps(asdict(work.metrics)),
             committed_at=datetime.datetime.now(datetime.timezone.utc)))

@@ -188,8 +188,8 @@ class PlanExecutor:
 
         ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
         clock = trigger_plans.BatchClock.of(times)
-        windows_version, buffers_version = self.store.start_versions(last, buffers=self.definition.reads_buffers)
-        state = self._relevant_state(self.store.read_windows(windows_version), ctx, stats, clock, times)
+        windows_pin, buffers_version = self.store.start_versions(last, buffers=self.definition.reads_buffers)
+        state = self._relevant_state(self.store.read_windows(windows_pin), ctx, stats, clock, times)
         if self.definition.elements is Elements.SESSION:
             # the session plans keep the input's columns (a gap column, late rows written from them)
             elements = classified.where(F.col(STATUS) == ACCEPTED).select(*df.columns, TS, SEQ, WS, WE)
@@ -210,7 +210,7 @@ class PlanExecutor:
             metrics.windows_cleaned = out.cleaned_count
         elif out.cleaned is not None:
             metrics.windows_cleaned = out.cleaned.count()
-        work.planned(wm0, classified, times, out, windows_version)
+        work.planned(wm0, classified, times, out, windows_pin)
 
     @staticmethod
     def _observed_accounting(df: DataFrame, observation: Observation | None, panes_written: int | None,
@@ -350,10 +350,10 @@ class _PlanWork(BatchWork):
         self.plan_name = executor.plan.kind
 
     def planned(self, wm0: int, classified: DataFrame, times: "batch_time.BatchTime", out,
-                windows_version: int | None) -> None:
+                windows_pin) -> None:
         """What :meth:`PlanExecutor._compute` found: the watermark the last batch committed, the
-        classified rows, the batch's times, the plan's output and the state version it read."""
-        self.classified, self.times, self.out, self.read_version = classified, times, out, windows_version
+        classified rows, the batch's times, the plan's output and where it read the state (its pin)."""
+        self.classified, self.times, self.out, self.read_pin = classified, times, out, windows_pin
         self.watermark_start_ms, self.watermark_end_ms = wm0, times.watermark_end_ms
         self.max_seen_ms, self.time_state = times.max_seen_ms, times.time_state
         self.seen_rows = classified
@@ -390,8 +390,9 @@ class _PlanWork(BatchWork):
 
     def write_state(self) -> StateVersions:
         ex, out = self.executor, self.out
-        windows_version = ex.store.write_windows(out.upserts, out.deletes, ex.ctx_keys(), self.batch_id,
-                                                 self.read_version, ex.state_write)
+        windows = ex.store.write_windows(out.upserts, out.deletes, ex.ctx_keys(), self.batch_id,
+                                         self.read_pin, ex.state_write,
+                                         final=self.watermark_end_ms == MAX_TIMESTAMP_MS)
         if not isinstance(out, SessionOutput) and out.cleaned is None:
             # The state rows a batch deletes are the windows it cleaned up; the store counted
             # them as it wrote (every delete matches a state row: the plans delete only rows they read).
@@ -401,7 +402,7 @@ class _PlanWork(BatchWork):
         if ex.definition.reads_buffers:
             buffers_version = ex.store.merge_buffers(out.buffer_inserts, out.buffer_deletes,
                                                      list(ex.spec.key_columns) + ["elem_index"], self.batch_id)
-        return StateVersions(windows_version, buffers_version)
+        return StateVersions(windows.version, buffers_version, windows.logged_from, windows.state_changes)
 
 
 class _ClosingWork(BatchWork):

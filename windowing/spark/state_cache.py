@@ -1,4 +1,4 @@
-"""The windows table's rows at one Delta version, kept in the driver between batches.
+"""The window state's rows at one committed position, kept in the driver between batches.
 
 A stream runs batch after batch in one process, and each batch reads the
 window state pinned to the version the last committed batch recorded: almost
@@ -6,14 +6,18 @@ always the version this process wrote a moment before. Reading that version
 back from Delta builds a snapshot of it (log replay and file listing: several
 Spark jobs a batch). While the state is small (at most
 :data:`MAX_CACHED_STATE_ROWS` rows) the store keeps the rows instead, with the
-version they equal, and a batch that pins that version reads them as a local
-relation; the table stays the record (every batch still writes its changes to
-it, and a new process, a replay or another writer's version reads Delta).
+position they equal, and a batch that pins that position reads them as a local
+relation; Delta stays the record (every batch's changes reach the windows table
+or its own progress row, :mod:`windowing.spark.state_log`, and a new process, a
+replay or another writer's commit reads Delta).
 
-The rows equal the table at ``version`` by construction: they are a read of
-that version, or the rows of the version before with one batch's changes
-applied, kept only when that batch's own write is the one commit between the
-two versions (:meth:`CachedState.after`).
+The rows equal the state at their pin (:class:`windowing.spark.state_log.StatePin`:
+a table version, plus the changes committed batches logged in their progress
+rows) by construction: they are a read of that state, the rows of the state
+before with one batch's logged changes applied (kept for the pin of the
+progress row this writer commits), or the rows of the version before with one
+batch's changes applied, kept only when that batch's own write is the one
+commit between the two versions (:meth:`CachedState.after`).
 """
 from __future__ import annotations
 
@@ -22,6 +26,7 @@ from dataclasses import dataclass
 from pyspark.sql import types as T
 
 from windowing.spark.columns import DELETE_FLAG
+from windowing.spark.state_log import StatePin
 
 MAX_CACHED_STATE_ROWS = 50_000
 """Largest window state (rows) kept in the driver; a larger state is read from Delta each batch."""
@@ -67,11 +72,17 @@ class Changes:
 
 @dataclass(frozen=True)
 class CachedState:
-    """The windows table's rows at ``version`` (in ``schema``'s column order)."""
+    """The window state's rows at ``pin`` (in ``schema``'s column order).
 
-    version: int
+    ``logged_rows`` and ``logged_buckets``: how many change rows the pin's logged batches hold
+    and the ``end_bucket`` values they touched (what a compaction rewrites besides a batch's own).
+    """
+
+    pin: StatePin
     schema: T.StructType
     rows: tuple
+    logged_rows: int = 0
+    logged_buckets: frozenset = frozenset()
 
     def apply(self, changes: list, keys: list[str], bucket_column: str) -> Changes:
         """The rows after a change set (:func:`apply_changes`) and the buckets it touched."""
@@ -80,11 +91,17 @@ class CachedState:
         return Changes(tuple(rows), deleted, frozenset(change[bucket_column] for change in changes))
 
     def after(self, changes: Changes, version_before: int, version_after: int, wrote: bool) -> "CachedState | None":
-        """The cache for the version a batch's write produced, or None when it cannot be known.
+        """The cache for the version a batch's write produced (the logged changes folded in), or
+        None when it cannot be known.
 
         Known only when this batch's write ran (not skipped as landed), the table was at this
         cache's version before it, and the write is the one commit after it.
         """
-        if wrote and version_before == self.version and version_after == self.version + 1:
-            return CachedState(version_after, self.schema, changes.rows)
+        if wrote and version_before == self.pin.version and version_after == self.pin.version + 1:
+            return CachedState(StatePin(version_after), self.schema, changes.rows)
         return None
+
+    def logged(self, changes: Changes, pin: StatePin, change_rows: int) -> "CachedState":
+        """The cache after a batch logged ``change_rows`` changes (``pin``: the state its progress row records)."""
+        return CachedState(pin, self.schema, changes.rows, self.logged_rows + change_rows,
+                           self.logged_buckets | changes.touched)

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import enum
 import functools
+from dataclasses import dataclass
 
 from delta.exceptions import (ConcurrentAppendException, ConcurrentWriteException, MetadataChangedException,
                               ProtocolChangedException)
@@ -25,12 +26,13 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
-from windowing.spark import delta_io
+from windowing.spark import delta_io, state_log
 from windowing.spark.claims import ClaimLog, ConcurrentWriterError, app_id, release
 from windowing.spark.columns import DELETE_FLAG
 from windowing.spark.local_frames import local_frame
 from windowing.spark.prepare import END_BUCKET
 from windowing.spark.state_cache import MAX_CACHED_STATE_ROWS, CachedState, apply_changes
+from windowing.spark.state_log import LOG_FIELDS, STATE_CHANGES, StatePin
 
 WS, WE, SUPERSEDES = "window_start_ms", "window_end_ms", "supersedes"
 
@@ -53,6 +55,8 @@ PROGRESS_SCHEMA = T.StructType([
     T.StructField("run", T.StringType(), True),
     # The source offsets the batch read (JSON, see DeltaStore.source_offsets); null when not told.
     T.StructField("source_offsets", T.StringType(), True),
+    # The window state changes logged in the row (windowing.spark.state_log); null when none.
+    *LOG_FIELDS,
 ])
 PROGRESS_PROPERTIES = {"delta.dataSkippingStatsColumns": "batch_id"}
 """File statistics of the progress table: only ``batch_id`` (a batch's row); statistics of
@@ -60,6 +64,18 @@ all thirteen columns cost each commit 0.05-0.1 CPU s of code generation and skip
 
 
 _DELETED = "__deleted"
+_CHANGE_JSON = "__change_json"
+
+
+@dataclass(frozen=True)
+class WindowsWrite:
+    """What a batch's window-state write gives its progress row: the windows table's version, and
+    the first logged batch and this batch's logged changes (JSON) when it logged instead of writing
+    (:mod:`windowing.spark.state_log`)."""
+
+    version: int | None
+    logged_from: int | None = None
+    state_changes: str | None = None
 
 
 class StateWrite(enum.Enum):
@@ -195,6 +211,8 @@ class DeltaStore:
         """The windows table's rows at one version, while the state is small (:mod:`windowing.spark.state_cache`)."""
         self._cache_windows = True
         """False once the state was found too large to keep in the driver."""
+        self._writer_id: str | None = None
+        """The writer of the batch this store claimed last (the state it logs is pinned to its progress row)."""
         self._generation: int | None = None
         self.run: str | None = None
         """What the driver records in each progress row's ``run`` column (e.g. a backfill's range)."""
@@ -217,6 +235,7 @@ class DeltaStore:
             last = self.last_progress()
             return last is not None and last["batch_id"] >= batch_id
         self._generation = self.claims.claim(batch_id, writer_id, committed)
+        self._writer_id = writer_id
         # Another writer may have committed batches since this store read its progress.
         if self._loaded and self._progress_version != self._current_progress_version() and committed():
             release(writer_id)
@@ -259,7 +278,7 @@ class DeltaStore:
             self._last = None
             self._progress_version = self._current_progress_version()
             if self._progress_version is not None:
-                rows = (self.spark.read.format("delta").load(self.progress_path)
+                rows = (self.spark.read.format("delta").load(self.progress_path).drop(STATE_CHANGES)
                         .orderBy(F.col("batch_id").desc()).limit(4).collect())
                 self._last = self._committed(rows)
             self._loaded = True
@@ -288,9 +307,10 @@ class DeltaStore:
         delta_io.create_empty(self.spark, PROGRESS_SCHEMA, self.progress_path, properties=PROGRESS_PROPERTIES)
         self._tables_ready = True
 
-    def start_versions(self, last: dict | None, buffers: bool) -> tuple[int | None, int | None]:
-        """The versions of ``windows`` and (if ``buffers``) ``buffers`` a batch reads, fixed at its start
-        (after :meth:`ensure_tables`).
+    def start_versions(self, last: dict | None, buffers: bool) -> tuple[StatePin, int | None]:
+        """Where a batch reads ``windows`` (a :class:`StatePin`: a version and the changes logged
+        since) and the version of ``buffers`` (if ``buffers``), fixed at its start (after
+        :meth:`ensure_tables`).
 
         Those the last committed batch recorded; for a table that no committed
         batch recorded (the first batch, or a table created after the last
@@ -305,7 +325,7 @@ class DeltaStore:
                 return None
             return delta_io.version_before_marks(self.spark, path, self.operator_id)
         last = last or {}
-        return (pinned(last.get("windows_version"), self.windows_path),
+        return (state_log.pin_of(last, pinned(last.get("windows_version"), self.windows_path)),
                 pinned(last.get("buffers_version"), self.buffers_path) if buffers else None)
 
     @property
@@ -313,21 +333,33 @@ class DeltaStore:
         """Whether the window state is kept in the driver (small; see :mod:`windowing.spark.state_cache`)."""
         return self._cached is not None
 
-    def read_windows(self, version: int | None) -> DataFrame:
-        """The windows table at ``version``: the rows kept in the driver when they are that version,
-        else read from Delta (and kept, when the state is small; see :mod:`windowing.spark.state_cache`)."""
+    def read_windows(self, pin: StatePin) -> DataFrame:
+        """The window state at ``pin``: the rows kept in the driver when they are that state, else
+        read from Delta, logged changes folded in (and kept, when the state is small; see
+        :mod:`windowing.spark.state_cache`)."""
         cached = self._cached
-        if cached is not None and cached.version == version:
+        if cached is not None and cached.pin == pin:
             return local_frame(self.spark, list(cached.rows), cached.schema)
-        frame = delta_io.read_as_of(self.spark, self.windows_path, version)
-        if version is None or not self._cache_windows:
+        table = delta_io.read_as_of(self.spark, self.windows_path, pin.version)
+        frame, logged_rows, logged_buckets = table, 0, frozenset()
+        if pin.logs:
+            keys = state_log.state_keys(table.schema)
+            changes = state_log.logged_changes(self.spark, self.progress_path, pin, table.schema,
+                                               self.operator_id)
+            frame = state_log.fold(table, delta_io.conform(state_log.net_changes(changes, keys),
+                                                           state_log.change_schema(table.schema)), keys)
+            if self._cache_windows:
+                per_bucket = changes.groupBy(END_BUCKET).count().collect()
+                logged_rows = sum(int(r["count"]) for r in per_bucket)
+                logged_buckets = frozenset(r[END_BUCKET] for r in per_bucket)
+        if pin.version is None or not self._cache_windows:
             return frame
         rows = frame.limit(MAX_CACHED_STATE_ROWS + 1).collect()
         if len(rows) > MAX_CACHED_STATE_ROWS:
             self._cache_windows, self._cached = False, None
             return frame
-        self._cached = CachedState(version, frame.schema, tuple(tuple(r) for r in rows))
-        return local_frame(self.spark, list(self._cached.rows), frame.schema)
+        self._cached = CachedState(pin, table.schema, tuple(tuple(r) for r in rows), logged_rows, logged_buckets)
+        return local_frame(self.spark, list(self._cached.rows), table.schema)
 
     def read_buffers(self, version):
         return delta_io.read_as_of(self.spark, self.buffers_path, version)
@@ -391,6 +423,12 @@ class DeltaStore:
         return delta_io.merge_once(self.spark, path, merge_source(upserts, deletes, schema), keys,
                                    app or self.operator_id, batch_id, update=update)
 
+    def open_windows(self) -> list:
+        """The open windows after the last committed batch (logged changes folded in), as tuples in
+        the windows table's column order."""
+        frame = state_log.committed_windows(self.spark, self.windows_path.rsplit("/", 1)[0], self.operator_id)
+        return [] if frame is None else [tuple(r) for r in frame.collect()]
+
     def windows_version(self) -> int | None:
         """The current version of the windows table (for a batch that did not change it); None if none."""
         if not delta_io.table_exists(self.spark, self.windows_path):
@@ -407,18 +445,28 @@ class DeltaStore:
         self.windows_deleted = delta_io.merge_deleted_rows(self.spark, self.windows_path, self.operator_id, batch_id)
         return version
 
-    def write_windows(self, upserts, deletes, keys, batch_id, read_version: int | None, how: StateWrite) -> int:
-        """Apply a batch's state changes once (see :class:`StateWrite`); returns the windows table's version.
+    def write_windows(self, upserts, deletes, keys, batch_id, pin: StatePin, how: StateWrite,
+                      final: bool = False) -> WindowsWrite:
+        """Apply a batch's state changes once: logged in its progress row, or written to the windows
+        table (see :class:`StateWrite` and :mod:`windowing.spark.state_log`).
 
-        ``read_version`` is the version the batch read its state from (its pinned
-        version). Afterwards :attr:`windows_deleted` holds how many state rows the
-        batch deleted (None when a replay found the change already written).
+        ``pin`` is where the batch read its state. ``final``: the batch ends the input (the
+        table is brought up to date). Afterwards :attr:`windows_deleted` holds how many state rows
+        the batch deleted (None when a replay found the change already written).
         """
         cached, self._cached = self._cached, None      # kept again only if this write's result is known
-        if cached is not None and cached.version == read_version:
-            return self._write_windows_cached(cached, upserts, deletes, keys, batch_id, how)
+        if cached is not None and cached.pin == pin:
+            return self._write_windows_cached(cached, upserts, deletes, keys, batch_id, how, final)
+        own_deletes = None
+        if pin.logs:
+            # The table lacks the logged changes: they go in with this batch's (which win on a key).
+            own_deletes = deletes.count()
+            upserts, deletes = self._with_logged(pin, upserts, deletes, keys)
         if how is StateWrite.MERGE:
-            return self.merge_windows(upserts, deletes, keys, batch_id)
+            version = self.merge_windows(upserts, deletes, keys, batch_id)
+            if own_deletes is not None and self.windows_deleted is not None:
+                self.windows_deleted = own_deletes
+            return WindowsWrite(version)
         path = self.windows_path
         self.windows_deleted = None
         # The bucket list and the rewrite both read the changes: computed once.
@@ -429,11 +477,12 @@ class DeltaStore:
                        .unionByName(deletes.select(END_BUCKET, F.lit(1).alias(_DELETED)))
                        .groupBy(END_BUCKET).agg(F.sum(_DELETED).alias(_DELETED)).collect())
             # Every delete names a state row the batch read (the plans delete only rows they read).
-            self.windows_deleted = sum(int(row[_DELETED]) for row in touched)
+            self.windows_deleted = (sum(int(row[_DELETED]) for row in touched) if own_deletes is None
+                                    else own_deletes)
             if not touched:
                 return
             buckets = sorted(int(row[END_BUCKET]) for row in touched)
-            old = delta_io.read_as_of(self.spark, path, read_version).where(F.col(END_BUCKET).isin(buckets))
+            old = delta_io.read_as_of(self.spark, path, pin.version).where(F.col(END_BUCKET).isin(buckets))
             changed = upserts.select(*keys).unionByName(deletes.select(*keys))
             kept = old.alias("o").join(changed.alias("c"), [F.col(f"o.`{k}`").eqNullSafe(F.col(f"c.`{k}`"))
                                                             for k in keys], "left_anti")
@@ -446,38 +495,78 @@ class DeltaStore:
         finally:
             upserts.unpersist()
             deletes.unpersist()
-        return delta_io.latest_version(self.spark, path)
+        return WindowsWrite(delta_io.latest_version(self.spark, path))
 
-    def _write_windows_cached(self, cached: CachedState, upserts, deletes, keys, batch_id, how: StateWrite) -> int:
+    def _with_logged(self, pin: StatePin, upserts: DataFrame, deletes: DataFrame, keys: list[str]):
+        """A batch's changes with the changes ``pin`` logged underneath: ``(upserts, deletes)`` that
+        take the table at ``pin.version`` to the state after the batch."""
+        schema = delta_io.read_as_of(self.spark, self.windows_path, pin.version).schema
+        logged = state_log.net_changes(
+            state_log.logged_changes(self.spark, self.progress_path, pin, schema, self.operator_id), keys)
+        batch = merge_source(upserts, deletes, schema)
+        combined = (delta_io.conform(logged, batch.schema).alias("l")
+                    .join(batch.alias("b"), [F.col(f"l.`{k}`").eqNullSafe(F.col(f"b.`{k}`")) for k in keys],
+                          "left_anti")
+                    .unionByName(batch))
+        return (combined.where(~F.col(DELETE_FLAG)).drop(DELETE_FLAG),
+                combined.where(F.col(DELETE_FLAG)).select(*keys))
+
+    def _write_windows_cached(self, cached: CachedState, upserts, deletes, keys, batch_id, how: StateWrite,
+                              final: bool) -> WindowsWrite:
         """:meth:`write_windows` from the rows kept in the driver: the changes are collected once
-        (one job), applied to the rows, and written from them: the touched buckets' rows
-        (``REWRITE_BUCKETS``) or the changes as a MERGE source (``MERGE``), with no read of the table."""
-        path = self.windows_path
+        (one job) and applied to the rows. Then either logged (their JSON goes into the progress
+        row; the table is not written) or, to compact, the buckets the batch and the logged
+        changes touched are rewritten from the rows (``MERGE`` without a log: the changes as
+        a MERGE source), with no read of the table."""
+        path, pin = self.windows_path, cached.pin
         source = merge_source(upserts, deletes, cached.schema)
-        collected = source.collect()
+        columns = [F.col(f"`{c}`") for c in source.columns]
+        collected = source.select(*columns, F.to_json(F.struct(*columns)).alias(_CHANGE_JSON)).collect()
         changes = cached.apply(collected, keys, END_BUCKET)
         self.windows_deleted = changes.deleted
         before = delta_io.latest_version(self.spark, path)
-        if not collected:
-            self._cached = cached if before == cached.version else None
-            return before
-        if how is StateWrite.MERGE:
-            frame = local_frame(self.spark, [tuple(r) for r in collected], source.schema)
+        if self._logs(cached, batch_id, len(collected), final, before):
+            logged_from = pin.logged_from if pin.logs else batch_id
+            if not collected and not pin.logs:
+                self._cached = cached
+                return WindowsWrite(pin.version)
+            logged = StatePin(pin.version, logged_from, batch_id, self._writer_id)
+            self._cached = cached.logged(changes, logged, len(collected))
+            text = "[" + ",".join(sorted(row[_CHANGE_JSON] for row in collected)) + "]" if collected else None
+            return WindowsWrite(pin.version, logged_from, text)
+        buckets = changes.touched | cached.logged_buckets
+        if not buckets:
+            self._cached = cached if before == pin.version else None
+            return WindowsWrite(before)
+        if how is StateWrite.MERGE and not pin.logs:
+            frame = local_frame(self.spark, [tuple(r)[:-1] for r in collected], source.schema)
             wrote, after = delta_io.merge_once_ran(self.spark, path, frame, keys, self.operator_id, batch_id)
         else:
             bucket_at = cached.schema.names.index(END_BUCKET)
-            rows = [r for r in changes.rows if r[bucket_at] in changes.touched]
-            buckets = ", ".join(map(str, sorted(changes.touched)))
+            rows = [r for r in changes.rows if r[bucket_at] in buckets]
+            listed = ", ".join(map(str, sorted(buckets)))
 
             def rewrite() -> None:
                 (local_frame(self.spark, rows, cached.schema).write.format("delta").mode("overwrite")
-                 .option("replaceWhere", f"{END_BUCKET} IN ({buckets})").save(path))
+                 .option("replaceWhere", f"{END_BUCKET} IN ({listed})").save(path))
             wrote = delta_io.run_once(self.spark, path, self.operator_id, batch_id, rewrite)
             after = delta_io.latest_version(self.spark, path)
         if not wrote:
             self.windows_deleted = None      # a replay: another attempt's write of the batch landed
         self._cached = cached.after(changes, before, after, wrote)
-        return after
+        return WindowsWrite(after)
+
+    def _logs(self, cached: CachedState, batch_id: int, change_rows: int, final: bool, table_version: int) -> bool:
+        """Whether a batch logs its changes rather than write the table (:mod:`windowing.spark.state_log`):
+        logging is on, the batch does not end the input, the table is at the pinned version (no
+        attempt of this batch wrote it), and the logged batches and rows stay within the limits."""
+        limit = state_log.compact_after_batches(self.spark)
+        pin = cached.pin
+        logged_batches = batch_id - pin.logged_from + 1 if pin.logs else 1
+        return (limit > 0 and not final and table_version == pin.version and logged_batches <= limit
+                and cached.logged_rows + change_rows <= state_log.COMPACT_AFTER_ROWS
+                and not delta_io.landed(self.spark, path=self.windows_path, app_id=self.operator_id,
+                                        batch_id=batch_id))
 
     def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
         return self._merge(self.buffers_path, inserts, deletes, keys, batch_id, update=False)
@@ -506,7 +595,7 @@ class DeltaStore:
                 raise
             appended = append()     # another writer created the table first: check its batches, then append
         if appended and delta_io.first_writer(self.spark, path, self.operator_id, batch_id, before) == writer_id:
-            self._last, self._progress_version = row, self._current_progress_version()
+            self._last, self._progress_version = {**row, STATE_CHANGES: None}, self._current_progress_version()
             release(writer_id)
             return
         if appended:      # lost a race: the batch's first commit is another writer's
@@ -606,9 +695,9 @@ class MemoryStore:
         self._windows, self.windows_deleted = self._apply(self._windows, upserts, deletes, keys, "windows")
         return len(self.progress) + 1
 
-    def write_windows(self, upserts, deletes, keys, batch_id, read_version, how: StateWrite) -> int:
+    def write_windows(self, upserts, deletes, keys, batch_id, pin, how: StateWrite, final: bool = False) -> WindowsWrite:
         """In memory every way of writing is the same: the changes applied to the rows."""
-        return self.merge_windows(upserts, deletes, keys, batch_id)
+        return WindowsWrite(self.merge_windows(upserts, deletes, keys, batch_id))
 
     def merge_buffers(self, inserts, deletes, keys, batch_id) -> int:
         self._buffers, _ = self._apply(self._buffers, inserts, deletes, keys, "buffers")
