@@ -18,7 +18,8 @@ What one soak does (``docs/fault-soak.md`` is the user's guide):
    batch Spark had planned before its last kill, until the next arrival's runs replay it:
    :meth:`Soak._stream_phase`); then ``concurrent_pairs`` times: one more arrival landed and
    two ``winjob stream`` runs of the job started together.
-5. Checks: every table of both operators (results, late, quarantine, windows, buffers,
+5. Checks: every table of both operators (results, late, quarantine, windows as the
+   committed state with the changes logged in progress rows folded in, buffers,
    progress) holds the clean run's rows, as multisets, after dropping only the columns
    that record when or by which process a batch ran (:data:`RUN_VARYING_COLUMNS`); no
    table holds two rows with one natural key; each run of a concurrent pair exits 0, or 4
@@ -710,7 +711,11 @@ def _rows(spark, path: str, kind: str) -> Counter | None:
     """The table's rows as a multiset of tuples (columns sorted by name, run-varying ones dropped); None: no table."""
     if not _exists(spark, path):
         return None
-    df = spark.read.format("delta").load(path).drop(*RUN_VARYING_COLUMNS.get(kind, ()))
+    if kind == "windows":          # the committed state: changes logged in progress rows folded in
+        from windowing.spark import state_log
+        df = state_log.committed_windows(spark, path.rsplit("/", 1)[0])
+    else:
+        df = spark.read.format("delta").load(path).drop(*RUN_VARYING_COLUMNS.get(kind, ()))
     columns = sorted(df.columns)
     rows = [r.asDict() for r in df.select(*columns).collect()]
     if TIME_STATE in columns:

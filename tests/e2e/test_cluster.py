@@ -234,11 +234,12 @@ def _unfired_purchases(spark, job) -> int:
     a one-pass backfill keeps no window state)."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
+    from windowing.spark import state_log
     keys, windows = ["user_id", "window_start_ms"], f"{job.state_root}/{job.operator_id}/windows"
     if not DeltaTable.isDeltaTable(spark, windows):
         return 0
     fired = spark.read.format("delta").load(job.results_path).select(*keys).distinct()
-    state = spark.read.format("delta").load(windows)
+    state = state_log.committed_windows(spark, windows.rsplit("/", 1)[0], job.operator_id)
     return state.join(fired, keys, "left_anti").agg(F.sum("acc__purchases__count")).first()[0] or 0
 
 
