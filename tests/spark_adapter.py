@@ -133,6 +133,11 @@ class DeltaExecutor(SparkExecutor):
     """
 
     OUTPUTS = ("results", "late", "quarantine")
+    RESTART_BEFORE_BATCH = 2
+    """Before its third batch the DataFrame plan's operator is built anew on the same tables, as a
+    restarted stream's would be: that batch reads its state from Delta with the changes the
+    batches before logged in their progress rows folded in (:mod:`windowing.spark.state_log`),
+    so each plan's state layout goes through the log and back."""
 
     def __init__(self, spark, spec: WindowSpec, schema: str, root: str, operator_id: str = "transcript"):
         if spec.output_mode != APPEND:
@@ -140,7 +145,16 @@ class DeltaExecutor(SparkExecutor):
                              f"{spec.output_mode!r} keeps only some; use a spec in mode {APPEND!r}")
         self.plans_run: list[str] = []
         self._outputs: dict[str, dict[int, list[dict]]] | None = None
+        self._root, self._operator_id, self._batches = root, operator_id, 0
         super().__init__(spark, spec, schema, delta_store(spark, spec, operator_id, root))
+
+    def process_batch(self, rows, batch_id: int, watermark_ms: int | None = None,
+                      processing_time_ms: int | None = None) -> BatchResult:
+        if self._batches == self.RESTART_BEFORE_BATCH and not isinstance(self.operator, KeyedModelOperator):
+            self.store = delta_store(self.spark, self.spec, self._operator_id, self._root)
+            self.operator = make_operator(self.spark, self.spec, self.store)
+        self._batches += 1
+        return super().process_batch(rows, batch_id, watermark_ms, processing_time_ms)
 
     def _written(self, kind: str, batch_id: int) -> list[dict]:
         if self._outputs is None:

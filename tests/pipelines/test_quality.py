@@ -193,7 +193,8 @@ def test_state_suites(spark, pipeline):
     base = f"{job.state_root}/{job.operator_id}"
     progress = _read(spark, f"{base}/progress")
     last = progress.orderBy(F.col("batch_id").desc()).first()
-    windows = spark.read.format("delta").option("versionAsOf", last["windows_version"]).load(f"{base}/windows")
+    from windowing.spark import state_log
+    windows = state_log.committed_windows(spark, base, job.operator_id)    # logged changes folded in
     assert windows.count() > 0, "the stream should leave open windows"
     wm, lateness = last["watermark_ms"], job.spec.allowed_lateness_ms
     assert check_frame(job, "state_windows", with_cleanup_due(windows, wm, lateness)).success
