@@ -81,10 +81,10 @@ def _committed_pin(op) -> StatePin:
     return op.store.start_versions(op.last_progress(), buffers=False)[0]
 
 
-def _run(spark, root, spec, batches, in_driver: bool, monkeypatch, first_batch: int = 0):
+def _run(spark, root, spec, batches, in_driver: bool, monkeypatch, first_batch: int = 0, max_rows: int = -1):
     with monkeypatch.context() as patch:
         if not in_driver:
-            patch.setattr(stores, "MAX_CACHED_STATE_ROWS", -1)     # no state is small enough
+            patch.setattr(stores, "MAX_CACHED_STATE_ROWS", max_rows)     # no state is small enough
         op = SparkWindowOperator.on_delta(spark, spec, "op", str(root))
         for b, rows in enumerate(batches, start=first_batch):
             op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
@@ -306,3 +306,13 @@ def test_a_bad_log_setting_names_itself_and_the_value(spark, value):
             state_log.compact_after_batches(spark)
     finally:
         spark.conf.unset(LOG_BATCHES_SETTING)
+
+
+def test_a_first_batch_too_large_for_the_driver_is_written_from_delta_and_not_kept(spark, tmp_path, monkeypatch,
+                                                                                   tumbling_alone):
+    """The first batch reads an empty table (kept in the driver) but changes more rows than the
+    driver keeps (3 windows, at most 2 kept): it is written as from Delta, and no later batch
+    keeps the state (a large backfill's state must not come back through the driver)."""
+    grown = _run(spark, tmp_path / "large", tumbling_spec(), BATCHES, False, monkeypatch, max_rows=2)
+    assert _tables(spark, grown) == tumbling_alone
+    assert grown.last_progress()[state_log.LOGGED_FROM] is None

@@ -456,7 +456,10 @@ class DeltaStore:
         """
         cached, self._cached = self._cached, None      # kept again only if this write's result is known
         if cached is not None and cached.pin == pin:
-            return self._write_windows_cached(cached, upserts, deletes, keys, batch_id, how, final)
+            written = self._write_windows_cached(cached, upserts, deletes, keys, batch_id, how, final)
+            if written is not None:
+                return written
+            self._cache_windows = False                # too many changes for the driver: written from Delta
         own_deletes = None
         if pin.logs:
             # The table lacks the logged changes: they go in with this batch's (which win on a key).
@@ -512,20 +515,29 @@ class DeltaStore:
                 combined.where(F.col(DELETE_FLAG)).select(*keys))
 
     def _write_windows_cached(self, cached: CachedState, upserts, deletes, keys, batch_id, how: StateWrite,
-                              final: bool) -> WindowsWrite:
+                              final: bool) -> WindowsWrite | None:
         """:meth:`write_windows` from the rows kept in the driver: the changes are collected once
         (one job) and applied to the rows. Then either logged (their JSON goes into the progress
         row; the table is not written) or, to compact, the buckets the batch and the logged
         changes touched are rewritten from the rows (``MERGE`` without a log: the changes as
-        a MERGE source), with no read of the table."""
+        a MERGE source), with no read of the table.
+
+        None, having written nothing, when the batch changes more than
+        :data:`MAX_CACHED_STATE_ROWS` rows (a large first batch): the caller writes from Delta.
+        A state that grows past that size is written (not logged) and no longer kept.
+        """
         path, pin = self.windows_path, cached.pin
         source = merge_source(upserts, deletes, cached.schema)
         columns = [F.col(f"`{c}`") for c in source.columns]
-        collected = source.select(*columns, F.to_json(F.struct(*columns)).alias(_CHANGE_JSON)).collect()
+        collected = (source.select(*columns, F.to_json(F.struct(*columns)).alias(_CHANGE_JSON))
+                     .limit(MAX_CACHED_STATE_ROWS + 1).collect())
+        if len(collected) > MAX_CACHED_STATE_ROWS:
+            return None
         changes = cached.apply(collected, keys, END_BUCKET)
         self.windows_deleted = changes.deleted
         before = delta_io.latest_version(self.spark, path)
-        if self._logs(cached, batch_id, len(collected), final, before):
+        fits = len(changes.rows) <= MAX_CACHED_STATE_ROWS
+        if fits and self._logs(cached, batch_id, len(collected), final, before):
             logged_from = pin.logged_from if pin.logs else batch_id
             if not collected and not pin.logs:
                 self._cached = cached
@@ -553,7 +565,8 @@ class DeltaStore:
             after = delta_io.latest_version(self.spark, path)
         if not wrote:
             self.windows_deleted = None      # a replay: another attempt's write of the batch landed
-        self._cached = cached.after(changes, before, after, wrote)
+        self._cached = cached.after(changes, before, after, wrote) if fits else None
+        self._cache_windows = self._cache_windows and fits
         return WindowsWrite(after)
 
     def _logs(self, cached: CachedState, batch_id: int, change_rows: int, final: bool, table_version: int) -> bool:
