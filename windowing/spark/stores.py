@@ -708,7 +708,8 @@ class MemoryStore:
         self._windows, self.windows_deleted = self._apply(self._windows, upserts, deletes, keys, "windows")
         return len(self.progress) + 1
 
-    def write_windows(self, upserts, deletes, keys, batch_id, pin, how: StateWrite, final: bool = False) -> WindowsWrite:
+    def write_windows(self, upserts, deletes, keys, batch_id, pin, how: StateWrite,
+                      final: bool = False) -> WindowsWrite:
         """In memory every way of writing is the same: the changes applied to the rows."""
         return WindowsWrite(self.merge_windows(upserts, deletes, keys, batch_id))
 
