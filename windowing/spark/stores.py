@@ -27,6 +27,7 @@ from pyspark.sql import types as T
 
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io, state_log
+from windowing.spark.batch_settings import last_input_rows
 from windowing.spark.claims import ClaimLog, ConcurrentWriterError, app_id, release
 from windowing.spark.columns import DELETE_FLAG
 from windowing.spark.local_frames import local_frame
@@ -529,8 +530,13 @@ class DeltaStore:
         path, pin = self.windows_path, cached.pin
         source = merge_source(upserts, deletes, cached.schema)
         columns = [F.col(f"`{c}`") for c in source.columns]
-        collected = (source.select(*columns, F.to_json(F.struct(*columns)).alias(_CHANGE_JSON))
-                     .limit(MAX_CACHED_STATE_ROWS + 1).collect())
+        with_json = source.select(*columns, F.to_json(F.struct(*columns)).alias(_CHANGE_JSON))
+        previous_rows = last_input_rows(self._last)
+        if previous_rows is None or previous_rows > MAX_CACHED_STATE_ROWS:
+            # A first batch or one after a large batch may change more rows than the driver keeps: a
+            # bounded collect (it may take Spark a few jobs). A stream's next batch collects in one.
+            with_json = with_json.limit(MAX_CACHED_STATE_ROWS + 1)
+        collected = with_json.collect()
         if len(collected) > MAX_CACHED_STATE_ROWS:
             return None
         changes = cached.apply(collected, keys, END_BUCKET)
