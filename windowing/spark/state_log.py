@@ -144,11 +144,17 @@ def net_changes(changes: DataFrame, keys: list[str]) -> DataFrame:
     return changes.withColumn(_RANK, F.row_number().over(newest)).where(F.col(_RANK) == 1).drop(_RANK, _ORDER)
 
 
+def overlay(base: DataFrame, top: DataFrame, keys: list[str]) -> DataFrame:
+    """``top``'s rows and those of ``base`` whose key (null-safe) ``top`` does not have."""
+    kept = base.alias("b").join(top.alias("t"), [F.col(f"b.`{k}`").eqNullSafe(F.col(f"t.`{k}`")) for k in keys],
+                                "left_anti")
+    return kept.unionByName(top)
+
+
 def fold(table: DataFrame, net: DataFrame, keys: list[str]) -> DataFrame:
     """The table's rows with the net changes applied: a changed key's row replaced or deleted."""
-    kept = table.alias("t").join(net.alias("n"), [F.col(f"t.`{k}`").eqNullSafe(F.col(f"n.`{k}`")) for k in keys],
-                                 "left_anti")
-    return kept.unionByName(net.where(~F.col(DELETE_FLAG)).drop(DELETE_FLAG))
+    rows = overlay(table.withColumn(DELETE_FLAG, F.lit(False)), net, keys)
+    return rows.where(~F.col(DELETE_FLAG)).drop(DELETE_FLAG)
 
 
 def read_state(spark: SparkSession, windows_path: str, progress_path: str, pin: StatePin,

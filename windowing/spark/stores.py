@@ -508,10 +508,7 @@ class DeltaStore:
         logged = state_log.net_changes(
             state_log.logged_changes(self.spark, self.progress_path, pin, schema, self.operator_id), keys)
         batch = merge_source(upserts, deletes, schema)
-        combined = (delta_io.conform(logged, batch.schema).alias("l")
-                    .join(batch.alias("b"), [F.col(f"l.`{k}`").eqNullSafe(F.col(f"b.`{k}`")) for k in keys],
-                          "left_anti")
-                    .unionByName(batch))
+        combined = state_log.overlay(delta_io.conform(logged, batch.schema), batch, keys)
         return (combined.where(~F.col(DELETE_FLAG)).drop(DELETE_FLAG),
                 combined.where(F.col(DELETE_FLAG)).select(*keys))
 
