@@ -16,6 +16,7 @@ triggered runs, backfill runs per interval, asset-triggered quality runs.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import sqlite3
 import time
 from contextlib import closing
@@ -25,10 +26,11 @@ import psutil
 import pytest
 
 from pipelines.airflow_local import LocalAirflow, free_port
+from test_cluster import SERVICES_GROUP
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "jobs" / "demo.toml"
-pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.spark]
+pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group(SERVICES_GROUP)]
 UTC = dt.timezone.utc
 
 # Generous but bounded: a cold start on a busy 2-core machine takes a minute or two,
@@ -75,9 +77,29 @@ def wait_for(airflow: LocalAirflow, dag_id: str, accept, what: str, timeout_s: f
         if accept(runs):
             return runs
         if airflow.process.poll() is not None:
-            pytest.fail(f"airflow standalone exited while waiting for {what}:\n{airflow.log_tail()}")
+            pytest.fail(f"airflow standalone exited while waiting for {what}:\n{airflow.log_tail()}\n"
+                        f"{task_report(airflow)}")
         time.sleep(POLL_S)
-    pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; runs: {runs}\n{airflow.log_tail()}")
+    pytest.fail(f"timed out after {timeout_s:.0f}s waiting for {what}; runs: {runs}\n{task_report(airflow)}\n"
+                f"{airflow.log_tail()}")
+
+
+def task_report(airflow: LocalAirflow, lines: int = 12) -> str:
+    """What a failure needs to say: every task instance's state, and the last events of each attempt's log
+    (the standalone log's tail is mostly the DAG processor's)."""
+    rows = _query(airflow, "SELECT dag_id, run_id, task_id, state, try_number, start_date, end_date, pid "
+                           "FROM task_instance ORDER BY start_date")
+    out = ["task instances (dag, run, task, state, try, start, end, pid):"] + [f"  {row}" for row in rows]
+    for log in sorted((airflow.home / "logs").glob("dag_id=*/run_id=*/task_id=*/attempt=*.log")):
+        events = []
+        for line in log.read_text(errors="replace").splitlines()[-lines:]:
+            try:
+                record = json.loads(line)
+                events.append(f"    {record.get('timestamp', '')} {record.get('level', '')} {record.get('event', '')}"[:400])
+            except ValueError:
+                events.append(f"    {line[:400]}")
+        out += [f"  {log.relative_to(airflow.home / 'logs')}:"] + events
+    return "\n".join(out)
 
 
 def cli_writing(airflow: LocalAirflow, *args: str, attempts: int = 3):

@@ -19,9 +19,9 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import CLUSTER_TESTS, DEV, free_port
+from test_cluster import CLUSTER_TESTS, DEV, SERVICES_GROUP, free_port
 
-pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_connect")]
+pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group(SERVICES_GROUP)]
 
 
 @pytest.fixture(scope="module")

@@ -21,9 +21,9 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import CLUSTER_TESTS, DRIVER_SETTINGS, Services
+from test_cluster import CLUSTER_TESTS, DRIVER_SETTINGS, SERVICES_GROUP, Services
 
-pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group("cluster_writers")]
+pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group(SERVICES_GROUP)]
 
 SCHEMA = "k string, ts long, v long"
 BATCHES = [
