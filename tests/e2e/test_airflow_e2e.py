@@ -95,7 +95,8 @@ def task_report(airflow: LocalAirflow, lines: int = 12) -> str:
         for line in log.read_text(errors="replace").splitlines()[-lines:]:
             try:
                 record = json.loads(line)
-                events.append(f"    {record.get('timestamp', '')} {record.get('level', '')} {record.get('event', '')}"[:400])
+                event = f"{record.get('timestamp', '')} {record.get('level', '')} {record.get('event', '')}"
+                events.append(f"    {event[:400]}")
             except ValueError:
                 events.append(f"    {line[:400]}")
         out += [f"  {log.relative_to(airflow.home / 'logs')}:"] + events

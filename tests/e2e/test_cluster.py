@@ -204,7 +204,6 @@ def test_winjob_reprocess_validate_and_inspect_on_the_cluster_equal_a_local_run(
 
 
 def test_airflow_streaming_dag_reaches_the_cluster_through_its_spark_connection(services, runs, tmp_path):
-    bucket = services.env["WINDOWING_S3_BUCKET"]
     host, port = services.master.removeprefix("spark://").split(":")
     env = {**services.env, "AIRFLOW_HOME": str(tmp_path / "airflow-home"), "AIRFLOW__CORE__LOAD_EXAMPLES": "False",
            "AIRFLOW__CORE__DAGS_FOLDER": str(REPO / "dags"),
