@@ -155,11 +155,12 @@ def test_conform_casts_only_the_columns_of_another_type(spark):
 
 
 def test_two_first_claims_at_one_moment_leave_one_owner_and_one_clean_refusal(spark, tmp_path):
-    """Both runs create the claims table at once (their first batch): one owns the batch, the other
-    is refused with ConcurrentWriterError, whichever commit Delta let through first, never another error."""
+    """Both runs write the first claim file of a new root at once (their first batch): one owns the
+    batch, the other is refused with ConcurrentWriterError, whichever write the LogStore let through
+    first, never another error."""
     import threading
-    from windowing.spark.claims import ClaimLog, ConcurrentWriterError
-    for attempt in range(3):
+    from windowing.spark.claims import ClaimLog, ConcurrentWriterError, release
+    for attempt in range(5):
         path, barrier, outcomes = str(tmp_path / f"claims{attempt}"), threading.Barrier(2), {}
 
         def claim(writer):
@@ -179,3 +180,4 @@ def test_two_first_claims_at_one_moment_leave_one_owner_and_one_clean_refusal(sp
         assert sorted(outcomes.values()) == ["owner", "refused"], outcomes
         owners = [w for w, o in outcomes.items() if o == "owner"]
         assert ClaimLog(spark, "op", path).read(0)[1][0].writer_id == owners[0]
+        release(owners[0])
