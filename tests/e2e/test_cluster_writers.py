@@ -94,6 +94,9 @@ def test_sigkill_after_outputs_then_restart_writes_every_row_once(store, clean_r
 
 
 def test_two_concurrent_runs_of_one_job_on_one_root_fail_cleanly_or_stay_correct(store, clean_run, tmp_path):
+    """On S3 with Delta's default (single-driver) LogStore, claims are a Delta table: its commits, not
+    claim files, keep the second run out."""
+    assert clean_run()["claims_kind"] == "DeltaClaimLog"
     root = f"s3a://{store.env['WINDOWING_S3_BUCKET']}/{uuid.uuid4().hex}"
     drivers = [start_driver(store.env, root, tmp_path / f"run{i}.json") for i in range(2)]
     ended = [finish(d) for d in drivers]
@@ -147,7 +150,8 @@ def drive(root: str, out: str, kill_stage: str | None = None, kill_batch: str | 
               "quarantine": rows(op.store.quarantine_path), "open_windows": len(rows(op.store.windows_path)),
               "progress_batches": sorted(r[0] for r in spark.read.format("delta").load(op.store.progress_path)
                                          .select("batch_id").collect())}
-    Path(out).write_text(json.dumps({"replayed_from": replayed_from, "tables": tables}, default=str))
+    Path(out).write_text(json.dumps({"replayed_from": replayed_from, "tables": tables,
+                                     "claims_kind": type(op.store.claims).__name__}, default=str))
     return 0
 
 

@@ -76,10 +76,12 @@ def clean(spark, tmp_path_factory):
 
 # ------------------------------------------------------------------ table creation that crashed
 def test_a_root_whose_tables_were_left_half_created_is_repaired_by_the_next_run(spark, tmp_path, clean):
-    """A crash while a table is first created leaves its folder with an empty ``_delta_log``."""
+    """A crash while a table is first created leaves its folder with an empty ``_delta_log``; a crash
+    before the first claim file was written, an empty claims folder."""
     root = tmp_path / "s"
     for table in ("windows", "progress", "claims", "seen_ids", "results", "late", "quarantine"):
         (root / "op" / table / "_delta_log").mkdir(parents=True)
+    (root / "op" / "claims" / "_claims" / "_delta_log").mkdir(parents=True)
     (root / "op" / "results" / "part-00000-left-over.parquet").write_text("not parquet")  # an append that died
     op = run_batches(spark, str(root))
     assert {table: rows_of(spark, getattr(op.store, table)) for table in OUTPUTS} == clean

@@ -13,9 +13,10 @@ import json
 import os
 from pathlib import Path
 
+import pytest
 from pyspark.sql import functions as F
 
-from windowing.spark import delta_io
+from windowing.spark import claims, delta_io
 
 
 def _rows(spark, n: int, tag: str):
@@ -154,18 +155,22 @@ def test_conform_casts_only_the_columns_of_another_type(spark):
     assert delta_io.conform(out.select("n", "k", "d", "s", "missing"), table).columns == table.names
 
 
-def test_two_first_claims_at_one_moment_leave_one_owner_and_one_clean_refusal(spark, tmp_path):
-    """Both runs create the claims table at once (their first batch): one owns the batch, the other
-    is refused with ConcurrentWriterError, whichever commit Delta let through first, never another error."""
+@pytest.mark.parametrize("kind, attempts", [(claims.FileClaimLog, 5), (claims.DeltaClaimLog, 3)],
+                         ids=["files", "delta-table"])
+def test_two_first_claims_at_one_moment_leave_one_owner_and_one_clean_refusal(spark, tmp_path, kind, attempts):
+    """Both runs make the first claim of a new root at once (their first batch): one owns the batch, the
+    other is refused with ConcurrentWriterError, whichever write the LogStore (or Delta's commit) let
+    through first, never another error. Claim files race their first file; Delta-table claims race
+    the table's creation."""
     import threading
-    from windowing.spark.claims import ClaimLog, ConcurrentWriterError
-    for attempt in range(3):
+    from windowing.spark.claims import ConcurrentWriterError, open_claim_log, release
+    for attempt in range(attempts):
         path, barrier, outcomes = str(tmp_path / f"claims{attempt}"), threading.Barrier(2), {}
 
         def claim(writer):
             barrier.wait()
             try:
-                ClaimLog(spark, "op", path).claim(0, writer, lambda: False)
+                open_claim_log(spark, "op", path, kind).claim(0, writer, lambda: False)
                 outcomes[writer] = "owner"
             except ConcurrentWriterError:
                 outcomes[writer] = "refused"
@@ -178,4 +183,5 @@ def test_two_first_claims_at_one_moment_leave_one_owner_and_one_clean_refusal(sp
             thread.join()
         assert sorted(outcomes.values()) == ["owner", "refused"], outcomes
         owners = [w for w, o in outcomes.items() if o == "owner"]
-        assert ClaimLog(spark, "op", path).read(0)[1][0].writer_id == owners[0]
+        assert open_claim_log(spark, "op", path, kind).read(0)[1][0].writer_id == owners[0]
+        release(owners[0])

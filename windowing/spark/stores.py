@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io, state_log
 from windowing.spark.batch_settings import last_input_rows
-from windowing.spark.claims import ClaimLog, ConcurrentWriterError, app_id, release
+from windowing.spark.claims import ConcurrentWriterError, app_id, open_claim_log, release
 from windowing.spark.columns import DELETE_FLAG
 from windowing.spark.local_frames import local_frame
 from windowing.spark.prepare import END_BUCKET
@@ -207,7 +207,7 @@ class DeltaStore:
         self._progress_version: int | None = None
         self.windows_deleted: int | None = None
         """State rows deleted by the last :meth:`merge_windows` (None: unknown, count them)."""
-        self.claims = ClaimLog(spark, operator_id, f"{base}/claims")
+        self.claims = open_claim_log(spark, operator_id, f"{base}/claims")   # files or a Delta table: claim_log_kind
         self._cached: CachedState | None = None
         """The windows table's rows at one version, while the state is small (:mod:`windowing.spark.state_cache`)."""
         self._cache_windows = True
