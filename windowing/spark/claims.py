@@ -45,21 +45,7 @@ writes claims.
   table, or two appends Delta refuses, end in the clean error; one Spark job
   and one Delta commit per claim.
 
-Which LogStore is atomic where (:data:`ATOMIC_LOG_STORES`): Delta's default
-LogStore of each scheme (``DelegatingLogStore``) is ``HDFSLogStore`` for
-``hdfs``, the local file system and every scheme without a default of its own
-(a rename that refuses an existing target: atomic on HDFS; on a local disk a
-check for the target, then a rename, as for Delta's own commits there),
-``AzureLogStore`` for ``abfs``/``abfss``/``adl``/``wasb``/``wasbs`` and
-``GCSLogStore`` for ``gs`` (both documented by Delta as safe for concurrent
-writers from several clusters), ``S3SingleDriverLogStore`` for
-``s3``/``s3a``/``s3n`` (not atomic across drivers). On S3 the file kind is
-chosen only when the configuration names ``io.delta.storage.S3DynamoDBLogStore``
-(``spark.delta.logStore.<scheme>.impl`` or ``spark.delta.logStore.class``, with
-or without the ``spark.`` prefix, as Delta reads them). Any other scheme, or a
-LogStore configured that is not known to be atomic for the scheme, gets the
-Delta table. A session without a JVM in this process (Spark Connect) gets the
-Delta table too: the file kind calls the LogStore through the JVM.
+Which LogStore is atomic where: :mod:`windowing.spark.log_stores`.
 
 Claims in a Delta table under file claims: where ``claims`` is a Delta table
 (the layout :class:`DeltaClaimLog` writes, and that of earlier releases) and
@@ -106,8 +92,6 @@ import threading
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Protocol
-from urllib.parse import urlsplit
 
 from delta.exceptions import (ConcurrentAppendException, ConcurrentWriteException, MetadataChangedException,
                               ProtocolChangedException)
@@ -115,7 +99,7 @@ from py4j.protocol import Py4JJavaError
 from pyspark.sql import SparkSession
 from pyspark.sql import types as T
 
-from windowing.spark import delta_io
+from windowing.spark import delta_io, log_stores
 from windowing.spark.local_frames import local_frame
 
 CLAIM_FILES_FOLDER = "_claims/_delta_log"
@@ -153,95 +137,13 @@ MARKER_CLAIMED_AT = "claimed_at"
 RESET_BATCH = -1
 """The batch id of a reset's claim (below every batch id)."""
 
-# ------------------------------------------------------------------ which LogStore Delta uses, and where it is atomic
-S3_SCHEMES = frozenset({"s3", "s3a", "s3n"})
-AZURE_SCHEMES = frozenset({"abfs", "abfss", "adl", "wasb", "wasbs"})
-GCS_SCHEMES = frozenset({"gs"})
-HDFS_LOG_STORE = "io.delta.storage.HDFSLogStore"
-S3_SINGLE_DRIVER_LOG_STORE = "io.delta.storage.S3SingleDriverLogStore"
-AZURE_LOG_STORE = "io.delta.storage.AzureLogStore"
-GCS_LOG_STORE = "io.delta.storage.GCSLogStore"
-S3_DYNAMODB_LOG_STORE = "io.delta.storage.S3DynamoDBLogStore"
-DELEGATING_LOG_STORE = "org.apache.spark.sql.delta.storage.DelegatingLogStore"
-LOG_STORE_CLASS_KEY = "spark.delta.logStore.class"
-"""Delta's key for one LogStore class for every scheme (it then does not look at the per-scheme keys)."""
-LOG_STORE_SCHEME_KEY = "spark.delta.logStore.{scheme}.impl"
-"""Delta's key for the LogStore class of one scheme."""
-
-ATOMIC_LOG_STORES: dict[str, frozenset[str]] = {
-    HDFS_LOG_STORE: frozenset({"hdfs", "file"}),
-    AZURE_LOG_STORE: AZURE_SCHEMES,
-    GCS_LOG_STORE: GCS_SCHEMES,
-    S3_DYNAMODB_LOG_STORE: S3_SCHEMES,
-}
-"""The LogStores whose put-if-absent is atomic across processes, each with the schemes where it is
-(see the module docstring); :class:`FileClaimLog` is chosen only there."""
-
-
-def default_log_store(scheme: str) -> str:
-    """The LogStore Delta's ``DelegatingLogStore`` uses for ``scheme`` when none is configured."""
-    if scheme in S3_SCHEMES:
-        return S3_SINGLE_DRIVER_LOG_STORE
-    if scheme in AZURE_SCHEMES:
-        return AZURE_LOG_STORE
-    if scheme in GCS_SCHEMES:
-        return GCS_LOG_STORE
-    return HDFS_LOG_STORE
-
-
-class ConfReader(Protocol):
-    """What the chooser reads a configuration through: a ``SparkConf`` (or a dict) ``get``."""
-
-    def get(self, key: str) -> str | None: ...
-
-
-def _conf_value(conf: ConfReader, key: str) -> str | None:
-    """``key``'s value, or that of the key without the ``spark.`` prefix (Delta accepts both)."""
-    values = {k: conf.get(k) for k in (key, key.removeprefix("spark."))}
-    given = {k: v for k, v in values.items() if v is not None}
-    if len(set(given.values())) > 1:
-        raise ValueError(f"the Spark configuration sets {key}={given[key]!r} and "
-                         f"{key.removeprefix('spark.')}={given[key.removeprefix('spark.')]!r}; Delta accepts "
-                         f"either key but refuses two different values")
-    for k, value in given.items():
-        if not value.strip():
-            raise ValueError(f"the Spark configuration sets {k}={value!r}: a LogStore class name is needed")
-        return value.strip()
-    return None
-
-
-def scheme_of(path: str, default_fs: str = "file:///") -> str:
-    """The lower-case scheme of ``path``; a path without one is on ``default_fs`` (Hadoop's ``fs.defaultFS``)."""
-    if not isinstance(path, str) or not path.strip():
-        raise ValueError(f"a claims path must be a non-empty string, not {path!r}")
-    try:
-        scheme = urlsplit(path).scheme or urlsplit(default_fs or "").scheme or "file"
-    except ValueError as error:
-        raise ValueError(f"claims path {path!r} (default file system {default_fs!r}) is not a URI: {error}") from None
-    return scheme.lower()
-
-
-def log_store_of(conf: ConfReader, scheme: str) -> str:
-    """The LogStore class Delta uses for paths of ``scheme`` under ``conf`` (Delta's ``LogStoreProvider``
-    and ``DelegatingLogStore``: the class key, else the scheme's key, else the scheme's default)."""
-    scheme_key = LOG_STORE_SCHEME_KEY.format(scheme=scheme)
-    configured, per_scheme = _conf_value(conf, LOG_STORE_CLASS_KEY), _conf_value(conf, scheme_key)
-    if configured is not None and per_scheme is not None:
-        raise ValueError(f"the Spark configuration sets both {LOG_STORE_CLASS_KEY}={configured!r} and "
-                         f"{scheme_key}={per_scheme!r}; Delta refuses a LogStore class together with a "
-                         f"scheme's: keep one")
-    if configured is not None and configured != DELEGATING_LOG_STORE:
-        return configured
-    return per_scheme or default_log_store(scheme)
-
-
-def claim_log_kind(conf: ConfReader, path: str, default_fs: str = "file:///") -> type[ClaimLog]:
-    """The kind of claim log for the claims at ``path``: :class:`FileClaimLog` where the LogStore Delta uses
-    there writes put-if-absent atomically across processes (:data:`ATOMIC_LOG_STORES`), else
-    :class:`DeltaClaimLog`. ``conf``: the Spark configuration Delta reads its LogStore from (the
-    ``SparkConf``); ``default_fs``: the file system of a path without a scheme."""
-    scheme = scheme_of(path, default_fs)
-    return FileClaimLog if scheme in ATOMIC_LOG_STORES.get(log_store_of(conf, scheme), ()) else DeltaClaimLog
+def claim_log_kind(conf: log_stores.ConfReader, path: str, default_fs: str = "file:///") -> type[ClaimLog]:
+    """The kind of claim log for the claims at ``path``: :class:`FileClaimLog` where the LogStore Delta
+    uses there writes put-if-absent atomically across processes
+    (:func:`windowing.spark.log_stores.atomic_put_if_absent`), else :class:`DeltaClaimLog`. ``conf``:
+    the Spark configuration Delta reads its LogStore from (the ``SparkConf``); ``default_fs``: the
+    file system of a path without a scheme."""
+    return FileClaimLog if log_stores.atomic_put_if_absent(conf, path, default_fs) else DeltaClaimLog
 
 
 def open_claim_log(spark: SparkSession, operator_id: str, path: str,
@@ -664,14 +566,15 @@ class DeltaClaimLog(ClaimLog):
         if self._no_claim_files or not hasattr(self.spark, "_jvm"):
             return
         folder = f"{self.path.rstrip('/')}/{CLAIM_FILES_FOLDER}"
-        scheme = scheme_of(self.path) if scheme_of(self.path) in S3_SCHEMES else "s3a"
+        scheme = log_stores.scheme_of(self.path)
+        scheme = scheme if scheme in log_stores.S3_SCHEMES else "s3a"
         if ClaimFiles(self.spark, self.path, folder).sequences_from(0):
             raise RuntimeError(
                 f"operator {self.operator_id!r}: its claims in {folder} were written as files, by runs whose "
                 f"Delta LogStore writes a file put-if-absent atomically; this session's LogStore for "
                 f"{self.path} does not (its claims would go to the Delta table at {self.path} instead, and miss "
                 f"those). Run with the LogStore the earlier runs had (on S3: "
-                f"{LOG_STORE_SCHEME_KEY.format(scheme=scheme)}={S3_DYNAMODB_LOG_STORE}).")
+                f"{log_stores.LOG_STORE_SCHEME_KEY.format(scheme=scheme)}={log_stores.S3_DYNAMODB_LOG_STORE}).")
         self._no_claim_files = True
 
     def _add_claim(self, batch_id: int, generation: int, writer_id: str, takes_over: str | None) -> None:
