@@ -392,7 +392,8 @@ class _PlanWork(BatchWork):
         ex, out = self.executor, self.out
         windows = ex.store.write_windows(out.upserts, out.deletes, ex.ctx_keys(), self.batch_id,
                                          self.read_pin, ex.state_write,
-                                         final=self.watermark_end_ms == MAX_TIMESTAMP_MS)
+                                         final=self.watermark_end_ms == MAX_TIMESTAMP_MS,
+                                         input_rows=self.metrics.input_rows)
         if not isinstance(out, SessionOutput) and out.cleaned is None:
             # The state rows a batch deletes are the windows it cleaned up; the store counted
             # them as it wrote (every delete matches a state row: the plans delete only rows they read).

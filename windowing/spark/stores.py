@@ -27,7 +27,6 @@ from pyspark.sql import types as T
 
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io, state_log
-from windowing.spark.batch_settings import last_input_rows
 from windowing.spark.claims import ConcurrentWriterError, app_id, open_claim_log, release
 from windowing.spark.columns import DELETE_FLAG
 from windowing.spark.local_frames import local_frame
@@ -447,17 +446,18 @@ class DeltaStore:
         return version
 
     def write_windows(self, upserts, deletes, keys, batch_id, pin: StatePin, how: StateWrite,
-                      final: bool = False) -> WindowsWrite:
+                      final: bool = False, input_rows: int | None = None) -> WindowsWrite:
         """Apply a batch's state changes once: logged in its progress row, or written to the windows
         table (see :class:`StateWrite` and :mod:`windowing.spark.state_log`).
 
         ``pin`` is where the batch read its state. ``final``: the batch ends the input (the
-        table is brought up to date). Afterwards :attr:`windows_deleted` holds how many state rows
+        table is brought up to date). ``input_rows``: the batch's input rows (None: unknown), which
+        bound how many state rows it can change. Afterwards :attr:`windows_deleted` holds how many state rows
         the batch deleted (None when a replay found the change already written).
         """
         cached, self._cached = self._cached, None      # kept again only if this write's result is known
         if cached is not None and cached.pin == pin:
-            written = self._write_windows_cached(cached, upserts, deletes, keys, batch_id, how, final)
+            written = self._write_windows_cached(cached, upserts, deletes, keys, batch_id, how, final, input_rows)
             if written is not None:
                 return written
             self._cache_windows = False                # too many changes for the driver: written from Delta
@@ -513,7 +513,7 @@ class DeltaStore:
                 combined.where(F.col(DELETE_FLAG)).select(*keys))
 
     def _write_windows_cached(self, cached: CachedState, upserts, deletes, keys, batch_id, how: StateWrite,
-                              final: bool) -> WindowsWrite | None:
+                              final: bool, input_rows: int | None) -> WindowsWrite | None:
         """:meth:`write_windows` from the rows kept in the driver: the changes are collected once
         (one job) and applied to the rows. Then either logged (their JSON goes into the progress
         row; the table is not written) or, to compact, the buckets the batch and the logged
@@ -528,10 +528,10 @@ class DeltaStore:
         source = merge_source(upserts, deletes, cached.schema)
         columns = [F.col(f"`{c}`") for c in source.columns]
         with_json = source.select(*columns, F.to_json(F.struct(*columns)).alias(_CHANGE_JSON))
-        previous_rows = last_input_rows(self._last)
-        if previous_rows is None or previous_rows > MAX_CACHED_STATE_ROWS:
-            # A first batch or one after a large batch may change more rows than the driver keeps: a
-            # bounded collect (it may take Spark a few jobs). A stream's next batch collects in one.
+        if input_rows is None or input_rows > MAX_CACHED_STATE_ROWS:
+            # A batch larger than the state the driver keeps may change more rows than that: a bounded
+            # collect (it may take Spark a few jobs). A smaller batch changes at most the kept rows and
+            # the windows of its own rows: one job.
             with_json = with_json.limit(MAX_CACHED_STATE_ROWS + 1)
         collected = with_json.collect()
         if len(collected) > MAX_CACHED_STATE_ROWS:
@@ -712,7 +712,7 @@ class MemoryStore:
         return len(self.progress) + 1
 
     def write_windows(self, upserts, deletes, keys, batch_id, pin, how: StateWrite,
-                      final: bool = False) -> WindowsWrite:
+                      final: bool = False, input_rows: int | None = None) -> WindowsWrite:
         """In memory every way of writing is the same: the changes applied to the rows."""
         return WindowsWrite(self.merge_windows(upserts, deletes, keys, batch_id))
 
