@@ -106,6 +106,8 @@ class PlanExecutor:
         self.bucket_ms = bucket_ms or default_bucket_ms(spec)
         # Global (and count) windows never end: their state is one partition, merged, not rewritten.
         self.state_write = StateWrite.MERGE if isinstance(spec.assigner, GlobalWindows) else StateWrite.REWRITE_BUCKETS
+        self._state_schemas: tuple | None = None
+        """The last input schema and the state tables' schemas derived from it."""
 
     def reset(self) -> None:
         """The plans keep no state beside the store's tables."""
@@ -116,6 +118,13 @@ class PlanExecutor:
         return self.definition.fingerprint(self.spec)
 
     def _schemas(self, df: DataFrame):
+        """The windows and buffers tables' schemas for batches of ``df``'s schema (derived once per input
+        schema: the accumulators' types come from analysing an aggregate)."""
+        if self._state_schemas is None or self._state_schemas[0] != df.schema:
+            self._state_schemas = (df.schema, self._derive_schemas(df))
+        return self._state_schemas[1]
+
+    def _derive_schemas(self, df: DataFrame):
         keys = [df.schema[k] for k in self.spec.key_columns]
         # analysis only, no job; a Reduce's partial reads the elements' order columns, absent from the input
         ordered = df.withColumns({TS: F.lit(0).cast("long"), SEQ: F.lit(0).cast("long")})

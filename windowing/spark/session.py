@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 from typing import Mapping
 
-from windowing.spark import jvm_functions
+from windowing.spark import py4j_calls
 
 DELTA_MAVEN_COORDINATE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 _REPO_JARS = Path(__file__).resolve().parents[2] / ".jars"
@@ -105,9 +105,9 @@ def get_spark(app_name: str = "spark-flink-windows", master: str | None = None,
     remote = conf.pop("spark.remote", None) or os.environ.get("SPARK_REMOTE")
     if remote:
         return connect_session(remote, app_name, shuffle_partitions, conf)
-    jvm_functions.install()
     active = SparkSession.getActiveSession()
     if active is not None:
+        py4j_calls.install(active.sparkContext._gateway)
         return active
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     master = master or conf.pop("spark.master", None) or os.environ.get("SPARK_MASTER", "local[2]")
@@ -152,6 +152,7 @@ def get_spark(app_name: str = "spark-flink-windows", master: str | None = None,
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
+    py4j_calls.install(spark.sparkContext._gateway)
     return spark
 
 
