@@ -23,16 +23,12 @@ about 1,600 commands a batch):
 
 Nothing else changes: the same JVM methods run with the same arguments. Each part checks that
 py4j still has the internals it relies on and otherwise leaves py4j as it is. Spark Connect
-sessions hold no py4j gateway and never take these paths.
+sessions hold no py4j gateway and never take these paths (this module imports py4j only when
+installing).
 """
 from __future__ import annotations
 
 import logging
-
-from py4j import java_gateway as jg
-from py4j import protocol
-from py4j.java_collections import ListConverter
-from py4j.java_gateway import JavaClass
 
 RELEASE_BATCH = 256
 """Released ids deleted from the gateway's bindings in one JVM call."""
@@ -46,6 +42,7 @@ _log = logging.getLogger(__name__)
 # ------------------------------------------------------------------ lookups
 
 def _keep_lookups() -> bool:
+    from py4j import java_gateway as jg
     if getattr(jg.JVMView.__getattr__, "keeps_classes", False):
         return True
     view_lookup, class_lookup = jg.JVMView.__getattr__, jg.JavaClass.__getattr__
@@ -69,17 +66,19 @@ def _keep_lookups() -> bool:
 
 # ------------------------------------------------------------------ lists
 
-class _ChunkedListConverter(ListConverter):
-    """py4j's list conversion, ``LIST_CHUNK`` elements a call."""
+class _ChunkedListConverter:
+    """py4j's list conversion (``plain``), ``LIST_CHUNK`` elements a call."""
 
-    def __init__(self):
+    def __init__(self, plain):
+        self.plain, self.can_convert = plain, plain.can_convert
         self.classes: dict = {}
         """Per gateway client: ``ArrayList`` and ``List.of`` (each resolved once)."""
 
     def convert(self, object, gateway_client):
+        from py4j.java_gateway import JavaClass
         items = list(object)
         if any(item is None for item in items):
-            return super().convert(items, gateway_client)
+            return self.plain.convert(items, gateway_client)
         classes = self.classes.get(gateway_client)
         if classes is None:
             classes = self.classes[gateway_client] = (JavaClass("java.util.ArrayList", gateway_client),
@@ -94,13 +93,15 @@ class _ChunkedListConverter(ListConverter):
 
 
 def _chunked_lists() -> bool:
+    from py4j import protocol
+    from py4j.java_collections import ListConverter
     converters = protocol.INPUT_CONVERTER      # every auto-converting gateway client's list
     if any(isinstance(c, _ChunkedListConverter) for c in converters):
         return True
     plain = [i for i, c in enumerate(converters) if type(c) is ListConverter]
     if len(plain) != 1:
         return False
-    converters[plain[0]] = _ChunkedListConverter()
+    converters[plain[0]] = _ChunkedListConverter(converters[plain[0]])
     return True
 
 
@@ -116,6 +117,7 @@ class _BatchedReleases:
     """
 
     def __init__(self, gateway, client):
+        from py4j import protocol
         self.client = client
         self.enqueue = client.garbage_collect_object
         self.keep = {protocol.ENTRY_POINT_OBJECT_ID, protocol.GATEWAY_SERVER_OBJECT_ID}
