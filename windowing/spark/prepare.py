@@ -145,9 +145,9 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
             # Only rows that passed every check above reach the function, as in the model.
             df = df.withColumn(GAP, gap_function_column(df, spec, reason.isNull(), ts, pt))
         reason = reason.when(~session_gap_valid(df, spec), F.lit(QUARANTINE_INVALID_SESSION_GAP))
-    out = (df.withColumn(EVENT_MS, ts).withColumn(PT, pt).withColumn(SRC, source)
-           .withColumn(TS, F.col(PT) if by_processing_time(spec) else F.col(EVENT_MS))
-           .withColumn(SEQ, F.monotonically_increasing_id()).withColumn(REASON, reason))
+    # One projection for the columns that read only the input (each DataFrame operation is analysed anew).
+    out = df.withColumns({EVENT_MS: ts, PT: pt, SRC: source, TS: pt if by_processing_time(spec) else ts,
+                          SEQ: F.monotonically_increasing_id(), REASON: reason})
     if spec.input.dedup_column is not None:
         out = _mark_duplicates(out, spec.input.dedup_column, seen_ids)
     lateness = spec.allowed_lateness_ms
@@ -162,7 +162,7 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
         # Session windows [ts, ts + gap): whether one is late depends on what it merges
         # with, so the session plan decides (windowing.spark.session_plan); here every
         # valid row is provisionally accepted.
-        out = out.withColumn(WS, F.col(TS)).withColumn(WE, F.col(TS) + session_gap_ms(spec))
+        out = out.withColumns({WS: F.col(TS), WE: F.col(TS) + session_gap_ms(spec)})
         in_live_window, element_late = F.lit(True), F.lit(False)
     elif has_window_array(spec):
         # Sliding: the slice of each element and two comparisons decide whether it has a
@@ -173,7 +173,7 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
         # One window per element: plain columns. Higher-order array functions
         # are interpreted, not code-generated, and cost more than the whole aggregation.
         start, end = single_window(spec, F.col(TS))
-        out = out.withColumn(WS, start).withColumn(WE, end)
+        out = out.withColumns({WS: start, WE: end})
         in_live_window = F.lit(True) if live_end_above is None else F.col(WE) > long_lit(live_end_above)
     status = (F.when(F.col(REASON).isNotNull(), F.lit(QUARANTINED))
               .when(in_live_window, F.lit(ACCEPTED))

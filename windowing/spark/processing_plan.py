@@ -89,8 +89,8 @@ def processing_time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFram
     else:
         early = F.lit(False)
     closes = F.coalesce(F.col(WE) <= long_lit(_clamp(times.clock_end_ms + 1)), F.lit(False))
-    j = (j.withColumn("__early", F.coalesce(early, F.lit(False))).withColumn("__closes", closes)
-         .withColumn("__fire", F.col("__closes") & (F.col("contents_count") > 0))
+    j = (j.withColumns({"__early": F.coalesce(early, F.lit(False)), "__closes": closes,
+                        "__fire": closes & (F.col("contents_count") > 0)})
          .persist())
     panes = (j.where("__fire")
              .select(*ctx.window_keys, *accs, F.col("__pane_index0").alias("pane_index"),

@@ -64,8 +64,8 @@ def processing_time_session_plan(ctx, plan, elements: DataFrame, state: DataFram
     fired_before = F.col(WE) <= long_lit(_clamp(at_rows + 1))   # max_ts <= the clock before the rows
     before_rows = state.where(fired_before).persist()
     phase1_panes = (before_rows
-                    .withColumn("timing", F.lit(ON_TIME)).withColumn("is_final", F.lit(True))
-                    .withColumn("watermark_ms", long_lit(ctx.wm_start_ms))
+                    .withColumns({"timing": F.lit(ON_TIME), "is_final": F.lit(True),
+                                  "watermark_ms": long_lit(ctx.wm_start_ms)})
                     .select(*ctx.pane_columns(), *ctx.pane_tail(),
                             F.coalesce(F.col(SUPERSEDES), _empty_supersedes()).alias(SUPERSEDES)))
     out = session_plan(ctx, plan, elements, state.where(~fired_before),

@@ -127,11 +127,10 @@ def closing_session_plan(ctx, elements: DataFrame) -> DataFrame:
     partials = islands.groupBy(*keys, _ISLAND).agg(F.min(WS).alias(WS), F.max(WE).alias(WE),
                                                    *partial_exprs(ctx.compiled))
     return (partials
-            .withColumn("pane_index", F.lit(0).cast("long"))
-            .withColumn("timing", F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
-            .withColumn("is_final", F.lit(True))
-            .withColumn("watermark_ms", long_lit(ctx.wm_end_ms))
-            .withColumn(SUPERSEDES, _empty_supersedes())
+            .withColumns({"pane_index": F.lit(0).cast("long"),
+                          "timing": F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)),
+                          "is_final": F.lit(True), "watermark_ms": long_lit(ctx.wm_end_ms),
+                          SUPERSEDES: _empty_supersedes()})
             .select(*ctx.pane_columns(), *ctx.pane_tail(), F.col(SUPERSEDES)))
 
 
@@ -218,15 +217,13 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
         fire = ~F.col("__late") & (F.col("contents_count") > 0) & (crossed | late_elements)
     else:
         fire = F.lit(False)
-    j = (j.withColumn("__fire", F.coalesce(fire, F.lit(False)))
-         .withColumn("__cleaned", ~F.col("__late") & (F.col(WE) <= long_lit(cleaned_end_at_or_below)))
-         .persist())
+    j = j.withColumns({"__fire": F.coalesce(fire, F.lit(False)),
+                       "__cleaned": ~F.col("__late") & (F.col(WE) <= long_lit(cleaned_end_at_or_below))}).persist()
 
     panes = (j.where("__fire")
-             .withColumn("pane_index", F.col("__pi0"))
-             .withColumn("timing", F.when(ctx.max_ts_above(wm0), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
-             .withColumn("is_final", F.col("__cleaned"))
-             .withColumn("watermark_ms", long_lit(ctx.wm_end_ms))
+             .withColumns({"pane_index": F.col("__pi0"),
+                           "timing": F.when(ctx.max_ts_above(wm0), F.lit(ON_TIME)).otherwise(F.lit(LATE)),
+                           "is_final": F.col("__cleaned"), "watermark_ms": long_lit(ctx.wm_end_ms)})
              .select(*ctx.pane_columns(), *ctx.pane_tail(), F.col(SUPERSEDES)))
     purged = F.col("__fire") & F.lit(plan.purge)
     upserts = (j.where(~F.col("__late") & ~F.col("__cleaned") & ((F.col("__b_n") > 0) | F.col("__fire")))

@@ -98,12 +98,12 @@ def time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: D
         fire = F.coalesce((F.col("contents_count") > 0) & (crossed | late_elements), F.lit(False))
     else:
         fire = F.lit(False)
-    j = j.withColumn("__fire", fire).withColumn("is_final", ctx.cleaned())  # cleaned; final if it fires
-    j = j.withColumn("__cleaned", F.col("is_final")).persist()
+    # cleaned; final if it fires
+    j = j.withColumns({"__fire": fire, "is_final": ctx.cleaned(), "__cleaned": ctx.cleaned()}).persist()
     panes = (j.where("__fire")
-             .withColumn("pane_index", F.col("__pane_index0"))
-             .withColumn("timing", F.when(ctx.max_ts_above(wm0), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
-             .withColumn("watermark_ms", long_lit(wm1))
+             .withColumns({"pane_index": F.col("__pane_index0"),
+                           "timing": F.when(ctx.max_ts_above(wm0), F.lit(ON_TIME)).otherwise(F.lit(LATE)),
+                           "watermark_ms": long_lit(wm1)})
              .select(*ctx.pane_columns(), *ctx.pane_tail()))
     purged = F.col("__fire") & F.lit(plan.purge)
     upserts = (j.where(((F.col("__b_n") > 0) | F.col("__fire")) & ~F.col("__cleaned"))
