@@ -158,10 +158,9 @@ def closing_time_plan(ctx: PlanContext, elements: DataFrame, observation: Observ
                                  F.sum("__elements").alias("elements"), F.max("__max_ts").alias("max_ts")))
         partials = partials.withColumn(WE, single_window_end(ctx.spec, F.col(WS)))
     return (partials
-            .withColumn("pane_index", F.lit(0).cast("long"))
-            .withColumn("timing", F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)))
-            .withColumn("is_final", F.lit(True))
-            .withColumn("watermark_ms", long_lit(ctx.wm_end_ms))
+            .withColumns({"pane_index": F.lit(0).cast("long"),
+                          "timing": F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)),
+                          "is_final": F.lit(True), "watermark_ms": long_lit(ctx.wm_end_ms)})
             .select(*ctx.pane_columns(), *ctx.pane_tail()))
 
 
@@ -177,10 +176,10 @@ def count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: 
                                                          F.count(F.lit(1)).alias("__g_n"), F.first("__c0").alias("__c0"))
     per_window = Window.partitionBy(*ctx.window_keys)
     running = per_window.orderBy("__g").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    groups = (groups.withColumn("__m", F.sum("__g_n").over(per_window))
-              .withColumn("__g_max", F.max("__g").over(per_window))
-              .select("*", *running_exprs(ctx.compiled, running)))
-    groups = groups.withColumn("__k", F.floor((F.col("__c0") + F.col("__m")) / n).cast("long"))
+    elements_in_window = F.sum("__g_n").over(per_window)
+    groups = groups.select("*", elements_in_window.alias("__m"), F.max("__g").over(per_window).alias("__g_max"),
+                           F.floor((F.col("__c0") + elements_in_window) / n).cast("long").alias("__k"),
+                           *running_exprs(ctx.compiled, running))
     j = groups.alias("b").join(state.alias("s"), ctx.join_condition("b", "s"), "left").select(
         *[F.col(f"b.{c}") for c in groups.columns if c not in ctx.acc_columns],
         *[F.col(f"b.{c}").alias(f"__part__{c}") for c in ctx.acc_columns],
@@ -242,8 +241,8 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
              .select(*[F.col(f"e.{c}") for c in keys + [TS, SEQ] + value_columns],
                      F.coalesce(F.col("s.__t0"), F.lit(0)).cast("long").alias("__t0"),
                      F.coalesce(F.col("s.__p0"), F.lit(0)).cast("long").alias("__p0")))
-    fresh = (fresh.withColumn("elem_index", F.col("__t0") + F.row_number().over(order))
-             .withColumn("__total", F.col("__t0") + F.count(F.lit(1)).over(Window.partitionBy(*keys))))
+    fresh = fresh.withColumns({"elem_index": F.col("__t0") + F.row_number().over(order),
+                               "__total": F.col("__t0") + F.count(F.lit(1)).over(Window.partitionBy(*keys))})
     # With no key columns (window_all) this is a global aggregation, which gives one row of nulls on an
     # empty batch: keep only keys that have elements.
     per_key = (fresh.groupBy(*keys).agg(F.first("__t0").alias("__t0"), F.first("__p0").alias("__p0"),
@@ -263,10 +262,10 @@ def evicting_count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame
     panes = (contributions.groupBy(*keys, "__fire_at").agg(*partial_exprs(ctx.compiled, order=("elem_index",)),
                                                          F.first("__t0").alias("__t0"),
                                                          F.first("__p0").alias("__p0"))
-             .withColumn(WS, F.lit(None).cast("long")).withColumn(WE, F.lit(None).cast("long"))
-             .withColumn("pane_index", F.col("__p0") + (F.col("__fire_at") - first_fire) / slide)
-             .withColumn("timing", F.lit(ON_TIME)).withColumn("is_final", F.lit(False))
-             .withColumn("watermark_ms", long_lit(ctx.wm_start_ms))
+             .withColumns({WS: F.lit(None).cast("long"), WE: F.lit(None).cast("long"),
+                           "pane_index": F.col("__p0") + (F.col("__fire_at") - first_fire) / slide,
+                           "timing": F.lit(ON_TIME), "is_final": F.lit(False),
+                           "watermark_ms": long_lit(ctx.wm_start_ms)})
              .select(*ctx.pane_columns(), *ctx.pane_tail()))
     keep_above = last_fire - size
     buffer_inserts = fresh.where(F.col("elem_index") > keep_above).select(*keys, "elem_index", TS, SEQ, *value_columns)

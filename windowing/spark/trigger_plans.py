@@ -357,16 +357,15 @@ def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> D
         counters = after_a.select(*keys, "__ec_A", "__lc0")
         cond = ctx.join_condition("e", "s")
         late = F.col("e.__late") & F.lit(not rules.one_counter)
-        numbered = (elements.withColumn("__late", rules.late_window()).alias("e")
-                    .join(counters.alias("s"), cond, "left")
-                    .select(*[F.col(f"e.{c}") for c in elements.columns],
-                            F.when(late, F.coalesce(F.col("s.__lc0"), F.lit(0)))
-                            .otherwise(F.coalesce(F.col("s.__ec_A"), F.lit(0))).cast("long").alias("__c0"),
-                            F.when(late, _opt_lit(rules.late_n)).otherwise(_opt_lit(rules.early_n)).alias("__n")))
+        counter = (F.when(late, F.coalesce(F.col("s.__lc0"), F.lit(0)))
+                   .otherwise(F.coalesce(F.col("s.__ec_A"), F.lit(0))).cast("long"))
+        n = F.when(late, _opt_lit(rules.late_n)).otherwise(_opt_lit(rules.early_n))
         # A merged session's counter is the sum of its parts' and may reach n without firing
         # (on_merge never fires): its next element fires, as from n - 1.
-        numbered = numbered.withColumn("__c0", F.when(F.col("__n").isNull(), F.col("__c0"))
-                                       .otherwise(F.least(F.col("__c0"), F.col("__n") - 1)))
+        counter = F.when(n.isNull(), counter).otherwise(F.least(counter, n - 1))
+        numbered = (elements.withColumn("__late", rules.late_window()).alias("e")
+                    .join(counters.alias("s"), cond, "left")
+                    .select(*[F.col(f"e.{c}") for c in elements.columns], counter.alias("__c0"), n.alias("__n")))
         order = Window.partitionBy(*keys).orderBy(TS, SEQ)
         numbered = numbered.withColumn(
             "__g", F.when(F.col("__n").isNull(), F.lit(0))
@@ -379,14 +378,14 @@ def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> D
         F.first("__n").alias("__n"), F.min(TS).alias("__g_min_ts"), *delta_columns)
     per_window = Window.partitionBy(*keys)
     running = per_window.orderBy("__g").rowsBetween(Window.unboundedPreceding, Window.currentRow)
-    groups = (groups.withColumn("__m", F.sum("__g_n").over(per_window))
-              .withColumn("__g_max", F.max("__g").over(per_window))
-              .withColumn("__min_ts", F.min("__g_min_ts").over(per_window))
-              .select("*", *running_exprs(ctx.compiled, running)))
-    if rules.delta is not None:
-        return groups   # __k: the fold's firing count
-    return groups.withColumn("__k", F.when(F.col("__n").isNull(), F.lit(0))
-                             .otherwise(F.floor((F.col("__c0") + F.col("__m")) / F.col("__n"))).cast("long"))
+    elements_in_window = F.sum("__g_n").over(per_window)
+    # With a delta rule __k is the fold's firing count (a column of delta_columns).
+    firings = [] if rules.delta is not None else [
+        F.when(F.col("__n").isNull(), F.lit(0))
+        .otherwise(F.floor((F.col("__c0") + elements_in_window) / F.col("__n"))).cast("long").alias("__k")]
+    return groups.select("*", elements_in_window.alias("__m"), F.max("__g").over(per_window).alias("__g_max"),
+                         F.min("__g_min_ts").over(per_window).alias("__min_ts"),
+                         *running_exprs(ctx.compiled, running), *firings)
 
 
 def _timer_after_rows(rules: _Rules) -> Column:
