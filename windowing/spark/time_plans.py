@@ -98,8 +98,8 @@ def time_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: D
         fire = F.coalesce((F.col("contents_count") > 0) & (crossed | late_elements), F.lit(False))
     else:
         fire = F.lit(False)
-    # cleaned; final if it fires
-    j = j.withColumns({"__fire": fire, "is_final": ctx.cleaned(), "__cleaned": ctx.cleaned()}).persist()
+    cleaned = ctx.cleaned()   # a window cleaned by this batch: its pane, if it fires, is final
+    j = j.withColumns({"__fire": fire, "is_final": cleaned, "__cleaned": cleaned}).persist()
     panes = (j.where("__fire")
              .withColumns({"pane_index": F.col("__pane_index0"),
                            "timing": F.when(ctx.max_ts_above(wm0), F.lit(ON_TIME)).otherwise(F.lit(LATE)),
