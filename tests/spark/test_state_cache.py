@@ -13,8 +13,12 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from pyspark.sql import types as T
+from pyspark.sql.pandas.types import to_arrow_schema
 
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import GlobalWindows, TumblingEventTimeWindows
@@ -22,8 +26,9 @@ from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import CountTrigger, PurgingTrigger
 from windowing.core.time import MAX_TIMESTAMP_MS
 from windowing.spark import delta_io, state_log, stores
+from windowing.spark.local_frames import arrow_frame
 from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.state_cache import DELETE_FLAG, CachedState
+from windowing.spark.state_cache import DELETE_FLAG, CachedState, apply_changes, apply_table_changes
 from windowing.spark.state_log import LOG_BATCHES_SETTING, StatePin
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("state_cache")]
@@ -48,6 +53,11 @@ def global_count_spec():
     # global windows: the state is one bucket, written by MERGE
     return (WindowSpecBuilder().key_by("k").event_time("ts", 0).window(GlobalWindows())
             .trigger(PurgingTrigger(CountTrigger(2))).aggregate(s=Sum("v"), n=Count()))
+
+
+def _tuples(spark, cached: CachedState) -> list[tuple]:
+    """The rows kept in the driver as a batch reads them: tuples in the windows table's column order."""
+    return [tuple(row) for row in arrow_frame(spark, cached.rows, cached.schema).collect()]
 
 
 @pytest.fixture
@@ -101,7 +111,7 @@ def tumbling_alone(spark, tmp_path_factory):
     """The tables of one operator running every batch of the tumbling spec with its state kept."""
     with pytest.MonkeyPatch.context() as patch:
         op = _run(spark, tmp_path_factory.mktemp("alone"), tumbling_spec(), BATCHES, True, patch)
-    assert sorted(op.store.open_windows()) == sorted(op.store._cached.rows)
+    assert sorted(op.store.open_windows()) == sorted(_tuples(spark, op.store._cached))
     return _tables(spark, op)
 
 
@@ -114,7 +124,7 @@ def test_global_windows_kept_in_the_driver_merge_as_reading_delta(spark, tmp_pat
     kept = _run(spark, tmp_path / "kept", global_count_spec(), BATCHES, True, monkeypatch)
     read = _run(spark, tmp_path / "read", global_count_spec(), BATCHES, False, monkeypatch)
     assert _tables(spark, kept) == _tables(spark, read)
-    assert sorted(kept.store.open_windows()) == sorted(kept.store._cached.rows)
+    assert sorted(kept.store.open_windows()) == sorted(_tuples(spark, kept.store._cached))
 
 
 def test_another_writers_version_is_read_from_delta(spark, tmp_path, tumbling_alone):
@@ -178,17 +188,49 @@ def test_small_batches_run_without_adaptive_execution_and_restore_the_session(sp
 
 def test_applying_changes_replaces_deletes_and_inserts_by_key():
     schema = T.StructType([T.StructField(n, T.LongType()) for n in ("k", "end_bucket", "s")])
-    cached = CachedState(StatePin(4), schema, ((1, 0, 10), (2, 0, 20), (3, 1, 30)))
-    changes = cached.apply([{"k": 1, "end_bucket": 0, "s": 11, DELETE_FLAG: False},
-                            {"k": 3, "end_bucket": 1, "s": None, DELETE_FLAG: True},
-                            {"k": 9, "end_bucket": 2, "s": None, DELETE_FLAG: True},     # matches nothing
-                            {"k": 4, "end_bucket": 2, "s": 40, DELETE_FLAG: False}], ["k", "end_bucket"], "end_bucket")
-    assert sorted(changes.rows) == [(1, 0, 11), (2, 0, 20), (4, 2, 40)]
+    arrow = to_arrow_schema(schema)
+    rows = pa.Table.from_pylist([{"k": 1, "end_bucket": 0, "s": 10}, {"k": 2, "end_bucket": 0, "s": 20},
+                                 {"k": 3, "end_bucket": 1, "s": 30}, {"k": None, "end_bucket": 1, "s": 5}],
+                                schema=arrow)
+    cached = CachedState(StatePin(4), schema, rows)
+    change_schema = arrow.append(pa.field(DELETE_FLAG, pa.bool_()))
+    changes = cached.apply(pa.Table.from_pylist([
+        {"k": 1, "end_bucket": 0, "s": 11, DELETE_FLAG: False},
+        {"k": 3, "end_bucket": 1, "s": None, DELETE_FLAG: True},
+        {"k": 9, "end_bucket": 2, "s": None, DELETE_FLAG: True},       # matches nothing
+        {"k": None, "end_bucket": 1, "s": 6, DELETE_FLAG: False},      # a null key matches a null key
+        {"k": 4, "end_bucket": 2, "s": 40, DELETE_FLAG: False}], schema=change_schema), ["k", "end_bucket"],
+        "end_bucket")
+    assert changes.rows.schema == arrow
+    assert sorted((tuple(r.values()) for r in changes.rows.to_pylist()), key=str) == sorted(
+        [(1, 0, 11), (2, 0, 20), (4, 2, 40), (None, 1, 6)], key=str)
     assert changes.deleted == 1 and changes.touched == {0, 1, 2}
     assert cached.after(changes, 4, 5, wrote=True) == CachedState(StatePin(5), schema, changes.rows)
     assert cached.after(changes, 4, 5, wrote=False) is None      # the write was a replay's
     assert cached.after(changes, 4, 6, wrote=True) is None       # another commit came between
     assert cached.after(changes, 5, 6, wrote=True) is None       # the table had moved on before it
+
+
+_KEY = st.one_of(st.none(), st.integers(0, 3))
+
+
+@given(state=st.lists(st.tuples(_KEY, _KEY, st.integers(0, 9)), max_size=12,
+                      unique_by=lambda r: r[:2]),
+       changes=st.lists(st.tuples(_KEY, _KEY, st.one_of(st.none(), st.integers(0, 9)), st.booleans()),
+                        max_size=12, unique_by=lambda c: c[:2]))
+@settings(max_examples=200, deadline=None)
+def test_arrow_changes_leave_the_rows_a_change_list_leaves(state, changes):
+    """The Arrow table the driver keeps changes as the Python rows of the per-key path and the
+    in-memory store do (:func:`apply_changes`): the same rows, the same deletes, null keys equal."""
+    names = ["k", "j", "v"]
+    schema = pa.schema([(n, pa.int64()) for n in names])
+    change_rows = [dict(zip([*names, DELETE_FLAG], c)) for c in changes]
+    table, deleted = apply_table_changes(
+        pa.Table.from_pylist([dict(zip(names, r)) for r in state], schema=schema),
+        pa.Table.from_pylist(change_rows, schema=schema.append(pa.field(DELETE_FLAG, pa.bool_()))), ["k", "j"])
+    rows, listed_deleted = apply_changes(state, names, change_rows, ["k", "j"])
+    assert sorted(map(tuple, (r.values() for r in table.to_pylist())), key=str) == sorted(rows, key=str)
+    assert deleted == listed_deleted
 
 
 def test_small_batch_settings_reach_the_streaming_querys_own_session(spark, tmp_path):

@@ -36,3 +36,11 @@ def local_frame(spark: SparkSession, rows: list, schema: T.StructType) -> DataFr
     table = pa.Table.from_arrays([pa.array(list(c), type=t) for c, t in zip(columns, arrow_schema.types)],
                                  schema=arrow_schema)
     return spark.createDataFrame(table, schema)
+
+
+def arrow_frame(spark: SparkSession, table, schema: T.StructType) -> DataFrame:
+    """An Arrow table (``pyarrow.Table`` of ``schema``'s columns, e.g. from :meth:`DataFrame.toArrow`)
+    as a DataFrame of ``schema`` that Spark plans as a local relation; no Python object per row."""
+    if table.num_rows == 0:
+        table = table.schema.empty_table()    # one empty chunk per column: PySpark refuses a column of none
+    return spark.createDataFrame(table, schema)

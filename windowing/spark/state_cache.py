@@ -23,6 +23,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import types as T
 
 from windowing.spark.columns import DELETE_FLAG
@@ -58,11 +60,30 @@ def apply_changes(rows, names: list[str], changes: list, keys: list[str]) -> tup
     return kept + upserts, deleted
 
 
+def apply_table_changes(rows: pa.Table, changes: pa.Table, keys: list[str]) -> tuple[pa.Table, int]:
+    """:func:`apply_changes` on Arrow tables: ``rows`` (the state's columns) after ``changes``
+    (those columns plus :data:`DELETE_FLAG`, and any others, ignored), and how many rows the
+    deletes removed. Keys compare null-safe, as Python values; the other columns stay columnar."""
+    def key_tuples(table: pa.Table) -> list[tuple]:
+        return list(zip(*(table.column(k).to_pylist() for k in keys))) if table.num_rows else []
+    deleting = changes.column(DELETE_FLAG).to_pylist()
+    changed, deleted_keys = set(), set()
+    for key, delete in zip(key_tuples(changes), deleting):
+        changed.add(key)
+        if delete:
+            deleted_keys.add(key)
+    state_keys = key_tuples(rows)
+    kept = pa.array([key not in changed for key in state_keys], type=pa.bool_())
+    deleted = sum(key in deleted_keys for key in state_keys)
+    upserts = changes.filter(pc.invert(changes.column(DELETE_FLAG))).select(rows.column_names).cast(rows.schema)
+    return pa.concat_tables([rows.filter(kept), upserts]), deleted
+
+
 @dataclass(frozen=True)
 class Changes:
     """A batch's state changes applied to cached rows: what the write needs to know."""
 
-    rows: tuple
+    rows: pa.Table
     """Every state row after the changes (the table's schema order)."""
     deleted: int
     """State rows the changes deleted (deletes that matched a row)."""
@@ -72,7 +93,9 @@ class Changes:
 
 @dataclass(frozen=True)
 class CachedState:
-    """The window state's rows at ``pin`` (in ``schema``'s column order).
+    """The window state's rows at ``pin``: an Arrow table of ``schema``'s columns, as
+    :meth:`DataFrame.toArrow` gives them (no Python object per row: a state of tens of thousands
+    of rows moves between the JVM and the driver as Arrow batches).
 
     ``logged_rows`` and ``logged_buckets``: how many change rows the pin's logged batches hold
     and the ``end_bucket`` values they touched (what a compaction rewrites besides a batch's own).
@@ -80,15 +103,16 @@ class CachedState:
 
     pin: StatePin
     schema: T.StructType
-    rows: tuple
+    rows: pa.Table
     logged_rows: int = 0
     logged_buckets: frozenset = frozenset()
 
-    def apply(self, changes: list, keys: list[str], bucket_column: str) -> Changes:
-        """The rows after a change set (:func:`apply_changes`) and the buckets it touched."""
-        rows, deleted = apply_changes(self.rows, self.schema.names, changes, keys)
+    def apply(self, changes: pa.Table, keys: list[str], bucket_column: str) -> Changes:
+        """The rows after a change set (:func:`apply_table_changes`) and the buckets it touched."""
+        rows, deleted = apply_table_changes(self.rows, changes, keys)
         # the bucket is part of the key: a change touches its own bucket only
-        return Changes(tuple(rows), deleted, frozenset(change[bucket_column] for change in changes))
+        touched = frozenset(pc.unique(changes.column(bucket_column)).to_pylist()) if changes.num_rows else frozenset()
+        return Changes(rows, deleted, touched)
 
     def after(self, changes: Changes, version_before: int, version_after: int, wrote: bool) -> "CachedState | None":
         """The cache for the version a batch's write produced (the logged changes folded in), or

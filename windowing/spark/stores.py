@@ -19,6 +19,9 @@ import enum
 import functools
 from dataclasses import dataclass
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from delta.exceptions import (ConcurrentAppendException, ConcurrentWriteException, MetadataChangedException,
                               ProtocolChangedException)
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -29,7 +32,7 @@ from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark import delta_io, state_log
 from windowing.spark.claims import ConcurrentWriterError, app_id, open_claim_log, release
 from windowing.spark.columns import DELETE_FLAG
-from windowing.spark.local_frames import local_frame
+from windowing.spark.local_frames import arrow_frame, local_frame
 from windowing.spark.prepare import END_BUCKET
 from windowing.spark.state_cache import MAX_CACHED_STATE_ROWS, CachedState, apply_changes
 from windowing.spark.state_log import LOG_FIELDS, STATE_CHANGES, StatePin
@@ -339,7 +342,7 @@ class DeltaStore:
         :mod:`windowing.spark.state_cache`)."""
         cached = self._cached
         if cached is not None and cached.pin == pin:
-            return local_frame(self.spark, list(cached.rows), cached.schema)
+            return arrow_frame(self.spark, cached.rows, cached.schema)
         table = delta_io.read_as_of(self.spark, self.windows_path, pin.version)
         frame, logged_rows, logged_buckets = table, 0, frozenset()
         if pin.logs:
@@ -354,12 +357,12 @@ class DeltaStore:
                 logged_buckets = frozenset(r[END_BUCKET] for r in per_bucket)
         if pin.version is None or not self._cache_windows:
             return frame
-        rows = frame.limit(MAX_CACHED_STATE_ROWS + 1).collect()
-        if len(rows) > MAX_CACHED_STATE_ROWS:
+        rows = frame.limit(MAX_CACHED_STATE_ROWS + 1).toArrow()
+        if rows.num_rows > MAX_CACHED_STATE_ROWS:
             self._cache_windows, self._cached = False, None
             return frame
-        self._cached = CachedState(pin, table.schema, tuple(tuple(r) for r in rows), logged_rows, logged_buckets)
-        return local_frame(self.spark, list(self._cached.rows), table.schema)
+        self._cached = CachedState(pin, table.schema, rows, logged_rows, logged_buckets)
+        return arrow_frame(self.spark, rows, table.schema)
 
     def read_buffers(self, version):
         return delta_io.read_as_of(self.spark, self.buffers_path, version)
@@ -533,36 +536,37 @@ class DeltaStore:
             # collect (it may take Spark a few jobs). A smaller batch changes at most the kept rows and
             # the windows of its own rows: one job.
             with_json = with_json.limit(MAX_CACHED_STATE_ROWS + 1)
-        collected = with_json.collect()
-        if len(collected) > MAX_CACHED_STATE_ROWS:
+        collected = with_json.toArrow()
+        if collected.num_rows > MAX_CACHED_STATE_ROWS:
             return None
         changes = cached.apply(collected, keys, END_BUCKET)
         self.windows_deleted = changes.deleted
         before = delta_io.latest_version(self.spark, path)
-        fits = len(changes.rows) <= MAX_CACHED_STATE_ROWS
-        if fits and self._logs(cached, batch_id, len(collected), final, before):
+        fits = changes.rows.num_rows <= MAX_CACHED_STATE_ROWS
+        if fits and self._logs(cached, batch_id, collected.num_rows, final, before):
             logged_from = pin.logged_from if pin.logs else batch_id
-            if not collected and not pin.logs:
+            if not collected.num_rows and not pin.logs:
                 self._cached = cached
                 return WindowsWrite(pin.version)
             logged = StatePin(pin.version, logged_from, batch_id, self._writer_id)
-            self._cached = cached.logged(changes, logged, len(collected))
-            text = "[" + ",".join(sorted(row[_CHANGE_JSON] for row in collected)) + "]" if collected else None
+            self._cached = cached.logged(changes, logged, collected.num_rows)
+            text = ("[" + ",".join(sorted(collected.column(_CHANGE_JSON).to_pylist())) + "]"
+                    if collected.num_rows else None)
             return WindowsWrite(pin.version, logged_from, text)
         buckets = changes.touched | cached.logged_buckets
         if not buckets:
             self._cached = cached if before == pin.version else None
             return WindowsWrite(before)
         if how is StateWrite.MERGE and not pin.logs:
-            frame = local_frame(self.spark, [tuple(r)[:-1] for r in collected], source.schema)
+            frame = arrow_frame(self.spark, collected.drop_columns([_CHANGE_JSON]), source.schema)
             wrote, after = delta_io.merge_once_ran(self.spark, path, frame, keys, self.operator_id, batch_id)
         else:
-            bucket_at = cached.schema.names.index(END_BUCKET)
-            rows = [r for r in changes.rows if r[bucket_at] in buckets]
+            rows = changes.rows.filter(pc.is_in(changes.rows.column(END_BUCKET),
+                                                value_set=pa.array(sorted(buckets), changes.rows.schema.field(END_BUCKET).type)))
             listed = ", ".join(map(str, sorted(buckets)))
 
             def rewrite() -> None:
-                (local_frame(self.spark, rows, cached.schema).write.format("delta").mode("overwrite")
+                (arrow_frame(self.spark, rows, cached.schema).write.format("delta").mode("overwrite")
                  .option("replaceWhere", f"{END_BUCKET} IN ({listed})").save(path))
             wrote = delta_io.run_once(self.spark, path, self.operator_id, batch_id, rewrite)
             after = delta_io.latest_version(self.spark, path)
