@@ -34,6 +34,16 @@ MAX_CACHED_STATE_ROWS = 50_000
 """Largest window state (rows) kept in the driver; a larger state is read from Delta each batch."""
 
 
+def _changed_keys(keys_and_deletes) -> tuple[set, set]:
+    """The keys a change set touches and those it deletes, from ``(key tuple, is delete)`` pairs."""
+    changed, deleted = set(), set()
+    for key, delete in keys_and_deletes:
+        changed.add(key)
+        if delete:
+            deleted.add(key)
+    return changed, deleted
+
+
 def apply_changes(rows, names: list[str], changes: list, keys: list[str]) -> tuple[list, int]:
     """State ``rows`` (tuples in ``names`` order) after a change set, as a MERGE of it would leave
     them, and how many rows its deletes removed.
@@ -42,14 +52,8 @@ def apply_changes(rows, names: list[str], changes: list, keys: list[str]) -> tup
     row with its key (null-safe), a delete removes it, the others are inserted.
     """
     at = [names.index(k) for k in keys]
-    changed, deleted_keys, upserts = set(), set(), []
-    for change in changes:
-        key = tuple(change[k] for k in keys)
-        changed.add(key)
-        if change[DELETE_FLAG]:
-            deleted_keys.add(key)
-        else:
-            upserts.append(tuple(change[n] for n in names))
+    changed, deleted_keys = _changed_keys((tuple(c[k] for k in keys), c[DELETE_FLAG]) for c in changes)
+    upserts = [tuple(c[n] for n in names) for c in changes if not c[DELETE_FLAG]]
     kept, deleted = [], 0
     for row in rows:
         key = tuple(row[i] for i in at)
@@ -65,17 +69,13 @@ def apply_table_changes(rows: pa.Table, changes: pa.Table, keys: list[str]) -> t
     (those columns plus :data:`DELETE_FLAG`, and any others, ignored), and how many rows the
     deletes removed. Keys compare null-safe, as Python values; the other columns stay columnar."""
     def key_tuples(table: pa.Table) -> list[tuple]:
-        return list(zip(*(table.column(k).to_pylist() for k in keys))) if table.num_rows else []
-    deleting = changes.column(DELETE_FLAG).to_pylist()
-    changed, deleted_keys = set(), set()
-    for key, delete in zip(key_tuples(changes), deleting):
-        changed.add(key)
-        if delete:
-            deleted_keys.add(key)
+        return list(zip(*(table.column(k).to_pylist() for k in keys)))
+    deleting = changes.column(DELETE_FLAG)
+    changed, deleted_keys = _changed_keys(zip(key_tuples(changes), deleting.to_pylist()))
     state_keys = key_tuples(rows)
     kept = pa.array([key not in changed for key in state_keys], type=pa.bool_())
     deleted = sum(key in deleted_keys for key in state_keys)
-    upserts = changes.filter(pc.invert(changes.column(DELETE_FLAG))).select(rows.column_names).cast(rows.schema)
+    upserts = changes.filter(pc.invert(deleting)).select(rows.column_names).cast(rows.schema)
     return pa.concat_tables([rows.filter(kept), upserts]), deleted
 
 

@@ -21,7 +21,6 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 import pyarrow.compute as pc
-
 from delta.exceptions import (ConcurrentAppendException, ConcurrentWriteException, MetadataChangedException,
                               ProtocolChangedException)
 from pyspark.sql import DataFrame, SparkSession, Window
@@ -561,8 +560,8 @@ class DeltaStore:
             frame = arrow_frame(self.spark, collected.drop_columns([_CHANGE_JSON]), source.schema)
             wrote, after = delta_io.merge_once_ran(self.spark, path, frame, keys, self.operator_id, batch_id)
         else:
-            rows = changes.rows.filter(pc.is_in(changes.rows.column(END_BUCKET),
-                                                value_set=pa.array(sorted(buckets), changes.rows.schema.field(END_BUCKET).type)))
+            bucket = changes.rows.column(END_BUCKET)
+            rows = changes.rows.filter(pc.is_in(bucket, value_set=pa.array(sorted(buckets), bucket.type)))
             listed = ", ".join(map(str, sorted(buckets)))
 
             def rewrite() -> None:
