@@ -284,11 +284,17 @@ def test_a_batch_that_dies_before_its_progress_commit_wrote_no_state(spark, tmp_
     assert _tables(spark, op) == tumbling_alone
 
 
-@pytest.mark.parametrize("spec_of", [tumbling_spec, global_count_spec], ids=["tumbling", "global"])
-def test_logged_changes_are_compacted_into_the_windows_table(spark, tmp_path, log_batches, spec_of):
+# Both limits compact the same batches: after two batches by the number of batches; by the logged
+# rows, for the global spec's state changes of 2 and 3 rows (batches 0, 1) and 3 (batch 2), at 7.
+@pytest.mark.parametrize("spec_of, batches_logged, rows_logged",
+                         [(tumbling_spec, 2, None), (global_count_spec, 10, 7)], ids=["tumbling", "global"])
+def test_logged_changes_are_compacted_into_the_windows_table(spark, tmp_path, monkeypatch, log_batches, spec_of,
+                                                             batches_logged, rows_logged):
     """Two batches log their changes, the third compacts them into the table, and so on; the end
     of the input compacts too. After every batch the committed state equals that of an operator
     that writes the table every batch, and after each compaction the table alone equals it."""
+    if rows_logged is not None:
+        monkeypatch.setattr(state_log, "COMPACT_AFTER_ROWS", rows_logged)
     written = SparkWindowOperator.on_delta(spark, spec_of(), "op", str(tmp_path / "written"))
     logged = SparkWindowOperator.on_delta(spark, spec_of(), "op", str(tmp_path / "logged"))
     logged_from, table_moved = [], []
@@ -297,7 +303,7 @@ def test_logged_changes_are_compacted_into_the_windows_table(spark, tmp_path, lo
         log_batches(0)
         run(written)
         before = delta_io.latest_version(spark, logged.store.windows_path)
-        log_batches(2)
+        log_batches(batches_logged)
         run(logged)
         last = logged.last_progress()
         logged_from.append(last[state_log.LOGGED_FROM])

@@ -51,8 +51,13 @@ LOG_FIELDS = [T.StructField(LOGGED_FROM, T.LongType(), True), T.StructField(STAT
 
 COMPACT_AFTER_BATCHES = 10
 """Default number of batches whose changes stay logged before one batch compacts them into the table."""
-COMPACT_AFTER_ROWS = 50_000
-"""Logged change rows (all logged batches together) at which the next batch compacts."""
+COMPACT_AFTER_ROWS = 200_000
+"""Logged change rows (all logged batches together) past which the next batch compacts.
+
+It bounds what a reader without the state in the driver (a new process, another writer,
+:func:`committed_windows`) parses and folds besides the table. Four times the largest state kept
+in the driver: batches that each change most of such a state still log several batches between
+compactions, each of which rewrites the touched buckets (about a second at 50,000 rows)."""
 LOG_BATCHES_SETTING = "spark.windowing.stateLogBatches"
 """Session setting: batches logged before a compaction (default :data:`COMPACT_AFTER_BATCHES`; 0: never log)."""
 
