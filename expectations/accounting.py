@@ -20,9 +20,8 @@ Expectations validates the per-batch rows.
 """
 from __future__ import annotations
 
-import great_expectations as gx
 
-from expectations.base import CRITICAL, Check, Scope, read_delta, suite
+from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, read_delta, suite
 from windowing.core.spec import APPEND, FINAL
 
 SUITE = "row_accounting"
@@ -31,25 +30,25 @@ ALL_BATCHES = "all batches"
 """The ``scope`` of the row that compares a whole backfill's input with the rows it fed."""
 
 
-class ExpectResultRowsToMatchPanesEmitted(gx.expectations.UnexpectedRowsExpectation):
+class ExpectResultRowsToMatchPanesEmitted(UnexpectedRowsQuery):
     unexpected_rows_query: str = ("SELECT batch_id, panes_emitted, result_rows FROM {batch} "
                                   "WHERE result_rows IS NOT NULL AND result_rows <> panes_emitted")
     description: str = "each batch's rows in the results table = the panes its progress row says it emitted"
 
 
-class ExpectLateRowsToMatchProgress(gx.expectations.UnexpectedRowsExpectation):
+class ExpectLateRowsToMatchProgress(UnexpectedRowsQuery):
     unexpected_rows_query: str = ("SELECT batch_id, late_rows, late_table_rows FROM {batch} "
                                   "WHERE late_table_rows IS NOT NULL AND late_table_rows <> late_rows")
     description: str = "each batch's rows in the late table = the late rows its progress row recorded"
 
 
-class ExpectQuarantinedRowsToMatchProgress(gx.expectations.UnexpectedRowsExpectation):
+class ExpectQuarantinedRowsToMatchProgress(UnexpectedRowsQuery):
     unexpected_rows_query: str = ("SELECT batch_id, quarantined_rows, quarantine_table_rows FROM {batch} "
                                   "WHERE quarantine_table_rows IS NOT NULL AND quarantine_table_rows <> quarantined_rows")
     description: str = "each batch's rows in the quarantine table = the quarantined rows its progress row recorded"
 
 
-class ExpectInputRowsToMatchRawRowsRead(gx.expectations.UnexpectedRowsExpectation):
+class ExpectInputRowsToMatchRawRowsRead(UnexpectedRowsQuery):
     unexpected_rows_query: str = ("SELECT batch_id, scope, input_rows, raw_rows_read FROM {batch} "
                                   "WHERE raw_rows_read IS NOT NULL AND input_rows <> raw_rows_read")
     description: str = "the input rows the progress recorded = the raw rows the run read (where that is known)"

@@ -25,6 +25,8 @@ from great_expectations.expectations.metadata_types import FailureSeverity  # no
 CRITICAL = FailureSeverity.CRITICAL
 WARNING = FailureSeverity.WARNING
 
+_ROWS, _ROW_COUNT = "unexpected_rows_query.table", "unexpected_rows_query.row_count"
+
 SPARK_NUMERIC_TYPES = ["ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType",
                        "DecimalType"]
 SPARK_TIME_TYPES = ["TimestampType", "TimestampNTZType", "LongType", "IntegerType", "StringType"]
@@ -64,6 +66,30 @@ class Check:
     frame: Any
     skip_reason: str | None = None
     notes: dict = field(default_factory=dict)
+
+
+class UnexpectedRowsQuery(gx.expectations.UnexpectedRowsExpectation):
+    """Great Expectations' SQL expectation (no row of ``unexpected_rows_query``), asked only whether it
+    holds with one Spark query instead of two.
+
+    GE's own computes the query's row count and a sample of its rows (each a Spark job) whatever
+    the result format. With ``BOOLEAN_ONLY`` (the first run of every suite,
+    :func:`pipelines.quality._run_check`) this one reads only the sample: an empty sample means no
+    unexpected row. Other result formats (a failed suite's second run) get GE's count and sample.
+    """
+
+    def get_validation_dependencies(self, execution_engine=None, runtime_configuration=None):
+        dependencies = super().get_validation_dependencies(execution_engine=execution_engine,
+                                                           runtime_configuration=runtime_configuration)
+        if dependencies.result_format.get("result_format") == "BOOLEAN_ONLY":
+            dependencies.remove_metric_configuration(_ROW_COUNT)
+        return dependencies
+
+    def _validate(self, metrics: dict, runtime_configuration: dict | None = None, execution_engine=None):
+        if _ROW_COUNT not in metrics:
+            return {"success": not metrics[_ROWS]}
+        return super()._validate(metrics, runtime_configuration=runtime_configuration,
+                                 execution_engine=execution_engine)
 
 
 def suite(name: str, expectations: list) -> gx.ExpectationSuite:

@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import great_expectations as gx
 
-from expectations.base import CRITICAL, Check, Scope, read_delta, suite
+from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, read_delta, suite
 from windowing.core.records import LATE_REASONS, QUARANTINE_REASONS
 
 LATE_SUITE = "late_rows"
 QUARANTINE_SUITE = "quarantine_rows"
 
 
-class ExpectLateRowsToBeLate(gx.expectations.UnexpectedRowsExpectation):
+class ExpectLateRowsToBeLate(UnexpectedRowsQuery):
     unexpected_rows_query: str = "SELECT * FROM {batch} WHERE event_time_ms > watermark_ms"
     description: str = "a late row's event time plus the allowed lateness is at or below the watermark at arrival"
 

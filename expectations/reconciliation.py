@@ -18,9 +18,8 @@ The counting runs in Spark; Great Expectations validates the one-row result.
 """
 from __future__ import annotations
 
-import great_expectations as gx
 
-from expectations.base import CRITICAL, Check, Scope, read_delta, suite
+from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, read_delta, suite
 from windowing.core.aggregates import Count
 from windowing.core.assigners import EventTimeSessionWindows, TumblingEventTimeWindows
 from windowing.core.triggers import EventTimeTrigger, PurgingTrigger
@@ -28,18 +27,18 @@ from windowing.core.triggers import EventTimeTrigger, PurgingTrigger
 SUITE = "reconciliation"
 
 
-class ExpectWindowCountsToEqualValidRawRows(gx.expectations.UnexpectedRowsExpectation):
+class ExpectWindowCountsToEqualValidRawRows(UnexpectedRowsQuery):
     unexpected_rows_query: str = "SELECT * FROM {batch} WHERE windowed_rows <> valid_raw_rows"
     description: str = "sum of final tumbling-window counts = valid raw rows (recomputed from the raw table)"
 
 
-class ExpectEveryRawRowAccounted(gx.expectations.UnexpectedRowsExpectation):
+class ExpectEveryRawRowAccounted(UnexpectedRowsQuery):
     unexpected_rows_query: str = ("SELECT * FROM {batch} "
                                   "WHERE raw_rows <> windowed_rows + late_rows + quarantined_rows")
     description: str = "raw rows = rows in windows + late rows + quarantined rows (duplicates included)"
 
 
-class ExpectNoLateRowsInCompleteBackfill(gx.expectations.UnexpectedRowsExpectation):
+class ExpectNoLateRowsInCompleteBackfill(UnexpectedRowsQuery):
     unexpected_rows_query: str = "SELECT * FROM {batch} WHERE late_rows <> 0"
     description: str = "a complete backfill (chunks cut by event time) makes no row late"
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import great_expectations as gx
 
-from expectations.base import CRITICAL, Check, Scope, read_delta, suite
+from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, read_delta, suite
 from windowing.core.assigners import GlobalWindows
 
 WINDOWS_SUITE = "state_windows"
@@ -21,19 +21,19 @@ PROGRESS_SUITE = "state_progress"
 CLEANUP_DUE = "_cleanup_due"
 
 
-class ExpectNoWindowPastCleanup(gx.expectations.UnexpectedRowsExpectation):
+class ExpectNoWindowPastCleanup(UnexpectedRowsQuery):
     unexpected_rows_query: str = "SELECT * FROM {batch} WHERE _cleanup_due"
     description: str = "no open window's cleanup time is at or below the watermark"
 
 
-class ExpectWatermarkNeverDecreases(gx.expectations.UnexpectedRowsExpectation):
+class ExpectWatermarkNeverDecreases(UnexpectedRowsQuery):
     unexpected_rows_query: str = (
         "SELECT batch_id, watermark_ms, previous FROM (SELECT batch_id, watermark_ms, "
         "LAG(watermark_ms) OVER (ORDER BY batch_id) AS previous FROM {batch}) WHERE watermark_ms < previous")
     description: str = "the committed watermark never decreases from one batch to the next"
 
 
-class ExpectBatchRowsAccounted(gx.expectations.UnexpectedRowsExpectation):
+class ExpectBatchRowsAccounted(UnexpectedRowsQuery):
     unexpected_rows_query: str = (
         "SELECT batch_id, metrics FROM (SELECT batch_id, metrics, from_json(metrics, 'input_rows BIGINT, "
         "accepted_rows BIGINT, late_rows BIGINT, dropped_late_rows BIGINT, unassigned_rows BIGINT, "
@@ -58,17 +58,17 @@ def window_expectations(job) -> list:
         # key intersect or touch (they would have merged).
         gap = job.spec.assigner.gap_ms or 1
         keys = ", ".join(f"`{k}`" for k in job.spec.key_columns)
-        found.append(gx.expectations.UnexpectedRowsExpectation(
+        found.append(UnexpectedRowsQuery(
             unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE window_end_ms - window_start_ms < {gap}",
             description=f"open sessions are at least the gap ({gap} ms) long", severity=CRITICAL))
-        found.append(gx.expectations.UnexpectedRowsExpectation(
+        found.append(UnexpectedRowsQuery(
             unexpected_rows_query=(
                 f"SELECT * FROM (SELECT *, LAG(window_end_ms) OVER (PARTITION BY {keys} ORDER BY window_start_ms) "
                 f"AS previous_end FROM {{batch}}) WHERE window_start_ms <= previous_end"),
             description="open sessions of a key neither intersect nor touch (merging left none)", severity=CRITICAL))
     elif getattr(job.spec.assigner, "size_ms", None) is not None:   # not global windows nor a user assigner
         size = job.spec.assigner.size_ms
-        found.append(gx.expectations.UnexpectedRowsExpectation(
+        found.append(UnexpectedRowsQuery(
             unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE window_end_ms - window_start_ms <> {size}",
             description=f"open windows are {size} ms long", severity=CRITICAL))
     return found

@@ -28,9 +28,8 @@ moves its watermark).
 """
 from __future__ import annotations
 
-import great_expectations as gx
 
-from expectations.base import CRITICAL, Check, Scope, read_delta, suite
+from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, read_delta, suite
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import ExplicitWatermarks
 
@@ -50,7 +49,7 @@ def expectations(job, largest: str = "") -> list:
     """The suite's one expectation; ``largest`` names the batch's largest-event-time row(s) and the
     jump they caused (what a failure reports)."""
     limit = tolerance_ms(job)
-    return [gx.expectations.UnexpectedRowsExpectation(
+    return [UnexpectedRowsQuery(
         unexpected_rows_query=f"SELECT * FROM {{batch}} WHERE {JUMP_MS} > {limit}",
         description=(f"no single row moves the watermark more than {limit} ms beyond what the rest of its "
                      f"batch and the processing time support" + (f"; {largest}" if largest else "")),

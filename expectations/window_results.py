@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import great_expectations as gx
 
-from expectations.base import CRITICAL, Check, Scope, q, read_delta, suite
+from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, q, read_delta, suite
 from windowing.core.aggregates import Avg, Count, Max, Min
 from windowing.core.assigners import GlobalWindows
 from windowing.core.records import TIMINGS
@@ -29,30 +29,30 @@ SUITE = "window_results"
 WS, WE = "window_start_ms", "window_end_ms"
 
 
-class ExpectWindowLengthToMatchSpec(gx.expectations.UnexpectedRowsExpectation):
+class ExpectWindowLengthToMatchSpec(UnexpectedRowsQuery):
     """Every fixed time window is exactly as long as the spec says."""
 
     unexpected_rows_query: str = "SELECT * FROM {batch} WHERE window_end_ms - window_start_ms <> 0"
     description: str = "window_end_ms - window_start_ms equals the window size of the spec"
 
 
-class ExpectGlobalWindowsToHaveNoBounds(gx.expectations.UnexpectedRowsExpectation):
+class ExpectGlobalWindowsToHaveNoBounds(UnexpectedRowsQuery):
     unexpected_rows_query: str = ("SELECT * FROM {batch} WHERE window_start_ms IS NOT NULL "
                                   "OR window_end_ms IS NOT NULL")
     description: str = "global (count) windows have null window bounds"
 
 
-class ExpectUniquePanePerWindow(gx.expectations.UnexpectedRowsExpectation):
+class ExpectUniquePanePerWindow(UnexpectedRowsQuery):
     unexpected_rows_query: str = "SELECT 1 FROM {batch} WHERE FALSE"
     description: str = "no two rows share (key, window, pane_index)"
 
 
-class ExpectConsecutivePaneIndexes(gx.expectations.UnexpectedRowsExpectation):
+class ExpectConsecutivePaneIndexes(UnexpectedRowsQuery):
     unexpected_rows_query: str = "SELECT 1 FROM {batch} WHERE FALSE"
     description: str = "the pane indexes of each window are 0, 1, ..., n-1"
 
 
-class ExpectAtMostOneOnTimePane(gx.expectations.UnexpectedRowsExpectation):
+class ExpectAtMostOneOnTimePane(UnexpectedRowsQuery):
     unexpected_rows_query: str = "SELECT 1 FROM {batch} WHERE FALSE"
     description: str = "a time window has at most one ON_TIME pane"
 
