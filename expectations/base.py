@@ -25,6 +25,11 @@ from great_expectations.expectations.metadata_types import FailureSeverity  # no
 CRITICAL = FailureSeverity.CRITICAL
 WARNING = FailureSeverity.WARNING
 
+PASS_OR_FAIL, DETAILS = "BOOLEAN_ONLY", "SUMMARY"
+"""GE result formats: whether each expectation holds (every suite's first run,
+:func:`pipelines.quality._run_check`), and with the counts, observed values and samples that a
+failure reports (a failed suite's second run)."""
+
 _ROWS, _ROW_COUNT = "unexpected_rows_query.table", "unexpected_rows_query.row_count"
 
 SPARK_NUMERIC_TYPES = ["ByteType", "ShortType", "IntegerType", "LongType", "FloatType", "DoubleType",
@@ -73,15 +78,14 @@ class UnexpectedRowsQuery(gx.expectations.UnexpectedRowsExpectation):
     holds with one Spark query instead of two.
 
     GE's own computes the query's row count and a sample of its rows (each a Spark job) whatever
-    the result format. With ``BOOLEAN_ONLY`` (the first run of every suite,
-    :func:`pipelines.quality._run_check`) this one reads only the sample: an empty sample means no
-    unexpected row. Other result formats (a failed suite's second run) get GE's count and sample.
+    the result format. With :data:`PASS_OR_FAIL` this one reads only the sample: an empty sample
+    means no unexpected row. Other result formats get GE's count and sample.
     """
 
     def get_validation_dependencies(self, execution_engine=None, runtime_configuration=None):
         dependencies = super().get_validation_dependencies(execution_engine=execution_engine,
                                                            runtime_configuration=runtime_configuration)
-        if dependencies.result_format.get("result_format") == "BOOLEAN_ONLY":
+        if dependencies.result_format.get("result_format") == PASS_OR_FAIL:
             dependencies.remove_metric_configuration(_ROW_COUNT)
         return dependencies
 

@@ -27,16 +27,13 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import types as T
 
 from expectations import SUITE_MODULES, SUITES
-from expectations.base import CRITICAL, Check, Scope
+from expectations.base import CRITICAL, DETAILS, PASS_OR_FAIL, Check, Scope
 from pipelines.job import Job, is_uri
 
 RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
 DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
                   "state_progress", "row_accounting", "watermark_jumps")
 DATA_DOCS_SITE = "local_site"
-PASS_OR_FAIL, DETAILS = "BOOLEAN_ONLY", "SUMMARY"
-"""GE result formats: whether each expectation holds (every suite's first run), and with the counts,
-observed values and samples that a failure reports (a failed suite's second run)."""
 
 RUNS_SCHEMA = T.StructType([
     T.StructField("run_id", T.StringType(), False),

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
+from expectations.base import CRITICAL, Check, UnexpectedRowsQuery, suite
+from pipelines import quality
 from pipelines.cli import main as winjob
 from examples.demo import DEMO_JOB, START, generate_purchases, land
 from pipelines.drivers import run_backfill, run_stream
@@ -281,6 +283,19 @@ def test_validation_runs_table_and_data_docs(spark, pipeline):
     assert any("purchases_1m.window_results" in str(p) for p in pages)
     assert any("purchases_1m_backfill.reconciliation" in str(p) for p in pages)
     assert "purchases_1m.raw_events" in (docs / "index.html").read_text()
+
+
+def test_a_sql_check_asked_pass_or_fail_runs_once_and_its_failure_reports_the_count(spark, pipeline):
+    """A suite first runs asking only pass or fail (each SQL check reads a sample of its rows); a
+    query with rows fails there, and the suite's second run gives the failure its row count."""
+    frame = spark.createDataFrame([(1,), (2,), (3,)], "x long")
+    probes = [UnexpectedRowsQuery(unexpected_rows_query="SELECT * FROM {batch} WHERE x > 1", severity=CRITICAL),
+              UnexpectedRowsQuery(unexpected_rows_query="SELECT * FROM {batch} WHERE x > 3", severity=CRITICAL)]
+    job = pipeline["job"]
+    result = quality._run_check(quality._context(job), Check(suite("sql_probe", probes), "(frame)", frame),
+                                job.operator_id)
+    assert result.evaluated == 2 and result.success is False
+    assert [f.detail for f in result.failed] == ["observed 2"]
 
 
 def test_critical_failure_raises_naming_expectations_warnings_do_not(spark, pipeline, tmp_path):
