@@ -20,7 +20,6 @@ Expectations validates the per-batch rows.
 """
 from __future__ import annotations
 
-
 from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, read_delta, suite
 from windowing.core.spec import APPEND, FINAL
 

@@ -18,7 +18,6 @@ The counting runs in Spark; Great Expectations validates the one-row result.
 """
 from __future__ import annotations
 
-
 from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, read_delta, suite
 from windowing.core.aggregates import Count
 from windowing.core.assigners import EventTimeSessionWindows, TumblingEventTimeWindows

@@ -28,7 +28,6 @@ moves its watermark).
 """
 from __future__ import annotations
 
-
 from expectations.base import CRITICAL, Check, Scope, UnexpectedRowsQuery, read_delta, suite
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import ExplicitWatermarks

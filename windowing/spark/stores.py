@@ -560,9 +560,9 @@ class DeltaStore:
             frame = arrow_frame(self.spark, collected.drop_columns([_CHANGE_JSON]), source.schema)
             wrote, after = delta_io.merge_once_ran(self.spark, path, frame, keys, self.operator_id, batch_id)
         else:
-            bucket = changes.rows.column(END_BUCKET)
-            rows = changes.rows.filter(pc.is_in(bucket, value_set=pa.array(sorted(buckets), bucket.type)))
-            listed = ", ".join(map(str, sorted(buckets)))
+            bucket, ordered = changes.rows.column(END_BUCKET), sorted(buckets)
+            rows = changes.rows.filter(pc.is_in(bucket, value_set=pa.array(ordered, bucket.type)))
+            listed = ", ".join(map(str, ordered))
 
             def rewrite() -> None:
                 (arrow_frame(self.spark, rows, cached.schema).write.format("delta").mode("overwrite")
