@@ -28,6 +28,7 @@ from pyspark.sql import functions as F
 from pipelines import fault_hook, stream_offsets
 from pipelines.job import Job
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
+from windowing.spark.batch_settings import small_batch_settings, validates_small
 from windowing.spark.dispatch import operator_on_delta
 from windowing.spark.operator import BatchReport, SparkWindowOperator
 from windowing.spark.prepare import by_processing_time
@@ -189,7 +190,8 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
             from pipelines.quality import DataQualityError
             try:
                 ledger.committed(batch_id)
-                ledger.validate(batch_id, raw=df)
+                small = validates_small(spark, operator.store.state_in_driver, report.metrics.input_rows)
+                ledger.validate(batch_id, raw=df, settings=small_batch_settings(spark) if small else None)
                 ledger.catch_up(before=batch_id)
             except DataQualityError as error:
                 quality_errors.append(error)
@@ -264,8 +266,9 @@ class _ValidationLedger:
             self.known.add(batch_id)
             self.pending.add(batch_id)
 
-    def validate(self, batch_id: int, raw=None) -> None:
-        """Validate ``batch_id`` if it is committed and not validated yet (``raw``: its raw rows, if known)."""
+    def validate(self, batch_id: int, raw=None, settings: dict[str, str] | None = None) -> None:
+        """Validate ``batch_id`` if it is committed and not validated yet (``raw``: its raw rows, if known;
+        ``settings``: Spark settings to validate with, see :func:`pipelines.quality.validate_job`)."""
         if batch_id not in self.pending:
             return
         from pipelines.quality import DEFAULT_SUITES, validate_job
@@ -273,7 +276,8 @@ class _ValidationLedger:
         self.done.add(batch_id)
         # Without its raw rows (not known after a restart) the raw suite would check the whole table.
         suites = DEFAULT_SUITES if raw is not None else [s for s in DEFAULT_SUITES if s != RAW_SUITE]
-        result = validate_job(self.spark, self.job, batch_id=batch_id, run_kind="stream", raw=raw, suites=suites)
+        result = validate_job(self.spark, self.job, batch_id=batch_id, run_kind="stream", raw=raw, suites=suites,
+                              settings=settings)
         log(f"batch {batch_id}: {result.one_line()}" + ("" if raw is not None else " (raw rows not known: raw suite not run)"))
 
     def catch_up(self, before: int | None = None) -> None:

@@ -20,7 +20,7 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -29,6 +29,7 @@ from pyspark.sql import types as T
 from expectations import SUITE_MODULES, SUITES
 from expectations.base import CRITICAL, DETAILS, PASS_OR_FAIL, Check, Scope
 from pipelines.job import Job, is_uri
+from windowing.spark.batch_settings import ScopedSettings
 
 RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
 DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
@@ -386,7 +387,8 @@ def _record(spark: SparkSession, job: Job, report: ValidationReport) -> None:
 
 def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, run_kind: str = "adhoc",
                  suites: Sequence[str] | None = None, raw: DataFrame | None = None,
-                 raise_on_failure: bool = True, now_ms: int | None = None) -> ValidationReport:
+                 raise_on_failure: bool = True, now_ms: int | None = None,
+                 settings: Mapping[str, str] | None = None) -> ValidationReport:
     """Validate a job's tables, record the run, build Data Docs, fail on CRITICAL failures.
 
     Args:
@@ -402,6 +404,9 @@ def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, 
             micro-batch; the rows a backfill fed).
         raise_on_failure: raise :class:`DataQualityError` on a CRITICAL failure.
         now_ms: processing time for the raw event-time range (default: now).
+        settings: Spark SQL settings the validation runs with, the session's own put back
+            afterwards (the stream driver passes the small-batch settings for a small batch:
+            :func:`windowing.spark.batch_settings.validates_small`).
 
     Returns:
         The :class:`ValidationReport` (also when a warning failed).
@@ -411,9 +416,23 @@ def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, 
             each failed expectation with its suite and column.
         ValueError: an unknown suite name or run kind.
     """
-    started = time.monotonic()
     if run_kind not in RUN_KINDS:
         raise ValueError(f"run_kind {run_kind!r} is not one of {RUN_KINDS}")
+    if not settings:
+        return _validate(spark, job, batch_id, run_kind, suites, raw, raise_on_failure, now_ms)
+    # GE plans its queries in the builder's session; a stream batch's raw rows belong to the query's own.
+    scoped = ScopedSettings(spark, SparkSession.builder.getOrCreate(), *([raw.sparkSession] if raw is not None else []))
+    scoped.set(dict(settings))
+    try:
+        return _validate(spark, job, batch_id, run_kind, suites, raw, raise_on_failure, now_ms)
+    finally:
+        scoped.restore()
+
+
+def _validate(spark: SparkSession, job: Job, batch_id: int | None, run_kind: str, suites: Sequence[str] | None,
+              raw: DataFrame | None, raise_on_failure: bool, now_ms: int | None) -> ValidationReport:
+    """:func:`validate_job` in the session's current settings."""
+    started = time.monotonic()
     wanted = list(suites) if suites is not None else (
         list(DEFAULT_SUITES) + (["reconciliation"] if run_kind == "backfill" and batch_id is None else []))
     unknown = [s for s in wanted if s not in SUITES]

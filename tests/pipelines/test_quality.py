@@ -22,6 +22,8 @@ from examples.demo import DEMO_JOB, START, generate_purchases, land
 from pipelines.drivers import run_backfill, run_stream
 from pipelines.job import load_job
 from pipelines.quality import DEFAULT_SUITES, DataQualityError, check_frame, read_runs, validate_job
+from windowing.spark.batch_settings import (ADAPTIVE, SHUFFLE_PARTITIONS, SMALL_BATCH_ROWS, SMALL_BATCH_SETTINGS,
+                                            small_batch_settings, validates_small)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("quality")]  # module-scoped fixtures: one test process
 
@@ -35,12 +37,21 @@ def pipeline(spark, tmp_path_factory):
     # Three purchases from the first seconds that arrive with the second half: late rows.
     late = [(f"late{i}", "u001", 1, START + dt.timedelta(seconds=1 + i), rows[-1][4]) for i in range(3)]
     rows = rows + late
-    for part in (rows[:half], rows[half:]):
-        land(spark, part, job.source_path)
-        run_stream(spark, job)                      # validates each batch (default)
+    # The settings the stream asks each batch's validation to run with (the test session's own
+    # match the small-batch settings, so what the driver passes is what is seen here).
+    asked, validate_job_itself = [], quality.validate_job
+
+    def recording(*args, **kwargs):
+        asked.append((kwargs.get("batch_id"), kwargs.get("settings")))
+        return validate_job_itself(*args, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(quality, "validate_job", recording)
+        for part in (rows[:half], rows[half:]):
+            land(spark, part, job.source_path)
+            run_stream(spark, job)                      # validates each batch (default)
     backfill = job.with_operator(job.operator_id + "_backfill", "backfill")
     run_backfill(spark, backfill)                   # validates, with the reconciliation
-    return {"root": root, "job": job, "backfill": backfill, "raw_rows": len(rows)}
+    return {"root": root, "job": job, "backfill": backfill, "raw_rows": len(rows), "stream_settings": asked}
 
 
 def _read(spark, path):
@@ -283,6 +294,33 @@ def test_validation_runs_table_and_data_docs(spark, pipeline):
     assert any("purchases_1m.window_results" in str(p) for p in pages)
     assert any("purchases_1m_backfill.reconciliation" in str(p) for p in pages)
     assert "purchases_1m.raw_events" in (docs / "index.html").read_text()
+
+
+def test_a_small_stream_batch_is_validated_with_the_small_batch_settings(spark, pipeline):
+    """Each of the fixture's batches (150 rows, its state kept in the driver) is validated in the
+    small-batch settings; a larger batch, or state not in the driver, or the opt-out is not."""
+    assert pipeline["stream_settings"] == [(0, small_batch_settings(spark)), (1, small_batch_settings(spark))]
+    assert validates_small(spark, True, SMALL_BATCH_ROWS) and not validates_small(spark, True, SMALL_BATCH_ROWS + 1)
+    assert not validates_small(spark, False, 10) and not validates_small(spark, True, None)
+    spark.conf.set(SMALL_BATCH_SETTINGS, "false")
+    try:
+        assert not validates_small(spark, True, 10)
+    finally:
+        spark.conf.unset(SMALL_BATCH_SETTINGS)
+
+
+def test_validation_runs_in_the_settings_it_is_given_and_puts_the_sessions_back(spark, pipeline, monkeypatch):
+    seen, validate = [], quality._validate
+
+    def observing(*args):
+        seen.append((spark.conf.get(ADAPTIVE), spark.conf.get(SHUFFLE_PARTITIONS)))
+        return validate(*args)
+    monkeypatch.setattr(quality, "_validate", observing)
+    before = (spark.conf.get(ADAPTIVE), spark.conf.get(SHUFFLE_PARTITIONS))
+    report = validate_job(spark, pipeline["job"], batch_id=1, run_kind="stream", suites=["late_rows"],
+                          settings={ADAPTIVE: "true", SHUFFLE_PARTITIONS: "3"})
+    assert seen == [("true", "3")] and report.success
+    assert (spark.conf.get(ADAPTIVE), spark.conf.get(SHUFFLE_PARTITIONS)) == before
 
 
 def test_a_sql_check_asked_pass_or_fail_runs_once_and_its_failure_reports_the_count(spark, pipeline):

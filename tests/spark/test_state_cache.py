@@ -263,6 +263,19 @@ def test_small_batch_settings_reach_the_streaming_querys_own_session(spark, tmp_
     assert {value for stage, value in seen if stage == "after_batch"} == {"true"}
 
 
+def test_scoped_settings_put_back_a_session_named_twice(spark):
+    """Two Python objects of one session are one session: the setting goes back to what it was."""
+    from pyspark.sql import SparkSession
+    from windowing.spark.batch_settings import ScopedSettings
+    twin = SparkSession(spark.sparkContext, spark._jsparkSession)
+    before = spark.conf.get("spark.sql.shuffle.partitions")
+    scoped = ScopedSettings(spark, twin)
+    scoped.set({"spark.sql.shuffle.partitions": "7"})
+    assert twin.conf.get("spark.sql.shuffle.partitions") == "7"
+    scoped.restore()
+    assert spark.conf.get("spark.sql.shuffle.partitions") == before
+
+
 def test_a_batch_that_dies_before_its_progress_commit_wrote_no_state(spark, tmp_path, tumbling_alone):
     """With the state in the driver a batch's changes go into its progress row: a batch that dies
     before that commit left the windows table as it was, and its replay gives the same tables."""

@@ -12,8 +12,9 @@ adaptive execution nothing would coalesce the session's partitions: 200 tasks,
 and 200 files in each output, for a few rows). A batch that turns out larger
 than :data:`SMALL_BATCH_ROWS` goes back to the session's settings at once. The
 settings are the session's again when the batch ends, committed or not.
+The validation of such a batch runs with them too (:func:`validates_small`).
 Setting :data:`SMALL_BATCH_SETTINGS` to ``false`` (a job's ``[spark]`` table)
-keeps the session's settings for every batch.
+keeps the session's settings for every batch and its validation.
 """
 from __future__ import annotations
 
@@ -34,6 +35,18 @@ def runs_small(spark, state_in_driver: bool, last: dict | None) -> bool:
     last batch read at most :data:`SMALL_BATCH_ROWS` rows, and the session does not turn it off."""
     previous_rows = last_input_rows(last)
     return (state_in_driver and previous_rows is not None and previous_rows <= SMALL_BATCH_ROWS
+            and spark.conf.get(SMALL_BATCH_SETTINGS, "true").strip().lower() != "false")
+
+
+def validates_small(spark, state_in_driver: bool, input_rows: int | None) -> bool:
+    """Whether the validation of a stream batch just committed runs with :func:`small_batch_settings`.
+
+    Its frames are then small too: the batch's raw rows (``input_rows``, at most
+    :data:`SMALL_BATCH_ROWS`), the window state kept in the driver (``state_in_driver``) and the
+    panes, late and quarantined rows of the batch. Great Expectations runs a Spark job or more per
+    metric; with adaptive execution each shuffle of them is a job of its own.
+    """
+    return (state_in_driver and input_rows is not None and input_rows <= SMALL_BATCH_ROWS
             and spark.conf.get(SMALL_BATCH_SETTINGS, "true").strip().lower() != "false")
 
 
@@ -58,7 +71,7 @@ class ScopedSettings:
     """
 
     def __init__(self, *sessions) -> None:
-        self.sessions = list({id(s): s for s in sessions}.values())
+        self.sessions = _distinct(sessions)
         self._before: list[dict[str, str | None]] = [{} for _ in self.sessions]
 
     def set(self, settings: dict[str, str]) -> None:
@@ -76,3 +89,15 @@ class ScopedSettings:
                 else:
                     session.conf.set(key, value)
             before.clear()
+
+
+def _distinct(sessions) -> list:
+    """``sessions`` without repeats: a session whose JVM session is one already listed (two Python
+    objects of one session would record each other's settings as the ones to put back)."""
+    out: list = []
+    for session in sessions:
+        jvm = getattr(session, "_jsparkSession", None)
+        if not any(session is seen or (jvm is not None and jvm.equals(getattr(seen, "_jsparkSession", None)))
+                   for seen in out):
+            out.append(session)
+    return out
