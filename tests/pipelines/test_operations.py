@@ -20,6 +20,7 @@ from job_files import demo_job_file
 from pipelines.cli import main as winjob
 from examples.demo import generate_purchases, land
 from pipelines.drivers import describe, run_backfill, run_stream
+from pipelines import quality
 from pipelines.errors import ExitCode
 from pipelines.job import load_job
 from pipelines.quality import DataQualityError, read_runs, validate_job
@@ -74,8 +75,15 @@ def stream_root(spark, tmp_path_factory):
     with pytest.raises(Exception) as failure:
         run_stream(spark, job, fault_injection=_fault_at("after_progress", 0))
     assert "fault at after_progress" in str(failure.value)
-    rerun = run_stream(spark, job)
-    return {"root": root, "job_file": job_file, "job": job, "rerun": rerun}
+    asked, validate_job_itself = [], quality.validate_job
+
+    def recording(*args, **kwargs):
+        asked.append((kwargs.get("batch_id"), kwargs.get("settings")))
+        return validate_job_itself(*args, **kwargs)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(quality, "validate_job", recording)
+        rerun = run_stream(spark, job)
+    return {"root": root, "job_file": job_file, "job": job, "rerun": rerun, "rerun_validations": asked}
 
 
 @pytest.mark.spark
@@ -93,6 +101,9 @@ def test_a_batch_committed_before_a_crash_is_validated_by_the_next_run(spark, st
     suites = {r["suite"] for r in replayed}
     assert {"raw_events", "row_accounting"} <= suites, "the replay validates with the batch's raw rows"
     assert all(r["failed_critical"] == 0 for r in replayed)
+    # The replayed batch (its size not known to the run, its state not read into the driver) is
+    # validated in the session's own settings.
+    assert stream_root["rerun_validations"] == [(1, None)]
     # A run with nothing new validates nothing again.
     run_stream(spark, job)
     assert read_runs(spark, job).where("run_kind = 'stream'").select("run_id").distinct().count() == 2
