@@ -16,11 +16,11 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
+from driver_calls import validations_asked
 from job_files import demo_job_file
 from pipelines.cli import main as winjob
 from examples.demo import generate_purchases, land
 from pipelines.drivers import describe, run_backfill, run_stream
-from pipelines import quality
 from pipelines.errors import ExitCode
 from pipelines.job import load_job
 from pipelines.quality import DataQualityError, read_runs, validate_job
@@ -75,13 +75,7 @@ def stream_root(spark, tmp_path_factory):
     with pytest.raises(Exception) as failure:
         run_stream(spark, job, fault_injection=_fault_at("after_progress", 0))
     assert "fault at after_progress" in str(failure.value)
-    asked, validate_job_itself = [], quality.validate_job
-
-    def recording(*args, **kwargs):
-        asked.append((kwargs.get("batch_id"), kwargs.get("settings")))
-        return validate_job_itself(*args, **kwargs)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(quality, "validate_job", recording)
+    with validations_asked() as asked:
         rerun = run_stream(spark, job)
     return {"root": root, "job_file": job_file, "job": job, "rerun": rerun, "rerun_validations": asked}
 

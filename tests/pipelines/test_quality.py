@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
+from driver_calls import validations_asked
 from expectations.base import CRITICAL, Check, UnexpectedRowsQuery, suite
 from pipelines import quality
 from pipelines.cli import main as winjob
@@ -37,15 +38,8 @@ def pipeline(spark, tmp_path_factory):
     # Three purchases from the first seconds that arrive with the second half: late rows.
     late = [(f"late{i}", "u001", 1, START + dt.timedelta(seconds=1 + i), rows[-1][4]) for i in range(3)]
     rows = rows + late
-    # The settings the stream asks each batch's validation to run with (the test session's own
-    # match the small-batch settings, so what the driver passes is what is seen here).
-    asked, validate_job_itself = [], quality.validate_job
-
-    def recording(*args, **kwargs):
-        asked.append((kwargs.get("batch_id"), kwargs.get("settings")))
-        return validate_job_itself(*args, **kwargs)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(quality, "validate_job", recording)
+    # The Spark settings the stream asks each batch's validation to run with.
+    with validations_asked() as asked:
         for part in (rows[:half], rows[half:]):
             land(spark, part, job.source_path)
             run_stream(spark, job)                      # validates each batch (default)
