@@ -33,9 +33,7 @@ SHUFFLE_PARTITIONS = "spark.sql.shuffle.partitions"
 def runs_small(spark, state_in_driver: bool, last: dict | None) -> bool:
     """Whether a batch starts with :func:`small_batch_settings`: the state is in the driver, the
     last batch read at most :data:`SMALL_BATCH_ROWS` rows, and the session does not turn it off."""
-    previous_rows = last_input_rows(last)
-    return (state_in_driver and previous_rows is not None and previous_rows <= SMALL_BATCH_ROWS
-            and spark.conf.get(SMALL_BATCH_SETTINGS, "true").strip().lower() != "false")
+    return _small(spark, state_in_driver, last_input_rows(last))
 
 
 def validates_small(spark, state_in_driver: bool, input_rows: int | None) -> bool:
@@ -46,6 +44,12 @@ def validates_small(spark, state_in_driver: bool, input_rows: int | None) -> boo
     panes, late and quarantined rows of the batch. Great Expectations runs a Spark job or more per
     metric; with adaptive execution each shuffle of them is a job of its own.
     """
+    return _small(spark, state_in_driver, input_rows)
+
+
+def _small(spark, state_in_driver: bool, input_rows: int | None) -> bool:
+    """The state is in the driver, ``input_rows`` is known and at most :data:`SMALL_BATCH_ROWS`, and
+    the session leaves the small-batch settings on (:data:`SMALL_BATCH_SETTINGS` not ``false``)."""
     return (state_in_driver and input_rows is not None and input_rows <= SMALL_BATCH_ROWS
             and spark.conf.get(SMALL_BATCH_SETTINGS, "true").strip().lower() != "false")
 
