@@ -227,6 +227,22 @@ def test_state_suites(spark, pipeline):
                  "expect_column_values_to_be_unique", "batch_id")
 
 
+def test_the_progress_frame_of_the_state_suites_leaves_out_the_logged_state_changes(spark, pipeline):
+    """The stream's progress rows log its state changes (JSON, hundreds of KB a row for a large
+    batch) and no expectation reads them: the progress frame a validation caches leaves them out."""
+    from expectations import state
+    from expectations.base import Scope
+    from windowing.spark.state_log import STATE_CHANGES
+    job = pipeline["job"]
+    progress = _read(spark, f"{job.state_root}/{job.operator_id}/progress")
+    assert progress.where(F.col(STATE_CHANGES).isNotNull()).count() > 0, "the stream should log state changes"
+    checks = {c.suite.name: c for c in state.checks(spark, job, Scope(batch_id=None, now_ms=0, run_kind="adhoc"))}
+    validated = checks[state.PROGRESS_SUITE].frame
+    assert STATE_CHANGES not in validated.columns
+    assert sorted(validated.columns) == sorted(c for c in progress.columns if c != STATE_CHANGES)
+    assert validated.count() == progress.count()
+
+
 # ---------------------------------------------------------- reconciliation
 def _counts(spark, **counts):
     return spark.createDataFrame([tuple(counts.values())], ", ".join(f"{k} bigint" for k in counts))
