@@ -121,12 +121,24 @@ def expectations(job) -> list:
 
 
 def panes_of_touched_windows(results, keys: list[str], batch_id: int):
-    """Every pane of the windows that got a pane in ``batch_id`` (null-safe on window bounds)."""
+    """Every pane of the windows that got a pane in ``batch_id`` (null-safe on window bounds).
+
+    A pane of one of those windows starts no earlier than the earliest of them and ends no later
+    than the latest: with those bounds (one small aggregate over the batch's panes) the results
+    table's file statistics on the window bounds skip the files of older windows, so a stream
+    batch's check does not read the whole history of the table. Windows without bounds (global
+    and count windows, whose panes span the stream's whole life) read every file.
+    """
     from pyspark.sql import functions as F
     ident = [*keys, WS, WE]
     touched = results.where(F.col("batch_id") == batch_id).select(*ident).distinct()
+    unbounded = (F.col(WS).isNull() | F.col(WE).isNull()).cast("int")
+    first_start, last_end, any_unbounded = touched.agg(F.min(WS), F.max(WE), F.max(unbounded)).first()
+    candidates = results
+    if first_start is not None and not any_unbounded:
+        candidates = results.where((F.col(WS) >= F.lit(first_start)) & (F.col(WE) <= F.lit(last_end)))
     cond = [F.col(f"a.{c}").eqNullSafe(F.col(f"t.{c}")) for c in ident]
-    return results.alias("a").join(touched.alias("t"), cond, "left_semi")
+    return candidates.alias("a").join(touched.alias("t"), cond, "left_semi")
 
 
 def checks(spark, job, scope: Scope) -> list[Check]:

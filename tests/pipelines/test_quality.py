@@ -174,6 +174,35 @@ def test_results_suite_catches(spark, pipeline, case):
     assert all(f.severity == "critical" for f in result.failed)
 
 
+def test_a_batchs_panes_are_found_without_reading_the_files_of_older_windows(spark, tmp_path):
+    """A stream batch's window check reads every pane of the windows the batch emitted for, and
+    not the results table's whole history: files whose windows all end before the batch's earliest
+    window starts are skipped. Windows without bounds (global windows) are found in every file."""
+    from expectations.window_results import panes_of_touched_windows
+    path = str(tmp_path / "results")
+    schema = "k string, window_start_ms long, window_end_ms long, pane_index int, batch_id long"
+    minute = 60_000
+    batches = {b: [("a", b * minute, (b + 1) * minute, 0, b), ("b", b * minute, (b + 1) * minute, 0, b)]
+               for b in range(3)}
+    batches[3] = [("a", minute, 2 * minute, 1, 3), ("a", 3 * minute, 4 * minute, 0, 3)]   # a late pane, a new window
+    batches[4] = [("g", None, None, 0, 4)]
+    batches[5] = [("g", None, None, 1, 5)]
+    for rows in batches.values():
+        spark.createDataFrame(rows, schema).coalesce(1).write.format("delta").mode("append").save(path)
+    results = _read(spark, path)
+    file_of = {r[0]: r[1] for r in results.select("batch_id", F.input_file_name()).collect()}
+
+    found = panes_of_touched_windows(results, ["k"], 3)
+    assert sorted(tuple(r) for r in found.collect()) == [
+        ("a", minute, 2 * minute, 0, 1), ("a", minute, 2 * minute, 1, 3), ("a", 3 * minute, 4 * minute, 0, 3)]
+    read = set(found.inputFiles())
+    assert file_of[0] not in read and {file_of[1], file_of[3]} <= read
+
+    unbounded = panes_of_touched_windows(results, ["k"], 5)
+    assert sorted(tuple(r) for r in unbounded.collect()) == [("g", None, None, 0, 4), ("g", None, None, 1, 5)]
+    assert set(unbounded.inputFiles()) == set(file_of.values())
+
+
 # ---------------------------------------------------- late and quarantine
 def test_late_and_quarantine_suites(spark, pipeline):
     job = pipeline["job"]
