@@ -28,6 +28,7 @@ from pyspark.sql import types as T
 
 from expectations import SUITE_MODULES, SUITES
 from expectations.base import CRITICAL, DETAILS, PASS_OR_FAIL, Check, Scope
+from pipelines import gx_results
 from pipelines.job import Job, is_uri
 from windowing.spark.batch_settings import ScopedSettings
 
@@ -447,6 +448,9 @@ def _validate(spark: SparkSession, job: Job, batch_id: int | None, run_kind: str
             checks.extend(c for c in module.checks(spark, job, scope) if c.suite.name in wanted)
     report = ValidationReport(uuid.uuid4().hex[:12], job.name, run_kind, batch_id,
                               runs_table_path=runs_table_path(job))
+    # GE lists its whole results store several times a validation: it keeps the newest results only.
+    gx_results.archive_older_results(Path(context.validation_results_store.store_backend.full_base_directory),
+                                     gx_results.RESULTS_KEPT)
     stored_before = set(context.validation_results_store.list_keys())
     from great_expectations.core.run_identifier import RunIdentifier
     run_id = RunIdentifier(run_name=run_name(job, run_kind, batch_id), run_time=dt.datetime.now(dt.timezone.utc))

@@ -335,6 +335,32 @@ def test_validation_runs_table_and_data_docs(spark, pipeline):
     assert "purchases_1m.raw_events" in (docs / "index.html").read_text()
 
 
+def test_a_validation_keeps_the_newest_results_in_the_gx_store_and_archives_the_others(
+        spark, pipeline, tmp_path, monkeypatch):
+    """GE lists its whole results store each time it builds Data Docs: the store keeps the newest
+    results, the older ones move to an archive beside it, unchanged, and Data Docs still build."""
+    import shutil
+    from pipelines import gx_results
+    copy = tmp_path / "copy"
+    shutil.copytree(pipeline["root"], copy)             # the fixture's tables and GE project, on their own
+    job = load_job(DEMO_JOB, root=copy)
+    store = Path(quality.gx_project_dir(job)) / "gx" / "uncommitted" / "validations"
+    before = {p.relative_to(store): p.read_bytes() for p in store.rglob("*.json")}
+    assert len(before) > 4
+    monkeypatch.setattr(gx_results, "RESULTS_KEPT", 4)
+    index = Path(quality.data_docs_dir(job)) / "index.html"
+    index.unlink()
+
+    report = validate_job(spark, job, batch_id=1, run_kind="stream", suites=["late_rows", "quarantine_rows"])
+    kept = {p.relative_to(store) for p in store.rglob("*.json")}
+    archive = gx_results.archive_dir(store)
+    archived = {p.relative_to(archive): p.read_bytes() for p in archive.rglob("*.json")}
+    assert len(kept) == 4 + 2 and len(archived) == len(before) - 4
+    assert set(archived) | kept == set(before) | kept and not set(archived) & kept
+    assert all(before[path] == content for path, content in archived.items())     # moved, not rewritten
+    assert index.is_file() and report.success
+
+
 def test_a_small_stream_batch_is_validated_with_the_small_batch_settings(spark, pipeline):
     """Each of the fixture's batches (150 rows, its state kept in the driver) is validated in the
     small-batch settings; a larger batch, or state not in the driver, or the opt-out is not."""
