@@ -6,17 +6,16 @@ them: a store that keeps every result makes each validation of a stream slower t
 the one before (about a millisecond per stored result, a second per 1,000, and a stream
 of one-minute batches stores over 11,000 a day). :func:`archive_older_results` moves all
 but the newest results out of the store into ``<store>_archive`` (the same relative
-paths, JSON as GE wrote it), where GE does not look: nothing is deleted, and each
-validation's cost stays what the store's newest results cost.
+paths, JSON as GE wrote it), where GE does not look, and each validation's cost stays what
+the store's newest results cost. GE's next Data Docs build then drops the pages of the moved
+results from the site (it removes pages whose result is no longer in the store); the JSON stays
+in the archive. How many a job keeps: ``[quality] gx_results_kept`` (default 200, 25 stream
+batches of the eight default suites).
 """
 from __future__ import annotations
 
 import os
 from pathlib import Path
-
-RESULTS_KEPT = 200
-"""Validation results the store keeps (and the Data Docs index lists): 25 stream batches of the
-eight default suites."""
 
 ARCHIVE_SUFFIX = "_archive"
 
@@ -26,7 +25,7 @@ def archive_dir(store_dir: Path) -> Path:
     return store_dir.with_name(store_dir.name + ARCHIVE_SUFFIX)
 
 
-def archive_older_results(store_dir: Path, keep: int = RESULTS_KEPT) -> int:
+def archive_older_results(store_dir: Path, keep: int) -> int:
     """Move every result of the store at ``store_dir`` but the newest ``keep`` to :func:`archive_dir`;
     returns how many moved.
 

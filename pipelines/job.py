@@ -122,6 +122,8 @@ class Job:
     # False where something else validates every run's outputs (e.g. the Airflow quality DAG):
     # the drivers then skip their own validation unless asked for it.
     validate_runs: bool = True
+    # How many validation results the Great Expectations store keeps (pipelines/gx_results.py).
+    gx_results_kept: int = 200
 
     @property
     def output_root(self) -> str:
@@ -445,7 +447,16 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         raw_max_age_ms=parse_duration_ms(quality.get("raw_max_age", "3650 days"), "[quality] raw_max_age"),
         max_watermark_jump_ms=(parse_duration_ms(quality["max_watermark_jump"], "[quality] max_watermark_jump")
                                if "max_watermark_jump" in quality else None),
-        validate_runs=_flag(quality.get("validate_runs", True), "[quality] validate_runs"))
+        validate_runs=_flag(quality.get("validate_runs", True), "[quality] validate_runs"),
+        gx_results_kept=_at_least_one(quality.get("gx_results_kept", Job.gx_results_kept),
+                                      "[quality] gx_results_kept"))
+
+
+def _at_least_one(value: Any, name: str) -> int:
+    """A TOML integer of at least 1; anything else (``0``, ``"200"``, ``2.5``, ``true``) is refused with the value."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{name} must be a whole number of at least 1, got {value!r}")
+    return value
 
 
 def _flag(value: Any, name: str) -> bool:

@@ -450,7 +450,7 @@ def _validate(spark: SparkSession, job: Job, batch_id: int | None, run_kind: str
                               runs_table_path=runs_table_path(job))
     # GE lists its whole results store several times a validation: it keeps the newest results only.
     gx_results.archive_older_results(Path(context.validation_results_store.store_backend.full_base_directory),
-                                     gx_results.RESULTS_KEPT)
+                                     job.gx_results_kept)
     stored_before = set(context.validation_results_store.list_keys())
     from great_expectations.core.run_identifier import RunIdentifier
     run_id = RunIdentifier(run_name=run_name(job, run_kind, batch_id), run_time=dt.datetime.now(dt.timezone.utc))

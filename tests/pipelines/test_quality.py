@@ -335,19 +335,20 @@ def test_validation_runs_table_and_data_docs(spark, pipeline):
     assert "purchases_1m.raw_events" in (docs / "index.html").read_text()
 
 
-def test_a_validation_keeps_the_newest_results_in_the_gx_store_and_archives_the_others(
-        spark, pipeline, tmp_path, monkeypatch):
+def test_a_validation_keeps_the_newest_results_in_the_gx_store_and_archives_the_others(spark, pipeline, tmp_path):
     """GE lists its whole results store each time it builds Data Docs: the store keeps the newest
     results, the older ones move to an archive beside it, unchanged, and Data Docs still build."""
+    import dataclasses
     import shutil
     from pipelines import gx_results
     copy = tmp_path / "copy"
     shutil.copytree(pipeline["root"], copy)             # the fixture's tables and GE project, on their own
-    job = load_job(DEMO_JOB, root=copy)
+    job = dataclasses.replace(load_job(DEMO_JOB, root=copy), gx_results_kept=4)
     store = Path(quality.gx_project_dir(job)) / "gx" / "uncommitted" / "validations"
     before = {p.relative_to(store): p.read_bytes() for p in store.rglob("*.json")}
     assert len(before) > 4
-    monkeypatch.setattr(gx_results, "RESULTS_KEPT", 4)
+    pages = Path(quality.data_docs_dir(job)) / "validations"
+    assert len(list(pages.rglob("*.html"))) == len(before)
     index = Path(quality.data_docs_dir(job)) / "index.html"
     index.unlink()
 
@@ -359,6 +360,8 @@ def test_a_validation_keeps_the_newest_results_in_the_gx_store_and_archives_the_
     assert set(archived) | kept == set(before) | kept and not set(archived) & kept
     assert all(before[path] == content for path, content in archived.items())     # moved, not rewritten
     assert index.is_file() and report.success
+    # GE's index build drops the pages of results no longer in the store: the site has the kept ones
+    assert len(list(pages.rglob("*.html"))) == len(kept)
 
 
 def test_a_small_stream_batch_is_validated_with_the_small_batch_settings(spark, pipeline):
@@ -440,4 +443,15 @@ def test_validate_runs_is_a_job_setting_and_must_be_a_boolean(tmp_path):
     assert load_job(demo_job_file(tmp_path)).validate_runs is False
     path = demo_job_file(tmp_path, replace={"validate_runs = false": 'validate_runs = "no"'})
     with pytest.raises(ValueError, match=r"\[quality\] validate_runs must be true or false, got 'no'"):
+        load_job(path)
+
+
+@pytest.mark.parametrize("value", ["0", '"200"', "2.5", "true"])
+def test_gx_results_kept_is_a_job_setting_of_at_least_one(tmp_path, value):
+    from job_files import demo_job_file
+    assert load_job(DEMO_JOB).gx_results_kept == 200
+    kept = demo_job_file(tmp_path, replace={"[quality]\n": "[quality]\ngx_results_kept = 30\n"})
+    assert load_job(kept).gx_results_kept == 30
+    path = demo_job_file(tmp_path, replace={"[quality]\n": f"[quality]\ngx_results_kept = {value}\n"})
+    with pytest.raises(ValueError, match=r"\[quality\] gx_results_kept must be a whole number of at least 1, got "):
         load_job(path)
