@@ -7,7 +7,8 @@ or below the committed watermark (it should have been cleaned up); fixed
 windows have the spec's length; open sessions are at least the gap long and no two of
 a key intersect or touch. Progress: batch ids unique, the watermark
 never decreases from one batch to the next, and every batch's metrics close:
-``input = accepted + late + dropped + unassigned + quarantined``.
+``input = accepted + late + dropped + unassigned + quarantined``. With a ``batch_id`` only that
+batch's progress rows and the one before it (:func:`batch_and_previous`).
 """
 from __future__ import annotations
 
@@ -111,5 +112,19 @@ def checks(spark, job, scope: Scope) -> list[Check]:
         found.append(Check(suite(WINDOWS_SUITE, window_expectations(job)), f"{base}/windows",
                            with_cleanup_due(windows, due_by, lateness),
                            notes={"watermark_ms": wm, "version": version}))
+    if scope.batch_id is not None:
+        progress = batch_and_previous(progress, scope.batch_id)
     found.append(Check(suite(PROGRESS_SUITE, progress_expectations()), f"{base}/progress", progress))
     return found
+
+
+def batch_and_previous(progress, batch_id: int):
+    """The progress rows of ``batch_id`` and of the committed batch before it: what one batch's
+    validation checks (its id unique, its watermark not below the one before, its metrics closing).
+
+    Selected by literal batch ids (one small aggregate finds the one before), which the progress
+    table's file statistics skip by: a batch's check does not grow with the stream's history.
+    """
+    from pyspark.sql import functions as F
+    previous = progress.where(F.col("batch_id") < batch_id).agg(F.max("batch_id")).first()[0]
+    return progress.where(F.col("batch_id").isin([batch_id] if previous is None else [previous, batch_id]))

@@ -272,6 +272,23 @@ def test_the_progress_frame_of_the_state_suites_leaves_out_the_logged_state_chan
     assert validated.count() == progress.count()
 
 
+def test_a_batchs_progress_check_reads_its_row_and_the_one_before(spark, pipeline):
+    """A batch's validation checks its own progress row against the committed batch before it (batch
+    ids may skip: a backfill's chunks), not the whole history; every row of the batch is kept, so a
+    second row of it still fails the uniqueness check."""
+    from expectations import state
+    from expectations.base import Scope
+    rows = [(b, b * 10) for b in (0, 1, 2, 5, 7, 7)]
+    progress = spark.createDataFrame(rows, "batch_id long, watermark_ms long")
+    ids = lambda b: sorted(r["batch_id"] for r in state.batch_and_previous(progress, b).collect())  # noqa: E731
+    assert ids(0) == [0] and ids(2) == [1, 2] and ids(5) == [2, 5] and ids(7) == [5, 7, 7]
+    job = pipeline["job"]
+    for batch_id, expected in ((0, [0]), (1, [0, 1])):
+        checks = {c.suite.name: c for c in state.checks(spark, job, Scope(batch_id=batch_id, now_ms=0,
+                                                                            run_kind="stream"))}
+        assert sorted(r["batch_id"] for r in checks[state.PROGRESS_SUITE].frame.collect()) == expected
+
+
 # ---------------------------------------------------------- reconciliation
 def _counts(spark, **counts):
     return spark.createDataFrame([tuple(counts.values())], ", ".join(f"{k} bigint" for k in counts))
