@@ -83,7 +83,6 @@ def progress_expectations() -> list:
 
 
 def checks(spark, job, scope: Scope) -> list[Check]:
-    from pyspark.sql import functions as F
     from windowing.spark import delta_io, state_log
     base = f"{job.state_root.rstrip('/')}/{job.operator_id}"
     progress = read_delta(spark, f"{base}/progress")
@@ -96,7 +95,7 @@ def checks(spark, job, scope: Scope) -> list[Check]:
     # 50,000 rows): without them the progress frame a validation caches and sorts grows by a few
     # numbers per batch, not by every batch's changes.
     progress = progress.drop(state_log.STATE_CHANGES)
-    last = progress.orderBy(F.col("batch_id").desc()).limit(1).collect()
+    last = delta_io.newest_rows(progress, "batch_id")
     found = []
     if last and delta_io.table_exists(spark, f"{base}/windows"):
         wm, version = last[0]["watermark_ms"], last[0]["windows_version"]
@@ -122,9 +121,14 @@ def batch_and_previous(progress, batch_id: int):
     """The progress rows of ``batch_id`` and of the committed batch before it: what one batch's
     validation checks (its id unique, its watermark not below the one before, its metrics closing).
 
-    Selected by literal batch ids (one small aggregate finds the one before), which the progress
-    table's file statistics skip by: a batch's check does not grow with the stream's history.
+    Selected by literal batch ids, which the progress table's file statistics skip by: a stream
+    batch's check does not grow with the stream's history (the batch before a stream's batch ``b``
+    is ``b - 1``; where ids skip, as a backfill's chunks do, an aggregate over the ids finds it).
     """
     from pyspark.sql import functions as F
-    previous = progress.where(F.col("batch_id") < batch_id).agg(F.max("batch_id")).first()[0]
+    # A stream's batch ids follow one another: the batch before is found where file statistics skip to.
+    if progress.where(F.col("batch_id") == batch_id - 1).limit(1).collect():
+        previous = batch_id - 1
+    else:
+        previous = progress.where(F.col("batch_id") < batch_id).agg(F.max("batch_id")).first()[0]
     return progress.where(F.col("batch_id").isin([batch_id] if previous is None else [previous, batch_id]))

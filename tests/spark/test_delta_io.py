@@ -139,6 +139,23 @@ def test_results_table_collects_file_statistics_on_window_bounds_and_batch_id_no
     assert set(stats["minValues"]) == {"window_start_ms", "window_end_ms", "batch_id"}
 
 
+def test_the_newest_rows_come_from_the_files_that_can_hold_them(spark, tmp_path):
+    """The rows of the largest value (all of them), found through the file statistics; after the
+    newest rows are deleted, those of the value before."""
+    from delta.tables import DeltaTable
+    path = str(tmp_path / "t")
+    read = lambda: spark.read.format("delta").load(path)  # noqa: E731
+    schema = spark.createDataFrame([], "batch_id long, writer string").schema
+    delta_io.create_empty(spark, schema, path)
+    assert delta_io.newest_rows(read(), "batch_id") == []
+    for rows in ([(0, "a"), (1, "a")], [(2, "a")], [(2, "b")], [(3, "a")]):
+        spark.createDataFrame(rows, "batch_id long, writer string").write.format("delta").mode("append").save(path)
+    assert [tuple(r) for r in delta_io.newest_rows(read(), "batch_id")] == [(3, "a")]
+    DeltaTable.forPath(spark, path).delete(F.col("batch_id") == 3)
+    assert sorted(tuple(r) for r in delta_io.newest_rows(read(), "batch_id")) == [(2, "a"), (2, "b")]
+    assert delta_io.newest_rows(read().drop("writer"), "batch_id")[0].asDict() == {"batch_id": 2}
+
+
 def test_conform_casts_only_the_columns_of_another_type(spark):
     from pyspark.sql import types as T
     table = T.StructType([T.StructField("k", T.StringType()), T.StructField("n", T.LongType()),

@@ -455,6 +455,26 @@ def latest_version(spark: SparkSession, path: str) -> int:
         return DeltaTable.forPath(spark, path).history(1).select("version").first()[0]
 
 
+def newest_rows(table: DataFrame, column: str) -> list:
+    """The rows of a Delta table's ``table`` (a read of it, perhaps with columns dropped) whose
+    ``column`` holds its largest value, without reading every file.
+
+    Delta answers the maximum from the file statistics in its log, and the filter on that value
+    reads only the files whose statistics can hold it: the cost follows the log, not the number of
+    files (a progress table gains one a batch; sorting them all opened every file). Should the
+    statistics name a value no row has, the rows are sorted instead.
+    """
+    from pyspark.sql import functions as F
+    newest = table.agg(F.max(column)).first()[0]
+    if newest is None:
+        return []
+    rows = table.where(F.col(column) == F.lit(newest)).collect()
+    if rows:
+        return rows
+    top = table.orderBy(F.col(column).desc()).limit(1).collect()
+    return table.where(F.col(column) == F.lit(top[0][column])).collect() if top else []
+
+
 def read_as_of(spark: SparkSession, path: str, version: int | None) -> DataFrame:
     reader = spark.read.format("delta")
     if version is not None:

@@ -184,8 +184,7 @@ def committed_windows(spark: SparkSession, base: str, operator_id: str | None = 
         return None
     if not delta_io.table_exists(spark, progress_path):
         return spark.read.format("delta").load(windows_path)
-    last = (spark.read.format("delta").load(progress_path).drop(STATE_CHANGES)
-            .orderBy(F.col("batch_id").desc()).limit(1).collect())
+    last = delta_io.newest_rows(spark.read.format("delta").load(progress_path).drop(STATE_CHANGES), "batch_id")
     if not last:
         return spark.read.format("delta").load(windows_path)
     row = last[0].asDict()

@@ -280,9 +280,8 @@ class DeltaStore:
             self._last = None
             self._progress_version = self._current_progress_version()
             if self._progress_version is not None:
-                rows = (self.spark.read.format("delta").load(self.progress_path).drop(STATE_CHANGES)
-                        .orderBy(F.col("batch_id").desc()).limit(4).collect())
-                self._last = self._committed(rows)
+                progress = self.spark.read.format("delta").load(self.progress_path).drop(STATE_CHANGES)
+                self._last = self._committed(delta_io.newest_rows(progress, "batch_id"))
             self._loaded = True
         return self._last
 
