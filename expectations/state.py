@@ -92,8 +92,7 @@ def checks(spark, job, scope: Scope) -> list[Check]:
                 Check(suite(PROGRESS_SUITE, progress_expectations()), f"{base}/progress", None,
                       skip_reason="no committed batch")]
     # No expectation reads the state changes a batch logged (JSON, some 300 KB for a batch of
-    # 50,000 rows): without them the progress frame a validation caches and sorts grows by a few
-    # numbers per batch, not by every batch's changes.
+    # 50,000 rows): the progress frame a validation caches leaves them out.
     progress = progress.drop(state_log.STATE_CHANGES)
     last = delta_io.newest_rows(progress, "batch_id")
     found = []
