@@ -202,3 +202,34 @@ def test_two_first_claims_at_one_moment_leave_one_owner_and_one_clean_refusal(sp
         owners = [w for w, o in outcomes.items() if o == "owner"]
         assert open_claim_log(spark, "op", path, kind).read(0)[1][0].writer_id == owners[0]
         release(owners[0])
+
+
+def test_a_batchs_late_and_quarantined_rows_are_found_by_file_statistics_however_wide_the_input(spark, tmp_path):
+    """Late and quarantine rows carry the whole input row before ``batch_id``: on an input of 40
+    columns, a batch's rows are still read from its own files only (statistics on every column)."""
+    from windowing.core.aggregates import Count
+    from windowing.core.assigners import TumblingEventTimeWindows
+    from windowing.core.spec import WindowSpecBuilder
+    from windowing.spark.operator import SparkWindowOperator
+
+    extra = [f"c{i:02d}" for i in range(38)]
+    schema = ", ".join(["k string", "ts long", *[f"{c} string" for c in extra]])
+    spec = (WindowSpecBuilder().key_by("k").event_time("ts").window(TumblingEventTimeWindows.of(10))
+            .side_output_late_data().aggregate(n=Count()))
+    state, late, quarantine = (str(tmp_path / name) for name in ("state", "late", "quarantine"))
+    op = SparkWindowOperator.on_delta(spark, spec, "wide", state, late_path=late, quarantine_path=quarantine)
+    for batch_id in range(4):      # batch 0 moves the watermark: its row at ts 1 is on time, later ones are late
+        on_time = 1_000 * (batch_id + 1)
+        rows = [("a", on_time, *extra), ("a", 1, *extra), ("a", None, *extra)]  # on time, late, no event time
+        report = op.process_batch(spark.createDataFrame(rows, schema), batch_id, watermark_ms=on_time - 100)
+        assert (report.metrics.late_rows, report.metrics.quarantined_rows) == (min(batch_id, 1), 1), report.metrics
+    for path, trailing in ((late, 4), (quarantine, 2)):
+        table = spark.read.format("delta").load(path)
+        assert len(table.columns) == 40 + trailing and table.columns[-1] == "batch_id"
+        every_file = set(table.inputFiles())
+        assert len(every_file) >= 3, every_file
+        one_batch = table.where(F.col("batch_id") == 2)
+        assert [r["batch_id"] for r in one_batch.collect()] == [2]
+        assert len(set(one_batch.inputFiles())) < len(every_file), path
+        properties = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["properties"]
+        assert properties["delta.dataSkippingNumIndexedCols"] == "-1"

@@ -63,6 +63,12 @@ PROGRESS_SCHEMA = T.StructType([
 PROGRESS_PROPERTIES = {"delta.dataSkippingStatsColumns": "batch_id"}
 """File statistics of the progress table: only ``batch_id`` (a batch's row); statistics of
 all thirteen columns cost each commit 0.05-0.1 CPU s of code generation and skip nothing."""
+ROW_TABLE_PROPERTIES = {"delta.dataSkippingNumIndexedCols": "-1"}
+"""File statistics of the late and quarantine tables: every column. Their rows carry the whole
+input row first and ``batch_id`` last; with Delta's default (the first 32 columns) an input of
+more than 28 columns (30 for quarantine) left ``batch_id`` without statistics, and a batch's late
+or quarantine check read every file the table had gained. The tables hold only late and bad rows:
+statistics on each column cost little."""
 
 
 _DELETED = "__deleted"
@@ -385,6 +391,8 @@ class DeltaStore:
             # backfill (string comparisons on every row). A table Z-ordered by key needs key
             # statistics: set the property (README "Outputs") before OPTIMIZE ZORDER BY.
             properties = {"delta.dataSkippingStatsColumns": f"{WS},{WE},batch_id"}
+        else:
+            properties = ROW_TABLE_PROPERTIES
         mode = (self.output_mode or APPEND) if kind == "results" else APPEND
         if kind == "results" and mode == UPSERT and kind not in self._outputs_ready:
             delta_io.create_empty(self.spark, df.schema, path, properties=properties)   # MERGE needs a table
