@@ -63,7 +63,14 @@ PROGRESS_SCHEMA = T.StructType([
 PROGRESS_PROPERTIES = {"delta.dataSkippingStatsColumns": "batch_id"}
 """File statistics of the progress table: only ``batch_id`` (a batch's row); statistics of
 all thirteen columns cost each commit 0.05-0.1 CPU s of code generation and skip nothing."""
-ROW_TABLE_PROPERTIES = {"delta.dataSkippingNumIndexedCols": "-1"}
+RESULTS_PROPERTIES = {"delta.dataSkippingStatsColumns": f"{WS},{WE},batch_id"}
+"""File statistics of the results table: only where they let a reader skip files, the window
+bounds (a range of windows, reprocessing) and the batch id (a batch's panes). Not the keys: every
+write is hash-partitioned by key and window, so each file spans nearly every key and their min/max
+would skip nothing; computing them cost 6-12% of a one-pass backfill (string comparisons on every
+row). A table Z-ordered by key needs key statistics: set the property (README "Outputs") before
+OPTIMIZE ZORDER BY."""
+SET_ASIDE_PROPERTIES = {"delta.dataSkippingNumIndexedCols": "-1"}
 """File statistics of the late and quarantine tables: every column. Their rows carry the whole
 input row first and ``batch_id`` last; with Delta's default (the first 32 columns) an input of
 more than 28 columns (30 for quarantine) left ``batch_id`` without statistics, and a batch's late
@@ -382,17 +389,7 @@ class DeltaStore:
         ``rows`` was given or the commit has no count.
         """
         path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
-        properties = None
-        if kind == "results":
-            # File statistics only where they let a reader skip files: the window bounds (a
-            # range of windows, reprocessing) and the batch id (a batch's panes). Not the keys:
-            # every write is hash-partitioned by key and window, so each file spans nearly every
-            # key and their min/max would skip nothing; computing them cost 6-12% of a one-pass
-            # backfill (string comparisons on every row). A table Z-ordered by key needs key
-            # statistics: set the property (README "Outputs") before OPTIMIZE ZORDER BY.
-            properties = {"delta.dataSkippingStatsColumns": f"{WS},{WE},batch_id"}
-        else:
-            properties = ROW_TABLE_PROPERTIES
+        properties = RESULTS_PROPERTIES if kind == "results" else SET_ASIDE_PROPERTIES
         mode = (self.output_mode or APPEND) if kind == "results" else APPEND
         if kind == "results" and mode == UPSERT and kind not in self._outputs_ready:
             delta_io.create_empty(self.spark, df.schema, path, properties=properties)   # MERGE needs a table
