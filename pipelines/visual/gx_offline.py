@@ -14,6 +14,10 @@ templates through :class:`OfflineTemplateLoader`:
   ``gx_templates/``: tables are plain HTML tables (rows in the order GX lists them),
   the navigation bar has no remote logo, charts (Vega) are replaced by a note,
   and a small stylesheet (``offline.css``) stands in for Bootstrap.
+
+GX builds a view, and so a Jinja environment, for every page of every Data Docs
+build. The views here share :data:`TEMPLATE_CODE`, so a process compiles each
+template once instead of on every validation.
 """
 from __future__ import annotations
 
@@ -21,7 +25,8 @@ import re
 from pathlib import Path
 
 from great_expectations.render.view import DefaultJinjaIndexPageView, DefaultJinjaPageView
-from jinja2 import BaseLoader, ChoiceLoader, FileSystemLoader, TemplateNotFound
+from jinja2 import BaseLoader, BytecodeCache, ChoiceLoader, FileSystemLoader, TemplateNotFound
+from jinja2.bccache import Bucket
 
 TEMPLATES_DIR = Path(__file__).resolve().parent / "gx_templates"
 REMOTE_ASSET = re.compile(
@@ -53,9 +58,33 @@ class OfflineTemplateLoader(BaseLoader):
             return REMOTE_CSS_URL.sub("none", REMOTE_ASSET.sub("", source)), filename, uptodate
 
 
+class ProcessBytecodeCache(BytecodeCache):
+    """Compiled templates kept in memory for the life of the process.
+
+    Jinja keys a template's code by its name and checks it against a checksum of the source the
+    loader returns, so a changed template (or another GX release's) is compiled again.
+    """
+
+    def __init__(self) -> None:
+        self.code: dict[str, bytes] = {}
+
+    def load_bytecode(self, bucket: Bucket) -> None:
+        code = self.code.get(bucket.key)
+        if code is not None:
+            bucket.bytecode_from_string(code)
+
+    def dump_bytecode(self, bucket: Bucket) -> None:
+        self.code[bucket.key] = bucket.bytecode_to_string()
+
+
+TEMPLATE_CODE = ProcessBytecodeCache()
+"""The compiled templates every view of this module uses."""
+
+
 def _offline(view) -> None:
     loader = view.env.loader
     view.env.loader = OfflineTemplateLoader(loader if isinstance(loader, ChoiceLoader) else ChoiceLoader([loader]))
+    view.env.bytecode_cache = TEMPLATE_CODE
 
 
 class OfflinePageView(DefaultJinjaPageView):

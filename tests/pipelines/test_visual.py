@@ -110,6 +110,40 @@ def test_offline_templates_reference_nothing_remote():
         assert "https://great-expectations-web-assets" not in source, name
 
 
+def test_offline_views_compile_each_template_once_per_process():
+    """A second view (GX makes one per page of every Data Docs build) takes the first view's compiled
+    templates: it renders the same text without compiling, and a changed source is compiled again."""
+    from jinja2 import DictLoader
+    from pipelines.visual.gx_offline import TEMPLATE_CODE, OfflinePageView
+
+    def compiles(view) -> list[str]:
+        seen, compile_ = [], view.env.compile
+        view.env.compile = lambda source, name=None, filename=None, *a, **k: (
+            seen.append(name), compile_(source, name, filename, *a, **k))[1]
+        return seen
+
+    first, second = OfflinePageView(), OfflinePageView()
+    assert first.env.bytecode_cache is TEMPLATE_CODE is second.env.bytecode_cache
+    first_compiled, second_compiled = compiles(first), compiles(second)
+    page = first.env.get_template("page.j2")
+    assert "page.j2" in first_compiled
+    again = second.env.get_template("page.j2")
+    assert second_compiled == [], "the second view compiled again what the first had compiled"
+    assert again.root_render_func.__code__.co_code == page.root_render_func.__code__.co_code
+
+    changed = OfflinePageView()
+    changed_compiled = compiles(changed)
+    changed.env.loader.fallback = DictLoader({"changed.j2": "one {{ x }}"})
+    changed.env.loader.own = DictLoader({})
+    assert changed.env.get_template("changed.j2").render(x=1) == "one 1"
+    other = OfflinePageView()
+    other.env.loader.fallback = DictLoader({"changed.j2": "two {{ x }}"})
+    other.env.loader.own = DictLoader({})
+    other_compiled = compiles(other)
+    assert other.env.get_template("changed.j2").render(x=1) == "two 1"
+    assert changed_compiled == ["changed.j2"] and other_compiled == ["changed.j2"]
+
+
 # ---------------------------------------------------------------- end to end
 @pytest.fixture(scope="module")
 def streamed(spark, tmp_path_factory):
