@@ -179,6 +179,7 @@ def _context(job: Job):
     from great_expectations.data_context.types.base import ProgressBarsConfig
     from pipelines.visual.gx_offline import SITE_VIEWS
     context = gx.get_context(mode="file", project_root_dir=gx_project_dir(job))
+    _read_config_variables_once(context)
     # GX draws a "Calculating Metrics" bar per expectation suite run; the drivers and the CLI
     # print their own progress and a summary instead.
     context.variables.progress_bars = ProgressBarsConfig(globally=False, metric_calculations=False)
@@ -192,6 +193,21 @@ def _context(job: Job):
             context.delete_data_docs_site(name)
         context.add_data_docs_site(DATA_DOCS_SITE, site)
     return context
+
+
+def _read_config_variables_once(context) -> None:
+    """Have ``context`` read ``uncommitted/config_variables.yml`` once, not on every lookup.
+
+    GX parses that file (YAML) whenever it reads a project setting: about 160 times, half a
+    second, in a stream batch's validation. The context lives for one validation, during which
+    nothing here writes the file; its values are read when the context is made.
+    """
+    from great_expectations.core.config_provider import _ConfigurationVariablesConfigurationProvider
+    provider = context.config_provider.get_provider(_ConfigurationVariablesConfigurationProvider)
+    if provider is None:
+        return
+    values = provider.get_values()
+    provider.get_values = lambda: dict(values)
 
 
 def _batch_definition(context, suite_name: str):

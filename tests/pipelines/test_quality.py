@@ -472,3 +472,18 @@ def test_gx_results_kept_is_a_job_setting_of_at_least_one(tmp_path, value):
     path = demo_job_file(tmp_path, replace={"[quality]\n": f"[quality]\ngx_results_kept = {value}\n"})
     with pytest.raises(ValueError, match=r"\[quality\] gx_results_kept must be a whole number of at least 1, got "):
         load_job(path)
+
+
+def test_a_validation_reads_the_gx_config_variables_once_and_the_next_validation_reads_them_again(tmp_path):
+    """GX looks its project settings up over a hundred times a validation, each time parsing
+    ``uncommitted/config_variables.yml``; a validation's context reads the file when it is made."""
+    from job_files import demo_job_file
+    job = load_job(demo_job_file(tmp_path), root=tmp_path)
+    context = quality._context(job)
+    variables = Path(context.root_directory) / "uncommitted" / "config_variables.yml"
+    first = context.config_provider.get_values()["instance_id"]     # what each GX lookup substitutes from
+    assert first and first in variables.read_text()
+    variables.write_text(variables.read_text().replace(first, "another-instance"))
+    assert context.config_provider.get_values()["instance_id"] == first, "the context parsed the file again"
+    assert context.variables.data_docs_sites == quality._context(job).variables.data_docs_sites
+    assert quality._context(job).config_provider.get_values()["instance_id"] == "another-instance"
