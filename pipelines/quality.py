@@ -198,11 +198,15 @@ def _context(job: Job):
 def _read_config_variables_once(context) -> None:
     """Have ``context`` read ``uncommitted/config_variables.yml`` once, not on every lookup.
 
-    GX parses that file (YAML) whenever it reads a project setting: about 160 times, half a
-    second, in a stream batch's validation. The context lives for one validation, during which
-    nothing here writes the file; its values are read when the context is made.
+    GX parses that file (YAML) whenever it reads a project setting: about 160 times in a
+    stream batch's validation. The context lives for one validation, during which
+    nothing here writes the file; its values are read when the context is made. A GX without
+    that provider (a private class) keeps its own behaviour.
     """
-    from great_expectations.core.config_provider import _ConfigurationVariablesConfigurationProvider
+    try:
+        from great_expectations.core.config_provider import _ConfigurationVariablesConfigurationProvider
+    except ImportError:
+        return
     provider = context.config_provider.get_provider(_ConfigurationVariablesConfigurationProvider)
     if provider is None:
         return
