@@ -62,7 +62,8 @@ class ProcessBytecodeCache(BytecodeCache):
     """Compiled templates kept in memory for the life of the process.
 
     Jinja keys a template's code by its name and checks it against a checksum of the source the
-    loader returns, so a changed template (or another GX release's) is compiled again.
+    loader returns, so a changed template (or another GX release's) is compiled again and
+    replaces the entry: the cache holds one entry a template, a few hundred in all.
     """
 
     def __init__(self) -> None:
