@@ -63,7 +63,7 @@ class ProcessBytecodeCache(BytecodeCache):
 
     Jinja keys a template's code by its name and checks it against a checksum of the source the
     loader returns, so a changed template (or another GX release's) is compiled again and
-    replaces the entry: the cache holds one entry a template, a few hundred in all.
+    replaces the entry: the cache holds one entry a template (GX 1.x ships about fifty).
     """
 
     def __init__(self) -> None:
