@@ -28,7 +28,7 @@ from pyspark.sql import types as T
 
 from expectations import SUITE_MODULES, SUITES
 from expectations.base import CRITICAL, DETAILS, PASS_OR_FAIL, Check, Scope
-from pipelines import gx_results
+from pipelines import frames_ahead, gx_results
 from pipelines.job import Job, is_uri
 from windowing.spark.batch_settings import ScopedSettings
 
@@ -262,24 +262,25 @@ def run_name(job: Job, run_kind: str, batch_id: int | None) -> str:
     return f"{job.name}.{run_kind}." + (f"batch-{batch_id}" if batch_id is not None else "all-batches")
 
 
-def _run_check(context, check: Check, operator_id: str, run_id=None) -> SuiteResult:
+def _run_check(context, check: Check, operator_id: str, run_id=None, frame: DataFrame | None = None) -> SuiteResult:
+    """Validate ``check`` and unpersist its frame: ``frame``, the check's frame cached in GE's session
+    (:func:`_cached`), or None to cache it here."""
     import great_expectations as gx
     from great_expectations.core.run_identifier import RunIdentifier
     name = check.suite.name
     if check.frame is None:
         return SuiteResult(name, check.table, None, 0, [], check.skip_reason or "nothing to validate")
-    # Jobs writing beside each other (a stream and its backfill) share one GE project
-    # and one Data Docs site: their suites are told apart by the operator id.
-    qualified = f"{operator_id}.{name}"
-    check.suite.name = qualified
-    suite = context.suites.add_or_update(check.suite)
-    definition = context.validation_definitions.add_or_update(
-        gx.ValidationDefinition(name=qualified, data=_batch_definition(context, qualified), suite=suite))
-    # GE computes each metric with its own Spark job; without the cache every one of them would
-    # read the Delta tables (and redo the joins that built the frame) again.
-    frame = in_validation_session(check.frame).persist(StorageLevel.MEMORY_AND_DISK)
-    run_id = run_id or RunIdentifier(run_time=dt.datetime.now(dt.timezone.utc))
+    if frame is None:
+        frame = _cached(check.frame)
     try:
+        # Jobs writing beside each other (a stream and its backfill) share one GE project
+        # and one Data Docs site: their suites are told apart by the operator id.
+        qualified = f"{operator_id}.{name}"
+        check.suite.name = qualified
+        suite = context.suites.add_or_update(check.suite)
+        definition = context.validation_definitions.add_or_update(
+            gx.ValidationDefinition(name=qualified, data=_batch_definition(context, qualified), suite=suite))
+        run_id = run_id or RunIdentifier(run_time=dt.datetime.now(dt.timezone.utc))
         # Whether each expectation holds needs no sample of unexpected values: GE would fetch one
         # per column expectation (a Spark job each, a sixth of a stream batch's validation). A suite
         # that fails runs again for the details its failures report; under the same run id its
@@ -291,6 +292,16 @@ def _run_check(context, check: Check, operator_id: str, run_id=None) -> SuiteRes
     finally:
         frame.unpersist()
     return SuiteResult(name, check.table, not failed, len(outcome.results), failed)
+
+
+def _cached(frame: DataFrame) -> DataFrame:
+    """``frame`` in GE's session, cached: GE computes each metric with its own Spark job, and without
+    the cache every one of them would read the Delta tables (and redo the joins that built the frame) again."""
+    return in_validation_session(frame).persist(StorageLevel.MEMORY_AND_DISK)
+
+
+def _cached_and_computed(frame: DataFrame) -> DataFrame:
+    return frames_ahead.cache_and_compute(in_validation_session(frame))
 
 
 def in_validation_session(frame: DataFrame) -> DataFrame:
@@ -474,7 +485,10 @@ def _validate(spark: SparkSession, job: Job, batch_id: int | None, run_kind: str
     stored_before = set(context.validation_results_store.list_keys())
     from great_expectations.core.run_identifier import RunIdentifier
     run_id = RunIdentifier(run_name=run_name(job, run_kind, batch_id), run_time=dt.datetime.now(dt.timezone.utc))
-    report.suites = [_run_check(context, check, job.operator_id, run_id) for check in checks]
+    # The next suites' frames are computed while GE validates one (pipelines/frames_ahead.py).
+    with frames_ahead.FramesAhead([check.frame for check in checks], _cached_and_computed) as frames:
+        report.suites = [_run_check(context, check, job.operator_id, run_id, frames.take(index))
+                         for index, check in enumerate(checks)]
     _build_data_docs(context, job, stored_before, [c.suite.name for c in checks if c.frame is not None])
     report.data_docs_path = str(Path(data_docs_dir(job)) / "index.html")
     report.seconds = time.monotonic() - started

@@ -394,6 +394,26 @@ def test_a_small_stream_batch_is_validated_with_the_small_batch_settings(spark, 
         spark.conf.unset(SMALL_BATCH_SETTINGS)
 
 
+def test_a_validation_computes_its_frames_ahead_and_leaves_none_of_them_cached(spark, pipeline, monkeypatch):
+    """The suites' frames are computed ahead of GE (pipelines/frames_ahead.py), each handed to its
+    suite, and none stays cached after the validation, which finds what it found frame by frame."""
+    def frames_cached() -> int:    # Delta keeps its own snapshot state cached; a frame is any other
+        return sum(1 for info in spark.sparkContext._jsc.sc().getRDDStorageInfo()
+                   if not info.name().startswith("Delta Table State"))
+    taken, run_check = [], quality._run_check
+    def recording(context, check, operator_id, run_id=None, frame=None):
+        taken.append((check.suite.name, frame is not None and frame.is_cached))
+        return run_check(context, check, operator_id, run_id, frame)
+    monkeypatch.setattr(quality, "_run_check", recording)
+    job = pipeline["job"]
+    before = frames_cached()
+    report = validate_job(spark, job, batch_id=1, run_kind="stream", raise_on_failure=False)
+    assert frames_cached() <= before, "a frame of the validation stayed cached"
+    assert [name for name, _ in taken] == [s.suite for s in report.suites]
+    assert all(ahead for name, ahead in taken if name != "watermark_jumps"), taken   # skipped without raw rows
+    assert {s.suite for s in report.suites if s.success is False} <= {"raw_events"}, report.summary()
+
+
 def test_validation_runs_in_the_settings_it_is_given_and_puts_the_sessions_back(spark, pipeline, monkeypatch):
     seen, validate = [], quality._validate
 
