@@ -57,7 +57,7 @@ class FramesAhead:
     def __exit__(self, *exc) -> None:
         self._pool.shutdown(wait=True)
         for future in self._pending.values():
-            if future.exception() is None and future.result() is not None:
+            if future.exception() is None:
                 future.result().unpersist()
         self._pending.clear()
 
