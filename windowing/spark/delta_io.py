@@ -476,10 +476,53 @@ def newest_rows(table: DataFrame, column: str) -> list:
 
 
 def read_as_of(spark: SparkSession, path: str, version: int | None) -> DataFrame:
+    """The table's rows at ``version`` (None: the newest), read from the newest version that has
+    the same rows (:func:`same_rows_version`): a compaction and a ``VACUUM`` after the version a
+    batch pinned leave the rows readable from the compacted files."""
     reader = spark.read.format("delta")
     if version is not None:
-        reader = reader.option("versionAsOf", version)
+        reader = reader.option("versionAsOf", same_rows_version(spark, path, version))
     return reader.load(path)
+
+
+def same_rows_version(spark: SparkSession, path: str, version: int) -> int:
+    """The newest version of the table at ``path`` that holds the rows of ``version``.
+
+    ``version`` itself, or a later one reached only through commits that change no row: a
+    compaction (``OPTIMIZE``, auto compaction, a rewrite written with ``dataChange = false``:
+    every file it adds or removes is marked ``dataChange: false``) or a commit of commit
+    information alone (``VACUUM``'s). The walk stops before the first other commit (rows
+    written or removed, a schema, property or protocol change, an action it does not know)
+    and gives ``version`` when a newer commit file is gone from the log. Reads commit files
+    only (no Spark job); a session without a JVM in this process (Spark Connect) gets ``version``.
+    """
+    if not hasattr(spark, "_jvm"):
+        return version
+    newer = []
+    for newer_version, commit_json in _commits_newest_first(spark, path):
+        if newer_version <= version:
+            break
+        if commit_json is None:
+            return version
+        newer.append(commit_json)
+    same = version
+    for commit_json in reversed(newer):
+        if not _changes_no_rows(commit_json):
+            break
+        same += 1
+    return same
+
+
+def _changes_no_rows(commit_json: str) -> bool:
+    """Whether a commit file's actions are commit information and files added or removed with
+    ``dataChange: false`` only."""
+    for line in commit_json.splitlines():
+        if not line.strip():
+            continue
+        (kind, action), *more = json.loads(line).items()
+        if more or not (kind == "commitInfo" or (kind in ("add", "remove") and action.get("dataChange") is False)):
+            return False
+    return True
 
 
 def conform(df: DataFrame, schema) -> DataFrame:
