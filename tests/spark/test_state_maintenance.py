@@ -22,7 +22,7 @@ from windowing.spark import delta_io
 from windowing.spark.operator import SparkWindowOperator
 from windowing.spark.state_log import LOG_BATCHES_SETTING
 
-pytestmark = [pytest.mark.spark]
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("state_maintenance")]
 
 SCHEMA = "k string, ts bigint, v bigint"
 BATCHES = [
@@ -70,7 +70,7 @@ def results(spark, op) -> list[str]:
 
 def compact_and_vacuum(spark, path: str, version: int) -> int:
     """``OPTIMIZE`` the table, then ``VACUUM`` it keeping no old file; how many of ``version``'s files are gone."""
-    files = delta_io.read_as_of(spark, path, version).inputFiles()
+    files = spark.read.format("delta").option("versionAsOf", version).load(path).inputFiles()
     table = DeltaTable.forPath(spark, path)
     table.optimize().executeCompaction()
     with session_settings(spark, **{RETENTION_CHECK: "false", LISTING_TASKS: "2"}):

@@ -519,8 +519,11 @@ def _changes_no_rows(commit_json: str) -> bool:
     for line in commit_json.splitlines():
         if not line.strip():
             continue
-        (kind, action), *more = json.loads(line).items()
-        if more or not (kind == "commitInfo" or (kind in ("add", "remove") and action.get("dataChange") is False)):
+        action = json.loads(line)          # one action a line: {"<kind>": {...}}
+        if len(action) != 1:
+            return False
+        (kind, body), = action.items()
+        if not (kind == "commitInfo" or (kind in ("add", "remove") and body.get("dataChange") is False)):
             return False
     return True
 
