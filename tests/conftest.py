@@ -75,16 +75,30 @@ _PRODUCTION = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factor
 
 
 @contextlib.contextmanager
-def _production_settings(session):
-    """Production's code generation and adaptive query execution on ``session`` while open; then as before."""
-    before = {key: session.conf.get(key) for key in _PRODUCTION}
-    for key, value in _PRODUCTION.items():
+def _settings(session, settings: dict):
+    """``settings`` (SQL settings) on ``session`` while open; then each as before (unset if it was)."""
+    before = {key: session.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
         session.conf.set(key, value)
     try:
         yield
     finally:
         for key, value in before.items():
-            session.conf.set(key, value)
+            if value is None:
+                session.conf.unset(key)
+            else:
+                session.conf.set(key, value)
+
+
+def _production_settings(session):
+    """Production's code generation and adaptive query execution on ``session`` while open; then as before."""
+    return _settings(session, _PRODUCTION)
+
+
+@pytest.fixture
+def session_settings(spark):
+    """``with session_settings({key: value, ...}):`` those SQL settings on the test session for the block."""
+    return lambda settings: _settings(spark, settings)
 
 
 @pytest.fixture(autouse=True)

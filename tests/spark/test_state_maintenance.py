@@ -8,7 +8,6 @@ next run reads the compacted files and writes what a run without the maintenance
 """
 from __future__ import annotations
 
-import contextlib
 import os
 
 import pytest
@@ -41,21 +40,6 @@ def spec():
             .aggregate(s=Sum("v"), n=Count()))
 
 
-@contextlib.contextmanager
-def session_settings(spark, **settings):
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
-
-
 def run(spark, root, batches, first_batch: int = 0) -> SparkWindowOperator:
     """A new operator (state read from Delta: nothing kept in the driver yet) fed ``batches``."""
     op = SparkWindowOperator.on_delta(spark, spec(), "op", str(root), bucket_ms=20)
@@ -68,12 +52,12 @@ def results(spark, op) -> list[str]:
     return sorted(map(repr, (tuple(r) for r in spark.read.format("delta").load(op.store.results_path).collect())))
 
 
-def compact_and_vacuum(spark, path: str, version: int) -> int:
+def compact_and_vacuum(spark, session_settings, path: str, version: int) -> int:
     """``OPTIMIZE`` the table, then ``VACUUM`` it keeping no old file; how many of ``version``'s files are gone."""
     files = spark.read.format("delta").option("versionAsOf", version).load(path).inputFiles()
     table = DeltaTable.forPath(spark, path)
     table.optimize().executeCompaction()
-    with session_settings(spark, **{RETENTION_CHECK: "false", LISTING_TASKS: "2"}):
+    with session_settings({RETENTION_CHECK: "false", LISTING_TASKS: "2"}):
         table.vacuum(0)
     return sum(not os.path.exists(f.removeprefix("file:")) for f in files)
 
@@ -87,16 +71,17 @@ def clean_run(spark, tmp_path_factory):
 
 @pytest.mark.parametrize("logged_batches", ["0", "1"], ids=["written-every-batch", "logged"])
 def test_state_tables_compacted_and_vacuumed_between_runs_give_a_clean_runs_results(spark, tmp_path, clean_run,
-                                                                                    logged_batches):
-    with session_settings(spark, **{LOG_BATCHES_SETTING: logged_batches}):
+                                                                                    session_settings, logged_batches):
+    with session_settings({LOG_BATCHES_SETTING: logged_batches}):
         first = run(spark, tmp_path, BATCHES[:2])
         store = first.store
         pinned = store.start_versions(first.last_progress(), buffers=False)[0].version
         files = len(spark.read.format("delta").load(store.windows_path).inputFiles())
-        assert compact_and_vacuum(spark, store.windows_path, pinned) > 0      # the pinned version's files
+        gone = compact_and_vacuum(spark, session_settings, store.windows_path, pinned)
+        assert gone > 0                                     # the pinned version's files
         assert len(spark.read.format("delta").load(store.windows_path).inputFiles()) < files
         progress_version = delta_io.latest_version(spark, store.progress_path)
-        compact_and_vacuum(spark, store.progress_path, progress_version)
+        compact_and_vacuum(spark, session_settings, store.progress_path, progress_version)
         resumed = run(spark, tmp_path, BATCHES[2:], first_batch=2)
         assert (results(spark, resumed), sorted(resumed.store.open_windows())) == clean_run
 
@@ -108,13 +93,13 @@ def _tiny(spark, path: str, rows: range, mode: str = "append", **options) -> Non
     writer.format("delta").mode(mode).save(path)
 
 
-def test_the_same_rows_version_follows_compactions_and_stops_at_the_first_change(spark, tmp_path):
+def test_the_same_rows_version_follows_compactions_and_stops_at_the_first_change(spark, tmp_path, session_settings):
     path = str(tmp_path / "t")
     _tiny(spark, path, range(0, 10))
     _tiny(spark, path, range(10, 20))                                              # v1: rows added
     assert delta_io.same_rows_version(spark, path, 1) == 1                         # the newest: itself
     DeltaTable.forPath(spark, path).optimize().executeCompaction()                 # v2: compaction
-    with session_settings(spark, **{RETENTION_CHECK: "false", LISTING_TASKS: "2"}):
+    with session_settings({RETENTION_CHECK: "false", LISTING_TASKS: "2"}):
         DeltaTable.forPath(spark, path).vacuum(0)                                  # commit info only, if any
     same = delta_io.same_rows_version(spark, path, 1)
     assert same == delta_io.latest_version(spark, path) >= 2

@@ -496,8 +496,8 @@ def same_rows_version(spark: SparkSession, path: str, version: int) -> int:
     and gives ``version`` when a newer commit file is gone from the log. Reads commit files
     only (no Spark job); a session without a JVM in this process (Spark Connect) gets ``version``.
     """
-    if not hasattr(spark, "_jvm"):
-        return version
+    if not hasattr(spark, "_jvm") or int(_snapshot(spark, path).version()) == version:
+        return version          # the newest version (a pin almost always is): no commit file to read
     newer = []
     for newer_version, commit_json in _commits_newest_first(spark, path):
         if newer_version <= version:
