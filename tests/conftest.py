@@ -53,27 +53,15 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 
 
-TEST_JAVA_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m -XX:+UseParallelGC"
-"""JVM options of the test session: the JIT's quick tier only, with the code cache the tiered JIT
-would have, and the parallel collector.
-
-The whole suite keeps both cores busy, so what counts is CPU time, not one process's wall time.
-The optimizing tier (C2) spent a third of a test JVM's CPU compiling Catalyst and Delta code
-that each small test runs a few times, and G1's concurrent marking another tenth. The quick
-tier alone shrinks the code cache to 48 MB, which its sweeper then flushes and refills
-constantly; at 240 MB it does not. Options given in ``WINDOWING_TEST_SPARK_CONF``'s
-``spark.driver.extraJavaOptions`` (a flight recording, say) come after these and win."""
-
-
 @pytest.fixture(scope="session")
 def spark():
     from windowing.spark.session import get_spark
     import json
-    extra = json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))
-    java_options = " ".join(filter(None, [TEST_JAVA_OPTIONS, extra.pop("spark.driver.extraJavaOptions", "")]))
-    conf = {"spark.default.parallelism": "2", "spark.driver.extraJavaOptions": java_options,
+    # The JVM's default JIT: a test process runs for most of an hour, long enough for the optimizing tier
+    # to pay off (the short winjob processes of the fault soak run the quick tier only).
+    conf = {"spark.default.parallelism": "2",
             **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else _TEST_SETTINGS),
-            **extra}
+            **json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))}
     session = get_spark("tests", shuffle_partitions=2, conf=conf)
     yield session
     session.stop()
