@@ -53,15 +53,28 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 
 
+TEST_JAVA_OPTIONS = ("-XX:+UseParallelGC -XX:Tier4InvocationThreshold=20000 -XX:Tier4MinInvocationThreshold=2400 "
+                     "-XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=160000")
+"""JVM options of a test process's Spark session: the parallel collector, and the optimizing JIT tier
+(C2) only for methods run four times as often as the JVM's default asks.
+
+Both test processes keep the two cores busy, so the suite's length follows its CPU time, and a test
+JVM spends about a quarter of it in the JIT's compiler threads and a tenth in G1's collector threads
+(each read per thread from ``/proc``; docs/testing.md). The JIT's default tiers stay: a test process
+lives for the whole run, long enough for compiled code to repay its compilation, and the quick tier
+alone made the whole suite slower. Options in ``WINDOWING_TEST_SPARK_CONF``'s
+``spark.driver.extraJavaOptions`` (a flight recording, say) come after these and win."""
+
+
 @pytest.fixture(scope="session")
 def spark():
     from windowing.spark.session import get_spark
     import json
-    # The JVM's default JIT: a test process runs for most of an hour, long enough for the optimizing tier
-    # to pay off (the short winjob processes of the fault soak run the quick tier only).
-    conf = {"spark.default.parallelism": "2",
+    extra = json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))
+    java_options = " ".join(filter(None, [TEST_JAVA_OPTIONS, extra.pop("spark.driver.extraJavaOptions", "")]))
+    conf = {"spark.default.parallelism": "2", "spark.driver.extraJavaOptions": java_options,
             **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else _TEST_SETTINGS),
-            **json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))}
+            **extra}
     session = get_spark("tests", shuffle_partitions=2, conf=conf)
     yield session
     session.stop()

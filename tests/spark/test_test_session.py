@@ -91,6 +91,17 @@ def test_memory_store_frames_are_local_relations_for_flat_columns(spark):
         [(1_793_518_200_123_456,), (None,)]
 
 
+def test_the_test_jvm_runs_the_parallel_collector_with_the_test_java_options(spark):
+    """The test session's JVM got ``TEST_JAVA_OPTIONS`` (checked, because a session started before the
+    options reach it would silently keep G1 and the default thresholds)."""
+    from conftest import TEST_JAVA_OPTIONS
+    jvm = spark._jvm.java.lang.management.ManagementFactory
+    arguments = list(jvm.getRuntimeMXBean().getInputArguments())
+    assert set(TEST_JAVA_OPTIONS.split()) <= set(arguments), arguments
+    collectors = {bean.getName() for bean in jvm.getGarbageCollectorMXBeans()}
+    assert collectors == {"PS Scavenge", "PS MarkSweep"}, collectors
+
+
 def test_a_jobs_driver_java_options_reach_the_driver_jvm(tmp_path):
     """``spark.driver.extraJavaOptions`` in a job's ``[spark]`` table (how a short local run asks for the
     quick JIT tier) reaches the JVM ``get_spark`` starts: checked in a process of its own."""
