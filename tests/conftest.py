@@ -53,8 +53,12 @@ os.environ["PYTHONPATH"] = os.pathsep.join(
     + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p])
 
 
-TEST_JAVA_OPTIONS = ("-XX:+UseParallelGC -XX:Tier4InvocationThreshold=20000 -XX:Tier4MinInvocationThreshold=2400 "
-                     "-XX:Tier4CompileThreshold=60000 -XX:Tier4BackEdgeThreshold=160000")
+TIER4_DEFAULT_THRESHOLDS = {"Tier4InvocationThreshold": 5000, "Tier4MinInvocationThreshold": 600,
+                            "Tier4CompileThreshold": 15000, "Tier4BackEdgeThreshold": 40000}
+"""The JVM's (JDK 17) thresholds for compiling a method with the optimizing tier (C2)."""
+TIER4_THRESHOLD_SCALE = 4
+TEST_JAVA_OPTIONS = " ".join(["-XX:+UseParallelGC"] + [f"-XX:{flag}={default * TIER4_THRESHOLD_SCALE}"
+                                                      for flag, default in TIER4_DEFAULT_THRESHOLDS.items()])
 """JVM options of a test process's Spark session: the parallel collector, and the optimizing JIT tier
 (C2) only for methods run four times as often as the JVM's default asks.
 
