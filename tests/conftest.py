@@ -5,9 +5,13 @@ expression code generation) and without adaptive query execution. Test batches a
 compiling generated Java for every new plan shape cost about a fifth of a Spark transcript
 test's time, and AQE submits every shuffle stage of a query as a job of its own and re-plans
 between them (a batch of a trigger plan ran about 3 times as many jobs; alternating in one process,
-AQE off took 6-15% less wall time and 14-17% less CPU). Tests marked ``production_spark`` (the
-end-to-end pipelines and the plan-vs-model comparisons) switch both back on, as production runs,
-and ``WINDOWING_TEST_PRODUCTION_SPARK=1`` runs the whole suite with them.
+AQE off took 6-15% less wall time and 14-17% less CPU). The optimizer does not infer filters from
+constraints (each optimization of the plans' wide projections re-derives every constraint of every
+operator; a filter it would add only saves work on large inputs), and each query's plan is
+described to Spark's status listener in the simple form, not the formatted one (it runs on every
+Spark action). Tests marked ``production_spark`` (the end-to-end pipelines and the plan-vs-model
+comparisons) switch all of these back to production's, and ``WINDOWING_TEST_PRODUCTION_SPARK=1``
+runs the whole suite with them.
 
 Hypothesis profiles: the properties that run on Spark (every example is several Spark jobs, seconds
 each) leave ``max_examples`` to the profile loaded here: ``ci`` (the default, 3 examples) or
@@ -86,9 +90,11 @@ def spark():
 
 # SQL settings a test can change at run time: the test session's, and production's.
 _TEST_SETTINGS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-                  "spark.sql.adaptive.enabled": "false"}
+                  "spark.sql.adaptive.enabled": "false", "spark.sql.constraintPropagation.enabled": "false",
+                  "spark.sql.ui.explainMode": "simple"}
 _PRODUCTION = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK",
-               "spark.sql.adaptive.enabled": "true"}
+               "spark.sql.adaptive.enabled": "true", "spark.sql.constraintPropagation.enabled": "true",
+               "spark.sql.ui.explainMode": "formatted"}
 
 
 @contextlib.contextmanager

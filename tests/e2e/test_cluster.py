@@ -54,13 +54,14 @@ VALIDATE_SUITES = ("window_results", "row_accounting")
 DRIVER_SETTINGS = {
     # Short JVMs on small data: the JIT's quick tier only (windowing.spark.session.QUICK_JIT_JAVA_OPTIONS),
     # in the driver and the executors, and the test session's SQL settings (no code generation, no
-    # adaptive execution; WINDOWING_TEST_PRODUCTION_SPARK=1 keeps production's). Both runs of a
-    # comparison get the same settings.
+    # adaptive execution, no inferred filters; WINDOWING_TEST_PRODUCTION_SPARK=1 keeps production's).
+    # Both runs of a comparison get the same settings.
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else {
         "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-        "spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2"}),
+        "spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2",
+        "spark.sql.constraintPropagation.enabled": "false", "spark.sql.ui.explainMode": "simple"}),
 }
 """Spark settings of the test's driver processes (and, through the Airflow connection, of the DAG's task)."""
 SERVICES_GROUP = "services"

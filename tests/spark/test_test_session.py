@@ -33,6 +33,21 @@ def py4j_commands():
         clientserver.ClientServerConnection.send_command = send
 
 
+def _inferred_filters(spark) -> int:
+    """How many filters on ``= 1`` the optimizer leaves in a join whose one side alone is filtered:
+    2 when it infers the other side's filter from the join's constraints, 1 when it does not."""
+    left = spark.range(4).where("id = 1")
+    right = spark.range(4).withColumnRenamed("id", "j")
+    return left.join(right, left.id == right.j)._jdf.queryExecution().optimizedPlan().toString().count(" = 1)")
+
+
+def _listener_plan_description(spark) -> str:
+    """The plan description Spark's status listener got for the session's newest query."""
+    spark.range(3).selectExpr("id + 1 AS x").collect()
+    executions = spark._jsparkSession.sharedState().statusStore().executionsList()
+    return executions.apply(executions.size() - 1).physicalPlanDescription()
+
+
 def test_unmarked_tests_run_interpreted_without_adaptive_execution(spark):
     if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1":
         pytest.skip("WINDOWING_TEST_PRODUCTION_SPARK=1: the whole suite runs with production's settings")
@@ -42,6 +57,8 @@ def test_unmarked_tests_run_interpreted_without_adaptive_execution(spark):
     plan = spark.range(4).selectExpr("id % 2 AS k").groupBy("k").count()._jdf.queryExecution() \
         .executedPlan().toString()
     assert "AdaptiveSparkPlan" not in plan and "WholeStageCodegen" not in plan
+    assert _inferred_filters(spark) == 1
+    assert "(1) Range" not in _listener_plan_description(spark)
 
 
 @pytest.mark.production_spark
@@ -53,6 +70,8 @@ def test_marked_tests_run_with_code_generation_and_adaptive_execution(spark):
     assert "WholeStageCodegen" in plan or "*(" in plan
     shuffled = spark.range(4).selectExpr("id % 2 AS k").groupBy("k").count()
     assert "AdaptiveSparkPlan" in shuffled._jdf.queryExecution().executedPlan().toString()
+    assert _inferred_filters(spark) == 2
+    assert "(1) Range" in _listener_plan_description(spark)
 
 
 def test_count_each_counts_every_frame(spark):
