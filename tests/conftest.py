@@ -81,7 +81,7 @@ def spark():
     extra = json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))
     java_options = " ".join(filter(None, [TEST_JAVA_OPTIONS, extra.pop("spark.driver.extraJavaOptions", "")]))
     conf = {"spark.default.parallelism": "2", "spark.driver.extraJavaOptions": java_options,
-            **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else _TEST_SETTINGS),
+            **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else TEST_SQL_SETTINGS),
             **extra}
     session = get_spark("tests", shuffle_partitions=2, conf=conf)
     yield session
@@ -89,12 +89,14 @@ def spark():
 
 
 # SQL settings a test can change at run time: the test session's, and production's.
-_TEST_SETTINGS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
+TEST_SQL_SETTINGS = {"spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
                   "spark.sql.adaptive.enabled": "false", "spark.sql.constraintPropagation.enabled": "false",
                   "spark.sql.ui.explainMode": "simple"}
 _PRODUCTION = {"spark.sql.codegen.wholeStage": "true", "spark.sql.codegen.factoryMode": "FALLBACK",
                "spark.sql.adaptive.enabled": "true", "spark.sql.constraintPropagation.enabled": "true",
                "spark.sql.ui.explainMode": "formatted"}
+"""``TEST_SQL_SETTINGS``: also those of the Spark processes that tests start (the cluster test's drivers,
+the fault soak's ``winjob`` runs); ``_PRODUCTION``: production's value of each."""
 
 
 @contextlib.contextmanager

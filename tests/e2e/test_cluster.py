@@ -33,6 +33,8 @@ from pathlib import Path
 
 import pytest
 
+from conftest import TEST_SQL_SETTINGS
+
 REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / "dev"
 DEMO_JOB = REPO / "jobs" / "demo.toml"
@@ -59,9 +61,7 @@ DRIVER_SETTINGS = {
     "spark.driver.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1",
     **({} if os.environ.get("WINDOWING_TEST_PRODUCTION_SPARK") == "1" else {
-        "spark.sql.codegen.wholeStage": "false", "spark.sql.codegen.factoryMode": "NO_CODEGEN",
-        "spark.sql.adaptive.enabled": "false", "spark.sql.shuffle.partitions": "2",
-        "spark.sql.constraintPropagation.enabled": "false", "spark.sql.ui.explainMode": "simple"}),
+        **TEST_SQL_SETTINGS, "spark.sql.shuffle.partitions": "2"}),
 }
 """Spark settings of the test's driver processes (and, through the Airflow connection, of the DAG's task)."""
 SERVICES_GROUP = "services"

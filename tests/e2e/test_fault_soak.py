@@ -21,15 +21,15 @@ import textwrap
 
 import pytest
 
+from conftest import TEST_SQL_SETTINGS
 from pipelines.fault_hook import FAULT_ENV, FaultPlan
 from tools.soak import REPO, Soak, SoakConfig
 from windowing.spark.session import QUICK_JIT_JAVA_OPTIONS
 
 MIN_KILLS = 10
-SESSION_SQL_SETTINGS = ("spark.sql.codegen.wholeStage", "spark.sql.codegen.factoryMode", "spark.sql.adaptive.enabled",
-                        "spark.sql.constraintPropagation.enabled", "spark.sql.ui.explainMode")
+SESSION_SQL_SETTINGS = tuple(TEST_SQL_SETTINGS)
 """Settings the soak's ``winjob`` processes take from the test session (code generation, adaptive execution,
-inferred filters, the listener's plan description).
+inferred filters, the listener's plan description: production's under ``WINDOWING_TEST_PRODUCTION_SPARK=1``).
 
 They do not touch what the soak checks (commits, recovery, concurrent writers); interpreted, a
 process of the soak's few hundred rows spends a quarter less CPU than with code generation.
