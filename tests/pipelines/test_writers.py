@@ -135,6 +135,26 @@ def test_two_creators_of_one_table_both_succeed(spark, tmp_path):
         assert errors == [] and spark.read.format("delta").load(path).schema.names == ["k"]
 
 
+def test_a_table_another_process_created_after_this_session_looked_is_found(spark, tmp_path):
+    """The session looked at a folder while another creator had only begun (a ``_delta_log``, no
+    commit); that creator's commit then lands outside this JVM (a commit file, as another process
+    writes it). Delta's cached view still says "no table": ``table_exists`` must not, and a
+    creation here must use the landed table, neither refuse it nor commit again."""
+    schema = T.StructType([T.StructField("k", T.StringType())])
+    made, racing = tmp_path / "made", tmp_path / "racing"
+    delta_io.create_empty(spark, schema, str(made))
+    (racing / "_delta_log").mkdir(parents=True)
+    assert not delta_io.table_exists(spark, str(racing))          # the session's view: no commit yet
+    commits = sorted(p.name for p in (made / "_delta_log").glob("*.json"))
+    for name in commits:
+        shutil.copy(made / "_delta_log" / name, racing / "_delta_log" / name)
+
+    assert delta_io.table_exists(spark, str(racing))
+    delta_io.create_empty(spark, schema, str(racing))
+    assert sorted(p.name for p in (racing / "_delta_log").glob("*.json")) == commits
+    assert spark.read.format("delta").load(str(racing)).schema.names == ["k"]
+
+
 def test_keyed_state_table_left_half_created_is_repaired(spark, tmp_path):
     from windowing.spark.keyed_state import KeyedStateTable, state_schema
     path = tmp_path / "keyed_state"

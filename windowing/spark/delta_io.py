@@ -49,7 +49,21 @@ def absolute(path: str) -> str:
 
 
 def table_exists(spark: SparkSession, path: str) -> bool:
-    return DeltaTable.isDeltaTable(spark, path)
+    """Whether ``path`` holds a Delta table now.
+
+    Delta's own check answers from the session's cached view of the table's log, which
+    stays "no table" after another process's (or thread's) creation lands; a folder whose
+    log holds a commit is therefore asked again with the log read anew. A log that does
+    not read as a table is no table.
+    """
+    if DeltaTable.isDeltaTable(spark, path):
+        return True
+    if not has_commit(spark, path):
+        return False
+    try:
+        return latest_version(spark, path) >= 0
+    except Exception:  # noqa: BLE001 - a log this release cannot read
+        return False
 
 
 DEFAULT_PROPERTIES = {"delta.enableDeletionVectors": "true"}
@@ -81,9 +95,10 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
     try:
         builder.execute()
     except Exception:  # noqa: BLE001 - decided by what the folder holds now
-        if table_exists(spark, path):
-            return                  # another writer created it meanwhile
+        # The commit first: another writer's creation can land between two looks at the folder.
         if has_commit(spark, path):
+            if table_exists(spark, path):
+                return              # another writer created it meanwhile
             raise                   # a table this release cannot read: never touch it
         _create_by_empty_append(spark, schema, path, partition_by, properties)
 
