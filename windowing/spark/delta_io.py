@@ -54,10 +54,12 @@ def table_exists(spark: SparkSession, path: str) -> bool:
     Delta's own check answers from the session's cached view of the table's log, which
     stays "no table" after another process's (or thread's) creation lands; a folder whose
     log holds a commit is therefore asked again with the log read anew. A log that does
-    not read as a table is no table.
+    not read as a table is no table. On Spark Connect, Delta's answer stands.
     """
     if DeltaTable.isDeltaTable(spark, path):
         return True
+    if not hasattr(spark, "_jvm"):
+        return False            # Spark Connect: no JVM in this process to read the log with
     if not has_commit(spark, path):
         return False
     try:
