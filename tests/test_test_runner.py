@@ -1,7 +1,9 @@
-"""The whole-suite run's scheduling: ``--dist loadgroup`` keeps an ``xdist_group`` in one process.
+"""The whole-suite run's scheduling: ``--dist loadgroup`` keeps an ``xdist_group`` in one process,
+and the number of test processes and the services modules' groups follow the machine
+(``tests/suite_machine.py``).
 
 Modules with module-scoped set-up (a Spark cluster and an object store, an Airflow stream) rely on
-it: split over the two test processes, each process would run that set-up again.
+the groups: split over the test processes, each process would run that set-up again.
 """
 from __future__ import annotations
 
@@ -9,6 +11,8 @@ import os
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 TESTS = Path(__file__).resolve().parent
 
@@ -37,3 +41,86 @@ def test_an_xdist_group_runs_in_one_test_process(tmp_path):
     workers = record.read_text().split()
     assert len(workers) == 6
     assert len(set(workers)) == 1, f"the group's tests ran in processes {sorted(set(workers))}"
+
+
+SERVICES_MODULE = '''
+import os, pytest
+from suite_machine import services_group
+pytestmark = pytest.mark.xdist_group(services_group(__file__))
+
+@pytest.mark.parametrize("i", range(3))
+def test_service(i, request):
+    with open(os.environ["RECORD"], "a") as f:
+        f.write(f"{request.node.nodeid} {os.environ['PYTEST_XDIST_WORKER']}\\n")
+'''
+
+
+def test_services_modules_spread_over_lanes_on_a_large_machine(tmp_path):
+    # Eight test processes on this machine stand for a machine with eight cores: two lanes.
+    for module in ("test_cluster", "test_cluster_writers"):
+        (tmp_path / f"{module}.py").write_text(SERVICES_MODULE)
+    record = tmp_path / "nodes.txt"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(RECORD=str(record), PYTHONPATH=os.pathsep.join([str(TESTS), os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-n", "8", "--dist", "loadgroup",
+                           "-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path)],
+                          env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    groups: dict[str, set[str]] = {}
+    workers: dict[str, set[str]] = {}
+    for line in record.read_text().splitlines():
+        nodeid, worker = line.split()
+        module = nodeid.split("::")[0]
+        groups.setdefault(module, set()).add(nodeid.rsplit("@", 1)[1])
+        workers.setdefault(module, set()).add(worker)
+    assert groups == {"test_cluster.py": {"services-0"}, "test_cluster_writers.py": {"services-1"}}
+    assert all(len(found) == 1 for found in workers.values()), workers
+
+
+def test_the_test_processes_follow_the_cores_the_quota_and_the_memory(tmp_path):
+    import suite_machine as machine
+    affinity = len(os.sched_getaffinity(0))
+    cgroup = tmp_path / "cgroup"
+    cgroup.mkdir()
+    assert machine.usable_cores(cgroup) == affinity                      # no quota files: the affinity
+    (cgroup / "cpu.max").write_text("max 100000\n")
+    assert machine.usable_cores(cgroup) == affinity                      # v2, no quota
+    (cgroup / "cpu.max").write_text("100000 100000\n")
+    assert machine.usable_cores(cgroup) == 1                             # v2: one CPU's quota
+    (cgroup / "cpu.max").unlink()
+    (cgroup / "cpu").mkdir()
+    (cgroup / "cpu" / "cpu.cfs_quota_us").write_text("-1\n")
+    (cgroup / "cpu" / "cpu.cfs_period_us").write_text("100000\n")
+    assert machine.usable_cores(cgroup) == affinity                      # v1, no quota
+    (cgroup / "cpu" / "cpu.cfs_quota_us").write_text("50000\n")
+    assert machine.usable_cores(cgroup) == 1                             # v1: half a CPU still runs one process
+
+    meminfo = tmp_path / "meminfo"
+    meminfo.write_text("MemTotal:       25165824 kB\nMemFree:        1000 kB\n")
+    assert machine.memory_bytes(cgroup, meminfo) == 24 * 2**30
+    (cgroup / "memory.max").write_text(f"{6 * 2**30}\n")
+    assert machine.memory_bytes(cgroup, meminfo) == 6 * 2**30           # the container's limit
+
+    gib = 2**30
+    assert machine.worker_count({}, cores=2, memory=24 * gib) == 2
+    assert machine.worker_count({}, cores=16, memory=24 * gib) == 6     # four GiB a process
+    assert machine.worker_count({}, cores=16, memory=2 * gib) == 1
+    assert machine.worker_count({"WINDOWING_TEST_WORKERS": "3"}, cores=16, memory=64 * gib) == 3
+    for bad in ("0", "two", "-1"):
+        with pytest.raises(ValueError, match=repr(bad)):
+            machine.worker_count({"WINDOWING_TEST_WORKERS": bad}, cores=2, memory=24 * gib)
+    assert [machine.lanes({"PYTEST_XDIST_WORKER_COUNT": str(n)}) for n in (1, 2, 4, 7, 8, 12, 64)] == [
+        1, 1, 1, 1, 2, 3, 16]
+    assert machine.lanes({}) == 1                                        # not an xdist run
+    assert [machine.lane_group("g", i, {"PYTEST_XDIST_WORKER_COUNT": "12"}) for i in range(4)] == [
+        "g-0", "g-1", "g-2", "g-0"]
+    assert [machine.services_group("test_cluster.py", {"PYTEST_XDIST_WORKER_COUNT": str(n)})
+            for n in (2, 8, 64)] == ["services", "services-0", "services-0"]
+    assert machine.services_group("test_cluster_connect.py", {"PYTEST_XDIST_WORKER_COUNT": "64"}) == "services-3"
+    two, eight = {"PYTEST_XDIST_WORKER_COUNT": "2"}, {"PYTEST_XDIST_WORKER_COUNT": "8"}
+    assert {machine.services_group(f"tests/e2e/{m}.py", two) for m in machine.SERVICES_MODULES} == {"services"}
+    assert {machine.services_group(f"tests/e2e/{m}.py", {}) for m in machine.SERVICES_MODULES} == {"services"}   # no xdist
+    assert [machine.services_group(f"{m}.py", eight) for m in machine.SERVICES_MODULES] == [
+        "services-0", "services-1", "services-0", "services-1"]
+    with pytest.raises(ValueError, match="test_quality"):
+        machine.services_group("tests/pipelines/test_quality.py", {})

@@ -26,11 +26,11 @@ import psutil
 import pytest
 
 from pipelines.airflow_local import LocalAirflow, free_port
-from test_cluster import SERVICES_GROUP
+from suite_machine import services_group
 
 REPO = Path(__file__).resolve().parents[2]
 DEMO = REPO / "jobs" / "demo.toml"
-pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group(SERVICES_GROUP)]
+pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group(services_group(__file__))]
 UTC = dt.timezone.utc
 
 # Generous but bounded: a cold start on a busy 2-core machine takes a minute or two,

@@ -34,6 +34,7 @@ from pathlib import Path
 import pytest
 
 from conftest import TEST_SQL_SETTINGS
+from suite_machine import services_group
 
 REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / "dev"
@@ -64,12 +65,8 @@ DRIVER_SETTINGS = {
         **TEST_SQL_SETTINGS, "spark.sql.shuffle.partitions": "2"}),
 }
 """Spark settings of the test's driver processes (and, through the Airflow connection, of the DAG's task)."""
-SERVICES_GROUP = "services"
-"""The test process of the modules that start services of their own processes (a Spark cluster, an object
-store, a Connect server, Airflow with a JVM per task): one after another, so two of them never share the
-two cores (a streaming task of the Airflow test once ran past its 12-minute bound beside a cluster module)."""
 SETUP_TIMEOUT_S = 1800   # a fresh clone's first ./dev store up or cluster up installs the server, jars, wheel
-pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(SERVICES_GROUP), CLUSTER_TESTS]
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group(services_group(__file__)), CLUSTER_TESTS]
 
 
 def free_port() -> int:

@@ -19,9 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import CLUSTER_TESTS, DEV, SERVICES_GROUP, free_port
+from suite_machine import services_group
+from test_cluster import CLUSTER_TESTS, DEV, free_port
 
-pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group(SERVICES_GROUP)]
+pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group(services_group(__file__))]
 
 
 @pytest.fixture(scope="module")

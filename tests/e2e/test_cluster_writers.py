@@ -21,9 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from test_cluster import CLUSTER_TESTS, DRIVER_SETTINGS, SERVICES_GROUP, Services
+from suite_machine import services_group
+from test_cluster import CLUSTER_TESTS, DRIVER_SETTINGS, Services
 
-pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group(SERVICES_GROUP)]
+pytestmark = [CLUSTER_TESTS, pytest.mark.slow, pytest.mark.xdist_group(services_group(__file__))]
 
 SCHEMA = "k string, ts long, v long"
 BATCHES = [

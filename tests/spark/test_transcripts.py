@@ -21,6 +21,7 @@ import os
 
 import pytest
 
+from suite_machine import lane_group
 from transcripts import BY_NAME, TRANSCRIPTS
 from transcripts.runner import distinct_cuts, run_cut
 from transcripts.split_by_key import SplitByKey
@@ -28,8 +29,9 @@ from transcripts.types import RECUTS, Cut, Executor, ExpectedPane, Transcript
 from windowing.core.reference import ReferenceOperator
 
 ALL_ON_SPARK = os.environ.get("WINDOWING_ALL_SPARK_TRANSCRIPTS") == "1"
-DELTA_GROUP = pytest.mark.xdist_group("transcripts_delta")
-"""Delta runs stay in one test process, as the other Delta state tests of the transcripts."""
+DELTA_GROUP = "transcripts_delta"
+"""Delta runs stay in one test process (one lane of one on a large machine: suite_machine.lane_group),
+as the other Delta state tests of the transcripts."""
 
 
 def runs(transcript: Transcript) -> dict[Executor, Cut]:
@@ -54,6 +56,7 @@ def on_delta_instead(transcript: Transcript) -> Cut:
 
 def _params():
     out = []
+    delta_runs = itertools.count()
     for executor in Executor:
         for t in TRANSCRIPTS:
             declared = runs(t).get(executor, Cut.NONE)
@@ -65,7 +68,7 @@ def _params():
             for cut in cuts:
                 marks = [pytest.mark.spark] if executor.needs_spark else []
                 if executor is Executor.DELTA:
-                    marks.append(DELTA_GROUP)
+                    marks.append(pytest.mark.xdist_group(lane_group(DELTA_GROUP, next(delta_runs))))
                 if executor is Executor.SPARK and cut not in declared:
                     marks.append(pytest.mark.skip(reason="per-key path, not declared for Spark (set "
                                                          "WINDOWING_ALL_SPARK_TRANSCRIPTS=1 to run it)"))
