@@ -42,7 +42,8 @@ def usable_cores(cgroup_root: Path = CGROUP_ROOT) -> int:
     if v2 and not v2.startswith("max"):
         quota, period = (int(x) for x in v2.split()[:2])
     else:
-        v1_quota, v1_period = _read(cgroup_root / "cpu" / "cpu.cfs_quota_us"), _read(cgroup_root / "cpu" / "cpu.cfs_period_us")
+        v1_quota = _read(cgroup_root / "cpu" / "cpu.cfs_quota_us")
+        v1_period = _read(cgroup_root / "cpu" / "cpu.cfs_period_us")
         if v1_quota and v1_period and int(v1_quota) > 0:
             quota, period = int(v1_quota), int(v1_period)
     if quota and period:

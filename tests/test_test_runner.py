@@ -77,7 +77,7 @@ def test_services_modules_spread_over_lanes_on_a_large_machine(tmp_path):
     assert all(len(found) == 1 for found in workers.values()), workers
 
 
-def test_the_test_processes_follow_the_cores_the_quota_and_the_memory(tmp_path):
+def test_usable_cores_are_capped_by_the_containers_cpu_quota(tmp_path):
     import suite_machine as machine
     affinity = len(os.sched_getaffinity(0))
     cgroup = tmp_path / "cgroup"
@@ -95,12 +95,20 @@ def test_the_test_processes_follow_the_cores_the_quota_and_the_memory(tmp_path):
     (cgroup / "cpu" / "cpu.cfs_quota_us").write_text("50000\n")
     assert machine.usable_cores(cgroup) == 1                             # v1: half a CPU still runs one process
 
+
+def test_memory_is_capped_by_the_containers_limit(tmp_path):
+    import suite_machine as machine
     meminfo = tmp_path / "meminfo"
     meminfo.write_text("MemTotal:       25165824 kB\nMemFree:        1000 kB\n")
-    assert machine.memory_bytes(cgroup, meminfo) == 24 * 2**30
-    (cgroup / "memory.max").write_text(f"{6 * 2**30}\n")
-    assert machine.memory_bytes(cgroup, meminfo) == 6 * 2**30           # the container's limit
+    assert machine.memory_bytes(tmp_path, meminfo) == 24 * 2**30
+    (tmp_path / "memory.max").write_text("max\n")
+    assert machine.memory_bytes(tmp_path, meminfo) == 24 * 2**30
+    (tmp_path / "memory.max").write_text(f"{6 * 2**30}\n")
+    assert machine.memory_bytes(tmp_path, meminfo) == 6 * 2**30
 
+
+def test_the_test_processes_follow_cores_memory_and_the_variable():
+    import suite_machine as machine
     gib = 2**30
     assert machine.worker_count({}, cores=2, memory=24 * gib) == 2
     assert machine.worker_count({}, cores=16, memory=24 * gib) == 6     # four GiB a process
@@ -109,18 +117,22 @@ def test_the_test_processes_follow_the_cores_the_quota_and_the_memory(tmp_path):
     for bad in ("0", "two", "-1"):
         with pytest.raises(ValueError, match=repr(bad)):
             machine.worker_count({"WINDOWING_TEST_WORKERS": bad}, cores=2, memory=24 * gib)
-    assert [machine.lanes({"PYTEST_XDIST_WORKER_COUNT": str(n)}) for n in (1, 2, 4, 7, 8, 12, 64)] == [
-        1, 1, 1, 1, 2, 3, 16]
+
+
+def test_long_groups_get_one_lane_for_every_four_test_processes():
+    import suite_machine as machine
+
+    def workers(n: int) -> dict:
+        return {"PYTEST_XDIST_WORKER_COUNT": str(n)}
+
+    assert [machine.lanes(workers(n)) for n in (1, 2, 4, 7, 8, 12, 64)] == [1, 1, 1, 1, 2, 3, 16]
     assert machine.lanes({}) == 1                                        # not an xdist run
-    assert [machine.lane_group("g", i, {"PYTEST_XDIST_WORKER_COUNT": "12"}) for i in range(4)] == [
-        "g-0", "g-1", "g-2", "g-0"]
-    assert [machine.services_group("test_cluster.py", {"PYTEST_XDIST_WORKER_COUNT": str(n)})
-            for n in (2, 8, 64)] == ["services", "services-0", "services-0"]
-    assert machine.services_group("test_cluster_connect.py", {"PYTEST_XDIST_WORKER_COUNT": "64"}) == "services-3"
-    two, eight = {"PYTEST_XDIST_WORKER_COUNT": "2"}, {"PYTEST_XDIST_WORKER_COUNT": "8"}
-    assert {machine.services_group(f"tests/e2e/{m}.py", two) for m in machine.SERVICES_MODULES} == {"services"}
-    assert {machine.services_group(f"tests/e2e/{m}.py", {}) for m in machine.SERVICES_MODULES} == {"services"}   # no xdist
-    assert [machine.services_group(f"{m}.py", eight) for m in machine.SERVICES_MODULES] == [
+    assert [machine.lane_group("g", i, workers(12)) for i in range(4)] == ["g-0", "g-1", "g-2", "g-0"]
+    for environ in ({}, workers(2), workers(7)):
+        assert {machine.services_group(f"tests/e2e/{m}.py", environ) for m in machine.SERVICES_MODULES} == {"services"}
+    assert [machine.services_group(f"{m}.py", workers(8)) for m in machine.SERVICES_MODULES] == [
         "services-0", "services-1", "services-0", "services-1"]
+    assert [machine.services_group(f"{m}.py", workers(64)) for m in machine.SERVICES_MODULES] == [
+        "services-0", "services-1", "services-2", "services-3"]               # at most a lane a module
     with pytest.raises(ValueError, match="test_quality"):
         machine.services_group("tests/pipelines/test_quality.py", {})
