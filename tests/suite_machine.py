@@ -20,6 +20,9 @@ from pathlib import Path
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 MEMORY_PER_WORKER_BYTES = 4 * 2**30
 """A test process's Spark JVM (its heap may grow to 4 GiB), its Python process and the processes its tests start."""
+MEMORY_FREE_WORKERS = 2
+"""Test processes started whatever the memory reads (at most one per core): the two-process run is the
+suite's baseline on a 2-core machine, and a memory limit must not halve it."""
 WORKERS_PER_LANE = 4
 SERVICES_MODULES = ("test_cluster", "test_cluster_writers", "test_airflow_e2e", "test_cluster_connect")
 """The modules that start services, the longest first: with several lanes they are dealt out in this order."""
@@ -66,7 +69,8 @@ def memory_bytes(cgroup_root: Path = CGROUP_ROOT, meminfo: Path = Path("/proc/me
 
 def worker_count(environ: dict | None = None, cores: int | None = None, memory: int | None = None) -> int:
     """Test processes of the whole-suite run: ``WINDOWING_TEST_WORKERS`` if set, else one per usable
-    core, at most one per :data:`MEMORY_PER_WORKER_BYTES` of memory, and at least one."""
+    core, beyond :data:`MEMORY_FREE_WORKERS` at most one per :data:`MEMORY_PER_WORKER_BYTES` of
+    memory, and at least one."""
     environ = os.environ if environ is None else environ
     given = environ.get("WINDOWING_TEST_WORKERS")
     if given:
@@ -76,7 +80,7 @@ def worker_count(environ: dict | None = None, cores: int | None = None, memory: 
     cores = usable_cores() if cores is None else cores
     memory = memory_bytes() if memory is None else memory
     by_memory = memory // MEMORY_PER_WORKER_BYTES if memory else cores
-    return max(1, min(cores, by_memory))
+    return max(min(cores, MEMORY_FREE_WORKERS), min(cores, by_memory), 1)
 
 
 def lanes(environ: dict | None = None, limit: int | None = None) -> int:

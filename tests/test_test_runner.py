@@ -112,7 +112,9 @@ def test_the_test_processes_follow_cores_memory_and_the_variable():
     gib = 2**30
     assert machine.worker_count({}, cores=2, memory=24 * gib) == 2
     assert machine.worker_count({}, cores=16, memory=24 * gib) == 6     # four GiB a process
-    assert machine.worker_count({}, cores=16, memory=2 * gib) == 1
+    assert machine.worker_count({}, cores=16, memory=7 * gib) == 2     # two whatever the memory
+    assert machine.worker_count({}, cores=1, memory=64 * gib) == 1
+    assert machine.worker_count({}, cores=4, memory=None) == 4          # memory unknown
     assert machine.worker_count({"WINDOWING_TEST_WORKERS": "3"}, cores=16, memory=64 * gib) == 3
     for bad in ("0", "two", "-1"):
         with pytest.raises(ValueError, match=repr(bad)):
