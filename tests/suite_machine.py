@@ -83,30 +83,29 @@ def worker_count(environ: dict | None = None, cores: int | None = None, memory: 
     return max(min(cores, MEMORY_FREE_WORKERS), min(cores, by_memory), 1)
 
 
-def lanes(environ: dict | None = None, limit: int | None = None) -> int:
+def lanes(environ: dict | None = None) -> int:
     """How many processes a long group is spread over: one for every :data:`WORKERS_PER_LANE` test
     processes of this pytest-xdist run (``PYTEST_XDIST_WORKER_COUNT``, the same in every test process,
-    so every process computes the same groups), at most ``limit``; one outside xdist."""
+    so every process computes the same groups); one outside xdist."""
     environ = os.environ if environ is None else environ
-    count = max(1, int(environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) // WORKERS_PER_LANE)
-    return min(count, limit) if limit else count
+    return max(1, int(environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) // WORKERS_PER_LANE)
 
 
-def lane_group(group: str, index: int, environ: dict | None = None, limit: int | None = None) -> str:
+def lane_group(group: str, index: int, environ: dict | None = None) -> str:
     """The ``xdist_group`` of the ``index``-th member of ``group``: ``group`` itself while the run has
     one lane, else ``group-<lane>``, the members dealt out over the lanes in turn."""
-    count = lanes(environ, limit)
+    count = lanes(environ)
     return group if count == 1 else f"{group}-{index % count}"
 
 
 def services_group(module_file: str, environ: dict | None = None) -> str:
     """The ``xdist_group`` of the services module at ``module_file`` (its ``__file__``: the module
     also runs as a script, in the processes its tests start): :data:`SERVICES_GROUP` while the run
-    has one lane, else the lane :data:`SERVICES_MODULES`' order deals it."""
+    has one lane, else the lane its place in :data:`SERVICES_MODULES` deals it to."""
     name = Path(module_file).stem
     if name not in SERVICES_MODULES:
         raise ValueError(f"{name!r} is not one of the services modules {SERVICES_MODULES}")
-    return lane_group(SERVICES_GROUP, SERVICES_MODULES.index(name), environ, limit=len(SERVICES_MODULES))
+    return lane_group(SERVICES_GROUP, SERVICES_MODULES.index(name), environ)
 
 
 if __name__ == "__main__":

@@ -30,8 +30,8 @@ from windowing.core.reference import ReferenceOperator
 
 ALL_ON_SPARK = os.environ.get("WINDOWING_ALL_SPARK_TRANSCRIPTS") == "1"
 DELTA_GROUP = "transcripts_delta"
-"""Delta runs stay in one test process (one lane of one on a large machine: suite_machine.lane_group),
-as the other Delta state tests of the transcripts."""
+"""Delta runs stay in one test process, as the other Delta state tests of the transcripts; on a large
+machine they are dealt over a few lanes (suite_machine.lane_group)."""
 
 
 def runs(transcript: Transcript) -> dict[Executor, Cut]:
