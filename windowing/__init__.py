@@ -21,6 +21,9 @@ from windowing.core.triggers import (
     AbsoluteDifference, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaFunction,
     DeltaTrigger, EarlyLateEventTimeTrigger, EventTimeTrigger, NeverTrigger, ProcessingTimeTrigger, PurgingTrigger,
     Trigger, TriggerBase, TriggerResult)
+from windowing.core.joins import (
+    ANTI, FULL_OUTER, INNER, LEFT_OUTER, RIGHT_OUTER, SEMI, CoGroupFunction, IntervalJoinOperator, IntervalJoinSpec,
+    JoinFunction, JoinInput, WindowJoinOperator, WindowJoinSpec)
 
 _SPARK_NAMES = {"SparkWindowOperator": "windowing.spark.operator", "get_spark": "windowing.spark.session",
                 "DeltaStore": "windowing.spark.stores", "MemoryStore": "windowing.spark.stores",
@@ -44,3 +47,5 @@ __all__ = ["APPEND", "AbsoluteDifference", "AggregateFunction", "Avg", "Collect"
            "SlidingEventTimeWindows", "SlidingProcessingTimeWindows", "Sum", "TimeEvictor", "Trigger", "TriggerBase",
            "TriggerResult", "TumblingEventTimeWindows", "TumblingProcessingTimeWindows", "UPSERT", "UserAggregate",
            "WindowAssigner", "WindowSpec", "WindowSpecBuilder", "sink_view", *_SPARK_NAMES]
+__all__ += ["ANTI", "CoGroupFunction", "FULL_OUTER", "INNER", "IntervalJoinOperator", "IntervalJoinSpec", "JoinFunction",
+            "JoinInput", "LEFT_OUTER", "RIGHT_OUTER", "SEMI", "WindowJoinOperator", "WindowJoinSpec"]
