@@ -340,6 +340,20 @@ transcript(
     doc="between(-2, 3): both bounds join; late rows per side; each row kept only while a partner can come")
 
 transcript(
+    "interval_join_row_behind_its_own_input_but_ahead_of_the_watermark",
+    interval_join(0, 3),
+    # wm = min(13 - 1, 20 - 1) = 12 (the left input lags). l1@10 stays: a right row at 13 = 10 + 3 would
+    # be ahead of the watermark (13 > 12); it goes only at 10 + 3 <= wm.
+    step([lr(10, "l1"), lr(13, "l2")], [rr(20, "r1")], wm_after=12, state={LEFT: [10, 13], RIGHT: [20]}),
+    # r2@13 is 7 ms behind its own input's newest row but ahead of the operator's watermark (12): not late;
+    # it joins l1 at the upper bound and l2 at the lower one.
+    step([], [rr(13, "r2")], wm_after=12,
+         pairs=[PairExpected("a", "l1", "r2", 13), PairExpected("a", "l2", "r2", 13)],
+         metrics={RIGHT: dict(accepted_rows=1, late_rows=0)}, state={LEFT: [10, 13], RIGHT: [13, 20]}),
+    flush(state={LEFT: [], RIGHT: []}),
+    doc="lateness is judged against the operator's watermark (the minimum of the inputs'), not a row's own input")
+
+transcript(
     "interval_join_exclusive_lower_bound",
     interval_join(-2, 3, lower_exclusive=True),
     # -2 excluded: only r2@13 joins l1@10. A right row now goes at r.ts + 1 <= wm (9): r3@7 and r1@8.
