@@ -316,6 +316,46 @@ transcript(
     flush([P("a", 10, 20, 0, ON_TIME, True)]),
     doc="the watermark is the minimum of the inputs', an idle input left out")
 
+transcript(
+    "window_join_early_firings_by_processing_time",
+    window_join(TumblingEventTimeWindows.of(10), trigger=EventTimeTrigger().with_early_firings(every="100 ms")),
+    # The first element of [0,10) at processing time 1000 sets the early timer to 1100. wm = min(0, 1) = 0.
+    step([lr(1, "l1")], [rr(2, "r1")], pt=1000, wm_after=0),
+    # The batch at 1150: the timer at 1100 came due before its rows: EARLY with the pairs so far (l2 not
+    # in it); then l2 joins and restarts the timer (1250). wm = min(2, 1) = 1.
+    step([lr(3, "l2")], pt=1150, wm_after=1, panes=[P("a", 0, 10, 0, EARLY, False, ("l1", "r1"))]),
+    # End of input: ON_TIME with every pair (accumulating), cleaned; the early timer is deleted.
+    flush([P("a", 0, 10, 1, ON_TIME, True, ("l1", "r1"), ("l2", "r1"))]),
+    doc="early firings every 100 ms of processing time on a window join")
+
+transcript(
+    "window_join_count_window_over_both_inputs",
+    inputs()[0].join(inputs()[1]).where("k").equal_to("key").count_window(3)
+    .project(left={"id": LEFT_ID}, right={"id": RIGHT_ID}),
+    # A count window counts the elements of both inputs per key, in (event time, arrival) order:
+    # l1@1, r1@2, l2@3 fire and purge; r2@4 starts the next count. Global windows: every pane is ON_TIME,
+    # never final; the watermark does not matter.
+    step([lr(1, "l1"), lr(3, "l2")], [rr(2, "r1"), rr(4, "r2")],
+         panes=[P("a", None, None, 0, ON_TIME, False, ("l1", "r1"), ("l2", "r1"))]),
+    # l3@0 (behind the watermark, but a global window is never late) and r3@9: with r2, the second count of 3.
+    step([lr(0, "l3")], [rr(9, "r3")], metrics={LEFT: dict(accepted_rows=1, late_rows=0)},
+         panes=[P("a", None, None, 1, ON_TIME, False, ("l3", "r2"), ("l3", "r3"))]),
+    # The flush fires nothing (the count trigger ignores time) and global windows are never cleaned.
+    flush(),
+    doc="count windows over the elements of both inputs")
+
+transcript(
+    "window_join_late_rows_dropped_without_a_late_output",
+    window_join(TumblingEventTimeWindows.of(10), late_output=False),
+    # wm = min(14, 15) = 14: [0,10) fires and is cleaned.
+    step([lr(1, "l1"), lr(15, "l2")], [rr(2, "r1"), rr(16, "r2")], wm_after=14,
+         panes=[P("a", 0, 10, 0, ON_TIME, True, ("l1", "r1"))]),
+    # l3@5 and r3@8 are late; with no late output they are counted as dropped, per side.
+    step([lr(5, "l3")], [rr(8, "r3"), rr(12, "r4")], wm_after=14,
+         metrics={LEFT: dict(dropped_late_rows=1, late_rows=0), RIGHT: dict(dropped_late_rows=1, accepted_rows=1)}),
+    flush([P("a", 10, 20, 0, ON_TIME, True, ("l2", "r2"), ("l2", "r4"))]),
+    doc="late rows are counted as dropped, per side, without a late output")
+
 # ------------------------------------------------------------------ interval joins
 
 transcript(

@@ -3,7 +3,7 @@
 Window join (Flink's ``JoinedStreams``)::
 
     left.join(right, how="inner").where(*left_cols).equal_to(*right_cols).window(assigner)
-        [.trigger(t)] [.evictor(e)] [.allowed_lateness(d)] [.side_output_late_data()]
+        (or .count_window(size[, slide])) [.trigger(t)] [.evictor(e)] [.allowed_lateness(d)] [.side_output_late_data()]
         [.accumulating() | .discarding()] [.watermark_idleness(d)]
         .apply(join_function, output_schema) | .project(left=..., right=...)
 
@@ -83,6 +83,13 @@ class _Windowed(_KeyedInputs):
         self._keys("window(...)")
         return replace(self, _window=WindowSpecBuilder().key_by(KEY).event_time(TIME).explicit_watermarks()
                        .side_output_late_data().window(assigner))
+
+    def count_window(self, size: int, slide: int | None = None):
+        """Flink's ``countWindow`` over the elements of both inputs together (per key): tumbling (fire and
+        purge every ``size`` elements) or sliding (the last ``size`` elements, every ``slide``)."""
+        self._keys("count_window(...)")
+        return replace(self, _window=WindowSpecBuilder().key_by(KEY).event_time(TIME).explicit_watermarks()
+                       .side_output_late_data().count_window(size, slide))
 
     def _with(self, call: str, *args: Any):
         if self._window is None:
