@@ -4,6 +4,9 @@
   out-of-orderness apart), the final panes do not depend on how the rows are cut into batches,
   and they equal a brute-force join (every pair of each key's rows in each window, sessions
   merged over both inputs' rows).
+* Window join split by key: running each key's tagged rows through ``run_key_batch`` (the
+  per-key path's algorithm) with the batch-wide watermark of the join's intake gives the same
+  panes as the join operator, on any arrival order and cut.
 * Interval join: on ANY arrival order and cut, the pairs emitted are exactly the brute-force pairs
   of the rows that were not late, each once; after every batch no row is kept whose partners
   would all be late.
@@ -17,6 +20,13 @@ from hypothesis import strategies as st
 
 from windowing.core.assigners import EventTimeSessionWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 from windowing.core.joins import LEFT, RIGHT, IntervalJoinOperator, JoinInput, WindowJoinOperator
+from windowing.core.joins.intake import JoinIntake
+from windowing.core.joins.records import JoinBatchResult
+from windowing.core.joins.tagged import tagged
+from windowing.core.joins.window_join import join_pane
+from windowing.core.reference import KeyBatchClock, run_key_batch
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.triggers import EventTimeTrigger
 
 SETTINGS = settings(max_examples=150, deadline=None)
 GAP_MS = 5
@@ -199,3 +209,47 @@ def test_interval_join_without_late_rows_does_not_depend_on_cuts(stream, bound):
     def pairs(results):
         return Counter((p.key, p.values["l"], p.values["r"], p.timestamp_ms) for r in results for p in r.pairs)
     assert pairs(cut) == pairs(whole)
+
+
+def _split_by_key_panes(spec, rows, cuts):
+    """The window join as the per-key path would run it: the intake batch-wide, the window part per key."""
+    intake = JoinIntake({LEFT: spec.left, RIGHT: spec.right}, {LEFT: spec.left_key, RIGHT: spec.right_key},
+                        spec.idle_timeout_ms)
+    states, panes = {}, []
+    batches = [(batch, False) for batch in _batches(rows, cuts)] + [([], True)]
+    for batch_id, (batch, flush) in enumerate(batches):
+        wm_start = intake.watermark_ms
+        result = JoinBatchResult(batch_id, wm_start, wm_start)
+        elements = intake.arrive({LEFT: [r for s, r in batch if s == LEFT], RIGHT: [r for s, r in batch if s == RIGHT]},
+                                 result, None)
+        wm_end = intake.advance(elements, flush)
+        clock = KeyBatchClock(batch_id, wm_start, wm_end, MIN_TIMESTAMP_MS, None,
+                              MAX_TIMESTAMP_MS if flush else MIN_TIMESTAMP_MS, flush)
+        for key in sorted(set(states) | {e.key for e in elements}):
+            key_rows = [tagged(e.side, e.key, e.timestamp_ms, e.row, e.arrival) for e in elements if e.key == key]
+            fired, state = run_key_batch(spec.window, (key,), states.get(key), key_rows, clock)
+            states[key] = state
+            panes += [(batch_id, join_pane(spec, pane)) for pane in fired.panes]
+            if state is None:
+                del states[key]
+    return panes
+
+
+def _pane_row(batch_id, p):
+    return (batch_id, p.key, p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, p.is_final, p.supersedes,
+            tuple(sorted(((row["l"], row["r"]) for row in p.rows), key=repr)))
+
+
+@settings(max_examples=60, deadline=None)
+@given(stream=streams(ordered=False), assigner_name=st.sampled_from(sorted(ASSIGNERS)),
+       how=st.sampled_from(["inner", "left", "full"]), early=st.booleans(), lateness=st.sampled_from([0, 6]))
+def test_window_join_split_by_key_gives_the_same_panes(stream, assigner_name, how, early, lateness):
+    rows, delays, cuts = stream
+    left, right = JoinInput.of("lt", delays[LEFT]), JoinInput.of("rt", delays[RIGHT])
+    builder = left.join(right, how).where("k").equal_to("key").window(ASSIGNERS[assigner_name])
+    if early:
+        builder = builder.trigger(EventTimeTrigger().with_early_firings(every_n_elements=2))
+    spec = builder.allowed_lateness(lateness).side_output_late_data().project(left={"id": "l"}, right={"id": "r"})
+    whole = _run(WindowJoinOperator(spec), rows, cuts)
+    expected = Counter(_pane_row(result.batch_id, p) for result in whole for p in result.panes)
+    assert Counter(_pane_row(b, p) for b, p in _split_by_key_panes(spec, rows, cuts)) == expected

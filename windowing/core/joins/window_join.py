@@ -85,16 +85,10 @@ class WindowJoinOperator:
             fired = self._windows.process_batch(union, batch_id, watermark_ms=wm_end,
                                                 processing_time_ms=processing_time_ms)
         result.watermark_after_ms = wm_end
-        result.panes = [self._join_pane(pane) for pane in fired.panes]
+        result.panes = [join_pane(self.spec, pane) for pane in fired.panes]
         result.windows_cleaned = fired.metrics.windows_cleaned
         self._account(elements, fired, result)
         return result
-
-    def _join_pane(self, pane: Pane) -> Pane:
-        firing = pane.rows[0][FIRING]
-        key = pane.key[0]
-        rows = self.spec.function.firing_rows(key, firing.context, firing.lefts, firing.rights)
-        return replace(pane, key=key, values={}, rows=tuple(rows))
 
     def _account(self, elements: list[JoinElement], fired: BatchResult, result: JoinBatchResult) -> None:
         """Late rows to the late output (or dropped), and each side's accepted and unassigned rows."""
@@ -121,3 +115,12 @@ class WindowJoinOperator:
         if accepted != fired.metrics.accepted_rows:
             raise AssertionError(f"join accounting: {accepted} rows counted accepted per side, the window "
                                  f"operator accepted {fired.metrics.accepted_rows}")
+
+
+def join_pane(spec: WindowJoinSpec, pane: Pane) -> Pane:
+    """A pane of the tagged union's window operator as the join's: the key unwrapped, the firing's
+    rows split by side and turned into output rows by the spec's function (kind or co-group)."""
+    firing = pane.rows[0][FIRING]
+    key = pane.key[0]
+    rows = spec.function.firing_rows(key, firing.context, firing.lefts, firing.rights)
+    return replace(pane, key=key, values={}, rows=tuple(rows))
