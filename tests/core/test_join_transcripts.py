@@ -60,10 +60,14 @@ def step_problems(spec, operator, result, step: JoinStep) -> list[str]:
         for name, value in step.metrics.get(side, {}).items():
             if getattr(metrics, name) != value:
                 problems.append(f"{side.name} {name} {getattr(metrics, name)}, expected {value}")
-    if step.state is not None:
+    if step.state is not None and isinstance(operator, IntervalJoinOperator):
         state = {side: sorted(ts for _, ts in rows) for side, rows in operator.state_rows().items()}
         if state != {side: sorted(ts) for side, ts in step.state.items()}:
             problems.append(f"state {state}, expected {step.state}")
+    elif step.state is not None:
+        state = sorted((key[0], w.start_ms, w.end_ms) for key, w in operator.open_windows())
+        if state != sorted(step.state):
+            problems.append(f"open windows {state}, expected {sorted(step.state)}")
     return problems
 
 

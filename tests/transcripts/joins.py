@@ -71,8 +71,9 @@ class JoinStep:
     """One batch of both inputs (or a flush) and what it must emit.
 
     ``metrics``: per side, a subset of ``BatchMetrics`` fields (every side's accounting and
-    input count are always checked). ``state``: for interval joins, each side's (key, ts) rows
-    in state after the step. ``quarantined``: (side, reason) pairs, order-insensitive.
+    input count are always checked). ``state`` after the step: for interval joins, each side's
+    event times in state ({side: [ts, ...]}); for window joins, the open windows as (key, start,
+    end) triples. ``quarantined``: (side, reason) pairs, order-insensitive.
     """
 
     left: tuple = ()
@@ -184,7 +185,8 @@ transcript(
          panes=[P("a", 0, 10, 2, LATE, False, ("l1", "r1"), ("l1", "r2"), ("l2", "r1"), ("l2", "r2"),
                   ("l4", "r1"), ("l4", "r2"))]),
     # wm = min(24, 23) = 23: [10,20) fires ON_TIME (l3 x r3); [0,10) reaches cleanup (19) without a pane.
-    step([lr(25, "l5")], [rr(24, "r5")], wm_after=23, panes=[P("a", 10, 20, 0, ON_TIME, False, ("l3", "r3"))]),
+    step([lr(25, "l5")], [rr(24, "r5")], wm_after=23, panes=[P("a", 10, 20, 0, ON_TIME, False, ("l3", "r3"))],
+         state=[("a", 10, 20), ("a", 20, 30)]),
     # l6 at 5 and r7 at 4 belong only to the cleaned [0,10): late rows, one per side, judged against 23.
     # r6 at 12 is within [10,20)'s lateness (cleanup 29): a LATE pane with the new pair.
     step([lr(5, "l6")], [rr(12, "r6"), rr(4, "r7")], wm_after=23,
@@ -192,7 +194,7 @@ transcript(
          metrics={LEFT: dict(late_rows=1, accepted_rows=0), RIGHT: dict(late_rows=1, accepted_rows=1)},
          panes=[P("a", 10, 20, 1, LATE, False, ("l3", "r3"), ("l3", "r6"))]),
     # End of input: [20,30) fires ON_TIME and is cleaned (final); [10,20) is cleaned without a pane.
-    flush([P("a", 20, 30, 0, ON_TIME, True, ("l5", "r5"))]),
+    flush([P("a", 20, 30, 0, ON_TIME, True, ("l5", "r5"))], state=[]),
     doc="inner join, tumbling 10, early every 3 elements of either side, lateness 10, late rows per side")
 
 transcript(
@@ -229,7 +231,7 @@ transcript(
     step([lr(0, "l1")], [rr(15, "r1")], wm_after=-1),
     # r2 -> [8,18) touches both: one session [0,25) of l1, r1, r2 (a right row bridges a left and a right
     # row). l2 -> [30,40). wm = min(29, 14) = 14 < 24: nothing fires.
-    step([lr(30, "l2")], [rr(8, "r2")], wm_after=14),
+    step([lr(30, "l2")], [rr(8, "r2")], wm_after=14, state=[("a", 0, 25), ("a", 30, 40)]),
     # r3 -> [40,50) touches [30,40): [30,50). wm = min(29, 39) = 29 >= 24: [0,25) fires: l1 pairs with both
     # right rows, r1 15 ms after it, through the merged session.
     step([], [rr(40, "r3")], wm_after=29,
