@@ -213,8 +213,7 @@ def test_interval_join_without_late_rows_does_not_depend_on_cuts(stream, bound):
 
 def _split_by_key_panes(spec, rows, cuts):
     """The window join as the per-key path would run it: the intake batch-wide, the window part per key."""
-    intake = JoinIntake({LEFT: spec.left, RIGHT: spec.right}, {LEFT: spec.left_key, RIGHT: spec.right_key},
-                        spec.idle_timeout_ms)
+    intake = JoinIntake.for_spec(spec)
     states, panes = {}, []
     batches = [(batch, False) for batch in _batches(rows, cuts)] + [([], True)]
     for batch_id, (batch, flush) in enumerate(batches):

@@ -54,6 +54,12 @@ class JoinIntake:
         self.clock_ms = MIN_TIMESTAMP_MS
         self._next_arrival = 0
 
+    @classmethod
+    def for_spec(cls, spec: Any) -> "JoinIntake":
+        """The intake of a join spec (window or interval join: its inputs, keys and idleness)."""
+        return cls({LEFT: spec.left, RIGHT: spec.right}, {LEFT: spec.left_key, RIGHT: spec.right_key},
+                   spec.idle_timeout_ms)
+
     @property
     def watermark_ms(self) -> int:
         return self.tracker.current_ms

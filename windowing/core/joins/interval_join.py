@@ -39,8 +39,7 @@ class IntervalJoinOperator:
         if not isinstance(spec, IntervalJoinSpec):
             raise ValueError(f"IntervalJoinOperator needs an IntervalJoinSpec, got {spec!r}")
         self.spec = spec
-        self._intake = JoinIntake({LEFT: spec.left, RIGHT: spec.right},
-                                  {LEFT: spec.left_key, RIGHT: spec.right_key}, spec.idle_timeout_ms)
+        self._intake = JoinIntake.for_spec(spec)
         self._state: dict[Side, dict[tuple, list[JoinElement]]] = {LEFT: {}, RIGHT: {}}
 
     @property

@@ -48,8 +48,7 @@ class WindowJoinOperator:
         if not isinstance(spec, WindowJoinSpec):
             raise ValueError(f"WindowJoinOperator needs a WindowJoinSpec, got {spec!r}")
         self.spec = spec
-        self._intake = JoinIntake({LEFT: spec.left, RIGHT: spec.right},
-                                  {LEFT: spec.left_key, RIGHT: spec.right_key}, spec.idle_timeout_ms)
+        self._intake = JoinIntake.for_spec(spec)
         self._windows = ReferenceOperator(spec.window)
 
     @property
