@@ -140,9 +140,12 @@ def window_join(assigner, how="inner", delays=(0, 0), trigger=None, lateness=0, 
         b.project(left={"id": LEFT_ID}, right={"id": RIGHT_ID})
 
 
-def interval_join(lower, upper, delays=(0, 0), lower_exclusive=False, upper_exclusive=False) -> IntervalJoinSpec:
+def interval_join(lower, upper, delays=(0, 0), lower_exclusive=False, upper_exclusive=False,
+                  idle=None) -> IntervalJoinSpec:
     left, right = inputs(*delays)
     b = left.interval_join(right).where("k").equal_to("key").between(lower, upper).side_output_late_data()
+    if idle is not None:
+        b = b.watermark_idleness(idle)
     if lower_exclusive:
         b = b.lower_bound_exclusive()
     if upper_exclusive:
@@ -428,6 +431,20 @@ transcript(
     flush(state={LEFT: [], RIGHT: []}),
     doc="negative bounds: a left row leaves the state as soon as its partners would be late")
 
+
+transcript(
+    "interval_join_idle_input",
+    interval_join(0, 5, idle="100 ms"),
+    # l1@10 and r1@12 pair at 12. wm = min(9, 11) = 9.
+    step([lr(10, "l1")], [rr(12, "r1")], pt=1000, wm_after=9, pairs=[PairExpected("a", "l1", "r1", 12)]),
+    # The right input is idle (nothing for 200 ms): wm = the left's, 29. l1 (15) and r1 (12) leave the state.
+    step([lr(30, "l2")], pt=1200, wm_after=29, state={LEFT: [30], RIGHT: []}),
+    # The right input is back: r2@31 is ahead of the watermark and joins l2; r3@25 is late, although its
+    # own input's watermark was 11: the watermark moved on without the idle input.
+    step([], [rr(31, "r2"), rr(25, "r3")], pt=1250, wm_after=29, pairs=[PairExpected("a", "l2", "r2", 31)],
+         late=[LateExpected(RIGHT, "a", 25)], state={LEFT: [30], RIGHT: [31]}),
+    flush(state={LEFT: [], RIGHT: []}),
+    doc="an idle input is left out of the interval join's watermark; its later rows are judged against it")
 
 def by_name(name: str) -> JoinTranscript:
     """The join transcript called ``name`` (KeyError naming it when there is none)."""
