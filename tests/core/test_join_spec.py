@@ -140,3 +140,19 @@ def test_apply_and_co_group_functions_run():
     interval = IntervalJoinOperator(CLICKS.interval_join(ORDERS).where("user").equal_to("buyer").between(0, 5)
                                     .apply(Concat(), "pair string"))
     assert interval.process_batch(rows_left, rows_right).rows == [{"pair": "c1+o1"}]
+
+
+def test_fingerprints_are_stable_and_tell_specs_apart():
+    def window_join(lateness):
+        return (joined().window(TumblingEventTimeWindows.of(10)).allowed_lateness(lateness)
+                .apply(Concat(), "pair string"))
+
+    def interval(exclusive):
+        built = CLICKS.interval_join(ORDERS).where("user").equal_to("buyer").between(-5, 5)
+        return (built.upper_bound_exclusive() if exclusive else built).project(left=("a",))
+
+    assert window_join(0).fingerprint() == window_join(0).fingerprint()
+    assert window_join(0).fingerprint() != window_join(1).fingerprint()
+    assert interval(False).fingerprint() == interval(False).fingerprint()
+    assert interval(False).fingerprint() != interval(True).fingerprint()
+    assert re.fullmatch(r"[0-9a-f]{16}", window_join(0).fingerprint())

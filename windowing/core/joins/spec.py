@@ -10,7 +10,9 @@ Built with the fluent builders of :mod:`windowing.core.joins.builders`::
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+import re
+from dataclasses import dataclass, fields
 from typing import Any
 
 from windowing.core.assigners import GlobalWindows
@@ -48,6 +50,13 @@ def _check_output_columns(columns: tuple[str, ...]) -> None:
         if name in RESERVED_OUTPUT_COLUMNS or name.startswith("__"):
             raise ValueError(f"output column {name!r} clashes with a column the join's outputs carry; rename it "
                              f"(reserved: {sorted(RESERVED_OUTPUT_COLUMNS)} and names starting '__')")
+
+
+def _fingerprint(spec: Any, **shown: str) -> str:
+    """A stable hash of a join spec's settings (``shown`` replaces a field's repr; object addresses dropped)."""
+    parts = [f"{f.name}={shown.get(f.name, repr(getattr(spec, f.name)))}" for f in fields(spec)]
+    stable = re.sub(r" at 0x[0-9a-fA-F]+", "", f"{type(spec).__name__}({', '.join(parts)})")
+    return hashlib.sha256(stable.encode()).hexdigest()[:16]
 
 
 @dataclass(frozen=True)
@@ -110,6 +119,11 @@ class WindowJoinSpec:
     @property
     def output_columns(self) -> tuple[str, ...]:
         return self.function.output_columns
+
+    def fingerprint(self) -> str:
+        """A stable hash of the join's semantics (the window part by its own fingerprint); a resumed
+        join must present the same one."""
+        return _fingerprint(self, window=self.window.fingerprint())
 
     @property
     def allowed_lateness_ms(self) -> int:
@@ -189,3 +203,7 @@ class IntervalJoinSpec:
     @property
     def output_columns(self) -> tuple[str, ...]:
         return self.output.output_columns
+
+    def fingerprint(self) -> str:
+        """A stable hash of the join's semantics; a resumed join must present the same one."""
+        return _fingerprint(self)
