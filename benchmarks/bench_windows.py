@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from bench_common import jvm_cpu_s  # noqa: F401  (bench_sessions and others import it from here)
+from bench_common import jvm_cpu_s, memory_line
 
 from windowing import Count, Sum, TumblingEventTimeWindows, WindowSpecBuilder
 from pipelines.drivers import run_backfill
@@ -214,7 +214,7 @@ def state_scaling(spark, data, args):
         out[label] = {"open_windows_before": keys * windows_per_key, "open_windows_after": open_windows,
                       "build_s": round(build_s, 1), "batch_s": round(batch_s, 2)}
         print(f"state scaling {label}: {keys * windows_per_key:,} open windows, one batch of "
-              f"{args.batch_events:,} events: {batch_s:.1f}s (build {build_s:.1f}s)")
+              f"{args.batch_events:,} events: {batch_s:.1f}s (build {build_s:.1f}s); {memory_line(spark)}")
     out["ratio"] = round(out["large"]["batch_s"] / out["small"]["batch_s"], 2)
     print(f"state scaling ratio large/small: {out['ratio']}x")
     return out
