@@ -33,26 +33,17 @@ same windows (checked at the end). The line ``data batch`` gives the first micro
 from __future__ import annotations
 
 import argparse
-import functools
 import shutil
 import statistics
-import sys
 import tempfile
 import time
-from collections import Counter
 from pathlib import Path
 
-from pyspark.sql import functions as F
-
+from bench_common import (StepProfiler, append_round, compare_windows, our_final_results, spark_results,
+                          spark_windowed_stream, wrap_operator_steps)
 from windowing import Count, Max, Sum, TumblingEventTimeWindows, WindowSpecBuilder
 from windowing.spark.dispatch import operator_on_delta
 from windowing.spark.session import get_spark
-
-BASE_MS = 1_793_491_200_000
-ROUND_SPAN_MS = 120_000
-"""Event time one round's rows cover: two windows, so each batch closes the windows of the one before."""
-DISORDER_MS = 3_000
-"""Rows run up to this far behind the batch's newest, within the 10 s bound (few late rows)."""
 
 
 def jobs_counter(spark):
@@ -62,16 +53,6 @@ def jobs_counter(spark):
     def count(group: str | None) -> int:
         return len(tracker.getJobIdsForGroup(None)) + (len(tracker.getJobIdsForGroup(group)) if group else 0)
     return count
-
-
-def append_round(spark, raw: str, r: int, rows: int, keys: int) -> None:
-    step_ms = max(1, ROUND_SPAN_MS // rows)
-    (spark.range(rows)
-     .select((F.col("id") % keys).cast("string").alias("user_id"),
-             F.timestamp_millis(F.lit(BASE_MS + r * ROUND_SPAN_MS) + F.col("id") * step_ms
-                                - (F.col("id") % 7) * (DISORDER_MS // 7)).alias("event_time"),
-             ((F.col("id") * 13) % 5 + 1).cast("long").alias("item_count"))
-     .write.format("delta").mode("append").save(raw))
 
 
 def run_query(spark, writer, count_jobs) -> dict:
@@ -94,12 +75,7 @@ def run_query(spark, writer, count_jobs) -> dict:
 
 
 def spark_side(spark, raw: str, out: Path, count_jobs) -> dict:
-    stream = (spark.readStream.format("delta").load(raw)
-              .withWatermark("event_time", "10 seconds")
-              .groupBy(F.window("event_time", "1 minute"), "user_id")
-              .agg(F.sum("item_count").alias("items"), F.count(F.lit(1)).alias("n"),
-                   F.max("item_count").alias("max_items")))
-    writer = (stream.writeStream.format("delta").outputMode("append")
+    writer = (spark_windowed_stream(spark, raw).writeStream.format("delta").outputMode("append")
               .option("checkpointLocation", str(out / "spark_checkpoint")).option("path", str(out / "spark_results")))
     return run_query(spark, writer, count_jobs)
 
@@ -113,67 +89,19 @@ def our_side(spark, raw: str, out: Path, operator, count_jobs) -> dict:
 
 
 def compare_results(spark, out: Path, operator) -> str:
-    """Whether every window Spark's query emitted is one of our final panes with the same values.
-
-    Spark's append mode emits a window once the watermark passes its end; ours emits its
-    final pane then too, so the windows of Spark's output must be among ours.
-    """
-    theirs = (spark.read.format("delta").load(str(out / "spark_results"))
-              .select("user_id", F.unix_millis("window.start").alias("start_ms"),
-                      *[F.col(c).cast("long") for c in ("items", "n", "max_items")]))
-    ours = (spark.read.format("delta").load(operator.store.results_path).where("is_final")
-            .select("user_id", F.col("window_start_ms").alias("start_ms"),
-                    *[F.col(c).cast("long").alias(a) for c, a in (("sum_item_count", "items"), ("count", "n"),
-                                                                  ("max_item_count", "max_items"))]))
-    windows, differ = theirs.count(), theirs.exceptAll(ours).count()
+    """Whether every window Spark's query emitted is one of our final panes with the same values."""
+    windows, differ = compare_windows(spark_results(spark, str(out / "spark_results")),
+                                      our_final_results(spark, operator.store.results_path,
+                                                        ("sum_item_count", "count", "max_item_count")))
     return f"{windows} windows in Spark's output, {differ} of them missing or different in ours"
 
 
-def profile_steps(spark) -> tuple[Counter, Counter]:
-    """Wrap the operator's Spark and Delta calls: (jobs, seconds) each step spends itself.
-
-    Nested steps count their own; the enclosing step gets the rest. Off unless ``--phases``.
-    """
-    from pyspark.sql.classic.dataframe import DataFrame
-    from windowing.spark import claims, delta_io, operator, stores
-    tracker = spark.sparkContext.statusTracker()
-    jobs, seconds = Counter(), Counter()
-    stack: list[list] = []
-
-    def all_jobs() -> int:
-        return len(tracker.getJobIdsForGroup(None)) + sum(
-            len(tracker.getJobIdsForGroup(str(q.runId))) for q in spark.streams.active)
-
-    def wrap(owner, name: str, label: str) -> None:
-        original = getattr(owner, name)
-
-        @functools.wraps(original)
-        def wrapper(*a, **k):
-            frame = [all_jobs(), time.monotonic(), 0, 0.0]
-            stack.append(frame)
-            try:
-                return original(*a, **k)
-            finally:
-                stack.pop()
-                n, s = all_jobs() - frame[0], time.monotonic() - frame[1]
-                jobs[label] += n - frame[2]
-                seconds[label] += s - frame[3]
-                if stack:
-                    stack[-1][2] += n
-                    stack[-1][3] += s
-        setattr(owner, name, wrapper)
-
-    for name in ("count", "first", "collect", "persist"):
-        wrap(DataFrame, name, f"DataFrame.{name}")
-    for name in ("merge_once", "append", "latest_version", "committed_batch", "appended_rows", "create_empty",
-                 "table_exists", "version_before_marks", "first_writer", "merge_deleted_rows"):
-        wrap(delta_io, name, f"delta_io.{name}")
-    for name in ("claim", "commit_progress", "write_output", "merge_windows", "last_progress", "ensure_tables",
-                 "start_versions"):
-        wrap(stores.DeltaStore, name, f"DeltaStore.{name}")
-    wrap(claims.ClaimLog, "claim", "ClaimLog.claim")
-    wrap(operator.SparkWindowOperator, "process_batch", "process_batch (the rest)")
-    return jobs, seconds
+def profile_steps(spark) -> StepProfiler:
+    """Wrap the operator's Spark and Delta calls: jobs and seconds each step spends itself.
+    Off unless ``--phases``."""
+    profiler = StepProfiler(spark)
+    wrap_operator_steps(profiler)
+    return profiler
 
 
 def main() -> None:
@@ -229,12 +157,10 @@ def main() -> None:
     print(f"  results: {compare_results(spark, root, operator)}")
 
     if args.phases:
-        jobs, seconds = profile_steps(spark)
+        profiler = profile_steps(spark)
         append_round(spark, raw, args.rounds, args.rows, args.keys)
         sides["ours"]()
-        print(f"\nours, one more batch by step: {sum(jobs.values())} jobs, {sum(seconds.values()):.2f} s")
-        for step, s in seconds.most_common():
-            print(f"  {jobs[step]:3d} jobs {s:6.2f} s  {step}")
+        print("\nours, one more batch by step: " + "\n".join(profiler.lines()))
     shutil.rmtree(root, ignore_errors=True)
 
 

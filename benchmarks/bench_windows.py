@@ -17,13 +17,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import shutil
 import statistics
 import time
 from pathlib import Path
 
 from pyspark.sql import functions as F
+
+from bench_common import jvm_cpu_s, memory_line
 
 from windowing import Count, Sum, TumblingEventTimeWindows, WindowSpecBuilder
 from pipelines.drivers import run_backfill
@@ -66,16 +67,6 @@ def timed(fn):
     started = time.perf_counter()
     result = fn()
     return time.perf_counter() - started, result
-
-
-def jvm_cpu_s(spark) -> float:
-    """CPU seconds (user + system) used so far by the Spark JVM (driver and local executors).
-
-    Less sensitive than wall time to other work on a shared machine.
-    """
-    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def timed_cpu(spark, fn):
@@ -223,7 +214,7 @@ def state_scaling(spark, data, args):
         out[label] = {"open_windows_before": keys * windows_per_key, "open_windows_after": open_windows,
                       "build_s": round(build_s, 1), "batch_s": round(batch_s, 2)}
         print(f"state scaling {label}: {keys * windows_per_key:,} open windows, one batch of "
-              f"{args.batch_events:,} events: {batch_s:.1f}s (build {build_s:.1f}s)")
+              f"{args.batch_events:,} events: {batch_s:.1f}s (build {build_s:.1f}s); {memory_line(spark)}")
     out["ratio"] = round(out["large"]["batch_s"] / out["small"]["batch_s"], 2)
     print(f"state scaling ratio large/small: {out['ratio']}x")
     return out

@@ -25,7 +25,7 @@ from windowing.core.assigners import GlobalWindows, TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import CountTrigger, PurgingTrigger
 from windowing.core.time import MAX_TIMESTAMP_MS
-from windowing.spark import delta_io, state_log, stores
+from windowing.spark import delta_io, state_cache, state_log, stores
 from windowing.spark.local_frames import arrow_frame
 from windowing.spark.operator import SparkWindowOperator
 from windowing.spark.state_cache import DELETE_FLAG, CachedState, apply_changes, apply_table_changes
@@ -92,6 +92,8 @@ def _committed_pin(op) -> StatePin:
 
 
 def _run(spark, root, spec, batches, in_driver: bool, monkeypatch, first_batch: int = 0, max_rows: int = -1):
+    """Run ``batches`` on a new operator as a new process would (nothing kept from earlier stores)."""
+    state_cache.forget_all()
     with monkeypatch.context() as patch:
         if not in_driver:
             patch.setattr(stores, "MAX_CACHED_STATE_ROWS", max_rows)     # no state is small enough
@@ -137,6 +139,7 @@ def test_another_writers_version_is_read_from_delta(spark, tmp_path, tumbling_al
     stale = a.store._cached
     b_op = SparkWindowOperator.on_delta(spark, spec, "op", str(tmp_path / "two"))
     b_op.process_batch(spark.createDataFrame(BATCHES[2], SCHEMA), 2)
+    state_cache.forget_all()                # B ran in another process: A's process knows nothing of it
     a.store._loaded = False                 # A learns of B's commit as a restarted stream would
     for b in (3, 4):
         a.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
@@ -377,3 +380,97 @@ def test_a_first_batch_too_large_for_the_driver_is_written_from_delta_and_not_ke
     grown = _run(spark, tmp_path / "large", tumbling_spec(), BATCHES, False, monkeypatch, max_rows=2)
     assert _tables(spark, grown) == tumbling_alone
     assert grown.last_progress()[state_log.LOGGED_FROM] is None
+
+
+def _spark_jobs(spark) -> int:
+    """Spark jobs this JVM started so far (the scheduler's next job id)."""
+    next_id = spark.sparkContext._jsc.sc().dagScheduler().nextJobId()
+    return int(next_id if isinstance(next_id, int) else next_id.get())
+
+
+@pytest.fixture
+def delta_reads(monkeypatch):
+    """The paths the stores read Delta tables at (state at a version, and the progress table)."""
+    paths = []
+    read_as_of, newest_rows = delta_io.read_as_of, delta_io.newest_rows
+
+    def reading_as_of(spark, path, version):
+        paths.append(path)
+        return read_as_of(spark, path, version)
+
+    def reading_newest(table, column):
+        paths.append("progress")
+        return newest_rows(table, column)
+    monkeypatch.setattr(delta_io, "read_as_of", reading_as_of)
+    monkeypatch.setattr(delta_io, "newest_rows", reading_newest)
+    return paths
+
+
+def test_the_next_store_in_the_process_reads_nothing_back(spark, tmp_path, delta_reads, tumbling_alone):
+    """A new operator of the same state in the same process (the next ``run_stream`` call) takes
+    the last progress row and the window state the last commit left, reading neither from Delta
+    and starting no Spark job, and goes on to the same tables."""
+    state_cache.forget_all()
+    root = str(tmp_path / "next")
+    first = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", root)
+    for b in (0, 1, 2):
+        first.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
+    kept = first.store._cached
+    delta_reads.clear()
+    jobs = _spark_jobs(spark)
+    second = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", root)
+    last = second.last_progress()
+    state = second.store.read_windows(_committed_pin(second))
+    assert (_spark_jobs(spark) - jobs, delta_reads) == (0, [])
+    assert last["batch_id"] == 2 and second.store._cached is kept
+    assert sorted(tuple(r) for r in state.collect()) == sorted(_tuples(spark, kept))
+    for b in (3, 4):
+        second.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
+    assert second.store.windows_path not in delta_reads and "progress" not in delta_reads
+    assert _tables(spark, second) == tumbling_alone
+
+
+@pytest.mark.parametrize("other", ["commit", "reset"])
+def test_what_the_process_kept_is_not_used_after_another_processs_commit(spark, tmp_path, delta_reads, other,
+                                                                        tumbling_alone):
+    """Another process commits a batch (or resets the state and commits batches up to the same
+    progress version) after this process kept what it knew: the next store of this process reads
+    Delta, and the tables come out as one writer's."""
+    state_cache.forget_all()
+    root = str(tmp_path / other)
+    mine = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", root)
+    for b in (0, 1):
+        mine.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
+    stale = state_cache._KEPT[mine.store.progress_path]
+    assert stale.cached is not None and stale.last["batch_id"] == 1
+    theirs = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", root, reset_state=other == "reset")
+    for b in ((2,) if other == "commit" else (0, 1)):
+        theirs.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
+    if other == "reset":   # the same progress version as the kept entry's, of another table
+        assert delta_io.table_identity(spark, mine.store.progress_path)[1] == stale.table[1]
+    state_cache.keep(mine.store.progress_path, stale)      # their process's entry is not in this one
+    delta_reads.clear()
+    after = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", root)
+    assert after.last_progress()["writer_id"] == theirs.writer_id
+    assert "progress" in delta_reads and after.store._cached is not stale.cached
+    for b in range(after.last_progress()["batch_id"] + 1, len(BATCHES)):
+        after.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
+    assert after.store.windows_path in delta_reads          # the state read from Delta
+    tables = _tables(spark, after)
+    if other == "reset":      # a reset keeps the outputs: batches 0-1 are in them twice
+        tables = {k: v for k, v in tables.items() if k in ("windows", "progress")}
+    assert tables == {k: v for k, v in tumbling_alone.items() if k in tables}
+
+
+def test_a_state_larger_than_the_driver_keeps_is_not_kept_for_the_process(spark, tmp_path, monkeypatch,
+                                                                          tumbling_alone):
+    """The driver keeps at most MAX_CACHED_STATE_ROWS state rows per operator: a larger state
+    (3 windows over a bound of 2) is read from Delta by every store, the process keeps none of it."""
+    grown = _run(spark, tmp_path / "large", tumbling_spec(), BATCHES, False, monkeypatch, max_rows=2)
+    assert state_cache._KEPT[grown.store.progress_path].cached is None
+    with monkeypatch.context() as patch:
+        patch.setattr(stores, "MAX_CACHED_STATE_ROWS", 2)
+        again = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", str(tmp_path / "large"))
+        again.store.read_windows(_committed_pin(again))
+        assert again.store._cached is None and not again.store.state_in_driver
+    assert _tables(spark, again) == tumbling_alone

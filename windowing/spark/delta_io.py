@@ -472,6 +472,23 @@ def latest_version(spark: SparkSession, path: str) -> int:
         return DeltaTable.forPath(spark, path).history(1).select("version").first()[0]
 
 
+def table_identity(spark: SparkSession, path: str) -> tuple[str, int] | None:
+    """``(table id, newest version)`` of the Delta table at ``path`` from its log in the JVM (no Spark
+    job), or None: no table there, or no JVM in this process (Spark Connect), or the log cannot tell.
+
+    The id is Delta's, fixed when the table is created: a table deleted and created again at the
+    same path has another id, so equal identities mean the same table at the same version.
+    """
+    if not hasattr(spark, "_jvm"):
+        return None
+    try:
+        snapshot = _snapshot(spark, path)
+        version = int(snapshot.version())
+        return None if version < 0 else (str(snapshot.metadata().id()), version)
+    except Exception:  # noqa: BLE001 - a log this release cannot read: nothing is known
+        return None
+
+
 def newest_rows(table: DataFrame, column: str) -> list:
     """The rows of a Delta table's ``table`` (a read of it, perhaps with columns dropped) whose
     ``column`` holds its largest value, without reading every file.

@@ -18,6 +18,12 @@ before with one batch's logged changes applied (kept for the pin of the
 progress row this writer commits), or the rows of the version before with one
 batch's changes applied, kept only when that batch's own write is the one
 commit between the two versions (:meth:`CachedState.after`).
+
+Users build a new operator (and store) per run; what a store knew at one position of the
+progress table is kept for the next store of the same operator in the process
+(:class:`KeptProgress`, :func:`keep`, :func:`recall`), taken only while the progress table is
+still at that position (same Delta table id and version). The driver holds at most one entry
+per operator, so at most :data:`MAX_CACHED_STATE_ROWS` state rows per operator.
 """
 from __future__ import annotations
 
@@ -129,3 +135,52 @@ class CachedState:
         """The cache after a batch logged ``change_rows`` changes (``pin``: the state its progress row records)."""
         return CachedState(pin, self.schema, changes.rows, self.logged_rows + change_rows,
                            self.logged_buckets | changes.touched)
+
+
+@dataclass(frozen=True)
+class KeptProgress:
+    """What a store of one operator knew at one position of its progress table, kept for the next
+    store of that operator in this process (the next ``run_stream`` call, the next scheduled run).
+
+    ``table`` is the progress table's identity at that position: Delta's table id (a table
+    deleted and created again, a state reset by another process, has another) and its version.
+    The entry holds only when the table is still at that position: another process's commit
+    moves the version and makes the entry useless, never wrong.
+    """
+
+    table: tuple[str, int]
+    last: dict | None
+    """The last committed progress row at that position (its logged changes left out)."""
+    cached: CachedState | None
+    """The window state's rows at the pin of ``last``, when they were kept in the driver."""
+    cache_windows: bool
+    """False once the state was found too large to keep in the driver."""
+
+
+_KEPT: dict[str, KeptProgress] = {}
+
+
+def keep(progress_path: str, kept: KeptProgress) -> None:
+    """Remember what a store knew at ``kept.table`` for the next store of ``progress_path`` in this process.
+
+    At most one entry per operator (the newest), so the driver holds at most
+    :data:`MAX_CACHED_STATE_ROWS` state rows per operator this process ran.
+    """
+    _KEPT[progress_path] = kept
+
+
+def recall(progress_path: str, table: tuple[str, int] | None) -> KeptProgress | None:
+    """The entry of ``progress_path`` if the progress table is still at its position (``table``)."""
+    kept = _KEPT.get(progress_path)
+    if kept is None or table is None or kept.table != table:
+        return None
+    return kept
+
+
+def forget(progress_path: str) -> None:
+    _KEPT.pop(progress_path, None)
+
+
+def forget_all() -> None:
+    """Forget every operator's entry, as a new process starts (tests that stand for one)."""
+    _KEPT.clear()

@@ -28,7 +28,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
-from windowing.spark import delta_io, state_log
+from windowing.spark import delta_io, state_cache, state_log
 from windowing.spark.claims import ConcurrentWriterError, app_id, open_claim_log, release
 from windowing.spark.columns import DELETE_FLAG
 from windowing.spark.local_frames import arrow_frame, local_frame
@@ -219,6 +219,8 @@ class DeltaStore:
         self._tables_ready = False
         self._outputs_ready: set[str] = set()
         self._progress_version: int | None = None
+        self._progress_table: tuple[str, int] | None = None
+        """The progress table's identity (:func:`delta_io.table_identity`) when :attr:`_last` was read."""
         self.windows_deleted: int | None = None
         """State rows deleted by the last :meth:`merge_windows` (None: unknown, count them)."""
         self.claims = open_claim_log(spark, operator_id, f"{base}/claims")   # files or a Delta table: claim_log_kind
@@ -285,18 +287,40 @@ class DeltaStore:
             p.getFileSystem(conf).delete(p, True)
         self._last, self._loaded, self._tables_ready = None, False, False
         self._cached, self._cache_windows = None, True
+        state_cache.forget(self.progress_path)
         self._generation = self.claims.new_generation()
 
     def last_progress(self) -> dict | None:
-        """The progress row of the last committed batch (read once, then kept)."""
+        """The progress row of the last committed batch (read once, then kept).
+
+        What another store of this operator in this process knew at the progress table's current
+        version is taken instead of a read (:func:`state_cache.recall`: the last row, and the
+        window state's rows when kept in the driver); another process's commit since then moves
+        the version, and the table is read.
+        """
         if not self._loaded:
             self._last = None
-            self._progress_version = self._current_progress_version()
-            if self._progress_version is not None:
-                progress = self.spark.read.format("delta").load(self.progress_path).drop(STATE_CHANGES)
-                self._last = self._committed(delta_io.newest_rows(progress, "batch_id"))
+            table = self._progress_table = delta_io.table_identity(self.spark, self.progress_path)
+            kept = state_cache.recall(self.progress_path, table)
+            if kept is not None:
+                self._progress_version = table[1]
+                self._last = dict(kept.last) if kept.last is not None else None
+                self._cached = kept.cached or self._cached
+                self._cache_windows = self._cache_windows and kept.cache_windows
+            else:
+                self._progress_version = table[1] if table is not None else self._current_progress_version()
+                if self._progress_version is not None:
+                    progress = self.spark.read.format("delta").load(self.progress_path).drop(STATE_CHANGES)
+                    self._last = self._committed(delta_io.newest_rows(progress, "batch_id"))
             self._loaded = True
+            self._keep()
         return self._last
+
+    def _keep(self) -> None:
+        """Leave what this store knows at :attr:`_progress_table` to the next store of the operator."""
+        if self._progress_table is not None:
+            state_cache.keep(self.progress_path, state_cache.KeptProgress(
+                self._progress_table, self._last, self._cached, self._cache_windows))
 
     def _committed(self, rows: list) -> dict | None:
         """The progress row of the newest batch among ``rows`` (newest batch first).
@@ -313,6 +337,9 @@ class DeltaStore:
         return rows[0] if rows else None
 
     def ensure_tables(self, windows_schema, buffers_schema) -> None:
+        """Create the state tables a DataFrame plan uses (once per store); a store that has not read
+        the window state yet reads the last committed state now (kept in the driver when small), so
+        that :attr:`state_in_driver` tells the first batch of a process whether it is small."""
         if self._tables_ready:
             return
         delta_io.create_empty(self.spark, windows_schema, self.windows_path, [END_BUCKET])
@@ -320,6 +347,10 @@ class DeltaStore:
             delta_io.create_empty(self.spark, buffers_schema, self.buffers_path)
         delta_io.create_empty(self.spark, PROGRESS_SCHEMA, self.progress_path, properties=PROGRESS_PROPERTIES)
         self._tables_ready = True
+        last = self.last_progress()
+        if self._cached is None and self._cache_windows and last is not None \
+                and last.get("windows_version") is not None:
+            self.read_windows(state_log.pin_of(last, last["windows_version"]))
 
     def start_versions(self, last: dict | None, buffers: bool) -> tuple[StatePin, int | None]:
         """Where a batch reads ``windows`` (a :class:`StatePin`: a version and the changes logged
@@ -371,8 +402,10 @@ class DeltaStore:
         rows = frame.limit(MAX_CACHED_STATE_ROWS + 1).toArrow()
         if rows.num_rows > MAX_CACHED_STATE_ROWS:
             self._cache_windows, self._cached = False, None
+            self._keep()
             return frame
         self._cached = CachedState(pin, table.schema, rows, logged_rows, logged_buckets)
+        self._keep()
         return arrow_frame(self.spark, rows, table.schema)
 
     def read_buffers(self, version):
@@ -618,7 +651,15 @@ class DeltaStore:
                 raise
             appended = append()     # another writer created the table first: check its batches, then append
         if appended and delta_io.first_writer(self.spark, path, self.operator_id, batch_id, before) == writer_id:
-            self._last, self._progress_version = {**row, STATE_CHANGES: None}, self._current_progress_version()
+            self._last = {**row, STATE_CHANGES: None}
+            table = delta_io.table_identity(self.spark, path)
+            self._progress_version = table[1] if table is not None else self._current_progress_version()
+            # Kept for the next store only when this row's commit is the table's newest (no commit of
+            # another writer after it, which the row would not reflect).
+            self._progress_table = table if table is not None and table[1] == before + 1 else None
+            if self._progress_table is None:
+                state_cache.forget(path)
+            self._keep()
             release(writer_id)
             return
         if appended:      # lost a race: the batch's first commit is another writer's

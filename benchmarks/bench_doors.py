@@ -1,0 +1,292 @@
+"""The entry points users run, each against Spark's own query of the same windows on the same data.
+
+    ./dev bench bench_doors.py stream --rows 600 --keys 100             # run_stream availableNow per arrival
+    ./dev bench bench_doors.py stream --rows 50000 --keys 10000
+    ./dev bench bench_doors.py stream --rows 150 --keys 50 --validate   # a run that validates (GX)
+    ./dev bench bench_doors.py stream --phases                          # then where one run's time goes
+    ./dev bench bench_doors.py processing --rows 600 --keys 100         # one long-running query, per micro-batch
+    ./dev bench bench_doors.py fresh --rows 600 --keys 100              # `winjob stream`: a new process per arrival
+
+The job: tumbling 1-minute windows per user, 10 s out of orderness, sum, count and max of
+``item_count``, accumulating, late rows to the late table, results in Delta. Spark's own query:
+the raw Delta table, ``withWatermark("event_time", "10 seconds")``,
+``groupBy(window(event_time, "1 minute"), user_id)`` with the same aggregates, appended to a Delta
+table. Each round appends one arrival (``--rows`` rows of ``--keys`` users over two minutes of
+event time, a little out of order) and then runs both sides, alternating which goes first:
+
+* ``stream``: :func:`pipelines.drivers.run_stream` (``available_now=True``, validation off unless
+  ``--validate``) once per arrival in this process, a new call each time (nothing held between
+  calls but what the product keeps itself) against Spark's availableNow query, one per arrival,
+  started anew each time in the same process.
+* ``processing``: one ``run_stream(processing_time=...)`` running while the arrivals land, against
+  Spark's query with the same ``processingTime`` trigger (each side on its own copy of the raw
+  table, one side after the other); per arrival, the seconds of the micro-batches it caused (Spark
+  runs two: the data batch and the eviction batch the advanced watermark triggers).
+* ``fresh``: ``winjob stream --job J --root R`` as a new process per arrival (the Airflow streaming
+  task's shape) against ``python benchmarks/spark_stream_once.py`` (Spark's query, availableNow,
+  in the same kind of new process).
+
+Prints per round each side's wall seconds (and ours' batch seconds, Spark jobs); then the medians
+of the rounds after the first (the first round of a JVM pays JIT compilation), the ratios ours /
+Spark's (median of the rounds' ratios and ratio of the sums), whether every window Spark emitted
+is among our final panes with equal values, the driver's peak RSS and JVM heap, and the load
+average at start and end. The backfill doors are ``bench_windows.py`` (tumbling) and
+``bench_sessions.py`` (sessions), both through :func:`pipelines.drivers.run_backfill`.
+"""
+from __future__ import annotations
+
+import argparse
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from bench_common import (StepProfiler, alternate, append_round, commit_line, compare_windows, load_line, memory_line,
+                          median_ratio, our_final_results, spark_jobs_so_far, spark_results, spark_windowed_stream,
+                          sum_ratio, wrap_operator_steps)
+
+HERE = Path(__file__).resolve().parent
+SIDES = ["spark", "ours"]
+
+JOB_TOML = """
+[job]
+name = "bench_doors"
+operator_id = "doors"
+
+[source]
+path = "{raw}"
+key = ["user_id"]
+event_time = "event_time"
+max_out_of_orderness = "10 seconds"
+
+[window]
+type = "tumbling"
+size = "1 minute"
+mode = "accumulating"
+late_output = true
+
+[aggregates]
+items = "sum(item_count)"
+n = "count()"
+max_items = "max(item_count)"
+
+[quality]
+validate_runs = {validate}
+result_bounds = {{ items = {{ min = 1 }}, n = {{ min = 1 }} }}
+
+[output]
+root = "{out}"
+
+[spark]
+"spark.sql.shuffle.partitions" = "4"
+"""
+
+
+def write_job(root: Path, raw: str, out: str, validate: bool) -> Path:
+    path = root / f"{out}.toml"
+    path.write_text(JOB_TOML.format(raw=raw, out=out, validate=str(validate).lower()))
+    return path
+
+
+def summary(rounds: list[dict], keys: list[str], label: str) -> None:
+    warm = rounds[1:] or rounds
+    print(f"\n{label}; medians of rounds 1-{len(rounds) - 1} (round 0 warms up):")
+    for side in SIDES:
+        print(f"  {side:5s}: " + ", ".join(f"{key} {statistics.median(r[side][key] for r in warm):.2f}"
+                                          for key in keys if key in warm[0][side]))
+    for key in keys:
+        if all(key in r["spark"] and key in r["ours"] for r in warm):
+            print(f"  ratio ours / Spark's {key}: median of rounds {median_ratio(warm, key):.2f}x, "
+                  f"ratio of the sums {sum_ratio(warm, key):.2f}x")
+
+
+def check_results(spark, theirs_path: str, ours_path: str) -> str:
+    windows, differ = compare_windows(spark_results(spark, theirs_path), our_final_results(spark, ours_path))
+    return f"results: {windows} windows in Spark's output, {differ} of them missing or different in ours"
+
+
+def spark_available_now(spark, raw: str, out: Path) -> dict:
+    before, started = spark_jobs_so_far(spark), time.monotonic()
+    query = (spark_windowed_stream(spark, raw).writeStream.format("delta").outputMode("append")
+             .option("checkpointLocation", str(out / "spark_checkpoint")).option("path", str(out / "spark_results"))
+             .trigger(availableNow=True).start())
+    query.awaitTermination()
+    if query.exception() is not None:
+        raise RuntimeError(f"Spark's query failed: {query.exception()}")
+    batch_s = sum(p["durationMs"]["triggerExecution"] for p in query.recentProgress) / 1000
+    return {"wall_s": time.monotonic() - started, "batch_s": batch_s, "jobs": spark_jobs_so_far(spark) - before}
+
+
+def driver_profiler(spark) -> StepProfiler:
+    """Wrap the steps of a ``run_stream`` call: the driver's own and the operator's."""
+    from pyspark.sql.streaming.query import StreamingQuery
+    from pyspark.sql.streaming.readwriter import DataStreamWriter
+    from pipelines import drivers, stream_offsets
+    profiler = StepProfiler(spark)
+    profiler.wrap(drivers, "run_stream", "run_stream (the rest)")
+    profiler.wrap_all(drivers, ("require_raw_table", "operator_for", "claim_state"), "drivers")
+    profiler.wrap(drivers._ValidationLedger, "__init__", "validation ledger (read)")
+    profiler.wrap(drivers._ValidationLedger, "validate", "validation (GX)")
+    profiler.wrap(stream_offsets, "batch_offsets", "stream_offsets.batch_offsets")
+    profiler.wrap(DataStreamWriter, "start", "query start")
+    profiler.wrap(StreamingQuery, "awaitTermination", "query run (Spark's own: offsets, commit log)")
+    profiler.wrap(StreamingQuery, "stop", "query stop")
+    wrap_operator_steps(profiler)
+    return profiler
+
+
+def stream_door(spark, root: Path, args) -> None:
+    from pipelines.drivers import run_stream
+    from pipelines.job import load_job
+    raw = str(root / "raw")
+    job = load_job(write_job(root, raw, "ours", args.validate), root=root)
+
+    def ours() -> dict:
+        before, started = spark_jobs_so_far(spark), time.monotonic()
+        reports = run_stream(spark, job, available_now=True, validate=args.validate)
+        return {"wall_s": time.monotonic() - started, "batch_s": sum(r.seconds for r in reports),
+                "jobs": spark_jobs_so_far(spark) - before}
+    sides = {"spark": lambda: spark_available_now(spark, raw, root), "ours": ours}
+    rounds = []
+    for r in range(args.rounds):
+        append_round(spark, raw, r, args.rows, args.keys)
+        row = {name: sides[name]() for name in alternate(r, SIDES)}
+        rounds.append(row)
+        print(f"round {r}: " + "; ".join(f"{n} wall {row[n]['wall_s']:.2f} s (batches {row[n]['batch_s']:.2f} s, "
+                                         f"{row[n]['jobs']} jobs)" for n in SIDES), flush=True)
+    summary(rounds, ["wall_s", "batch_s", "jobs"],
+            f"run_stream availableNow per arrival, {args.rows} rows / {args.keys} keys"
+            + (", validating" if args.validate else ""))
+    print("  " + check_results(spark, str(root / "spark_results"), job.results_path))
+    print("  " + memory_line(spark))
+    if args.phases:
+        profiler = driver_profiler(spark)
+        append_round(spark, raw, args.rounds, args.rows, args.keys)
+        sides["spark"]()
+        profiler.reset()
+        started = time.monotonic()
+        sides["ours"]()
+        print(f"\nours, one more run_stream call by step ({time.monotonic() - started:.2f} s wall):")
+        print("\n".join(profiler.lines()))
+
+
+def processing_door(spark, root: Path, args) -> None:
+    from pipelines.drivers import run_stream
+    from pipelines.job import load_job
+    interval_s = float(args.interval.split()[0])
+    results = {}
+    per_side: dict[str, list[dict]] = {}
+    for side in (SIDES if args.spark_first else SIDES[::-1]):
+        raw = str(root / f"raw_{side}")
+        append_round(spark, raw, 0, args.rows, args.keys)       # the table exists before the query starts
+        if side == "spark":
+            query = (spark_windowed_stream(spark, raw).writeStream.format("delta").outputMode("append")
+                     .option("checkpointLocation", str(root / "spark_checkpoint"))
+                     .option("path", str(root / "spark_results")).trigger(processingTime=args.interval).start())
+            results["spark"] = str(root / "spark_results")
+            stop = query.stop
+        else:
+            job = load_job(write_job(root, raw, "ours", False), root=root)
+            results["ours"] = job.results_path
+            failure: list[BaseException] = []
+
+            def run() -> None:
+                try:
+                    run_stream(spark, job, processing_time=args.interval, timeout_s=3600, validate=False)
+                except BaseException as error:    # noqa: BLE001 - reported by the main thread
+                    failure.append(error)
+            thread = threading.Thread(target=run, daemon=True)
+            thread.start()
+            while not spark.streams.active:
+                if failure:
+                    raise RuntimeError("run_stream failed") from failure[0]
+                time.sleep(0.1)
+            query = spark.streams.active[0]
+
+            def stop() -> None:
+                query.stop()
+                thread.join()
+        seen: set[int] = set()
+        arrivals = []
+        for r in range(args.rounds + 1):
+            if r:
+                append_round(spark, raw, r, args.rows, args.keys)
+            deadline = time.monotonic() + 120
+            while not any(p["numInputRows"] > 0 and p["batchId"] not in seen for p in query.recentProgress):
+                if time.monotonic() > deadline or query.exception():
+                    raise RuntimeError(f"{side}: arrival {r} not processed: {query.exception()}")
+                time.sleep(0.1)
+            time.sleep(2 * interval_s + 1)       # the batches the arrival caused (Spark: the eviction batch too)
+            new = [p for p in query.recentProgress if p["batchId"] not in seen]
+            seen.update(p["batchId"] for p in new)
+            arrivals.append({"batch_s": sum(p["durationMs"]["triggerExecution"] for p in new) / 1000,
+                             "batches": len({p["batchId"] for p in new})})
+            print(f"{side} arrival {r}: {arrivals[-1]['batch_s']:.2f} s in {arrivals[-1]['batches']} micro-batches",
+                  flush=True)
+        stop()
+        per_side[side] = arrivals
+    rounds = [{side: per_side[side][r] for side in SIDES} for r in range(args.rounds + 1)]
+    summary(rounds, ["batch_s", "batches"], f"long-running stream (processingTime {args.interval}), "
+                                            f"{args.rows} rows / {args.keys} keys per arrival")
+    print("  " + check_results(spark, results["spark"], results["ours"]))
+    print("  " + memory_line(spark))
+
+
+SPARK_ONCE = HERE / "spark_stream_once.py"
+
+
+def fresh_door(spark, root: Path, args) -> None:
+    raw = str(root / "raw")
+    job_file = write_job(root, raw, "ours", args.validate)
+    winjob = Path(sys.executable).with_name("winjob")
+    commands = {"ours": [str(winjob), "stream", "--job", str(job_file), "--root", str(root)],
+                "spark": [sys.executable, str(SPARK_ONCE), raw, str(root / "spark_checkpoint"),
+                          str(root / "spark_results")]}
+
+    def run(side: str) -> dict:
+        started = time.monotonic()
+        done = subprocess.run(commands[side], capture_output=True, text=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"{side}: exit {done.returncode}: {done.stderr[-2000:]}")
+        return {"wall_s": time.monotonic() - started}
+    rounds = []
+    for r in range(args.rounds):
+        append_round(spark, raw, r, args.rows, args.keys)
+        row = {name: run(name) for name in alternate(r, SIDES)}
+        rounds.append(row)
+        print(f"round {r}: " + "; ".join(f"{n} {row[n]['wall_s']:.2f} s" for n in SIDES), flush=True)
+    summary(rounds, ["wall_s"], f"a new process per arrival, {args.rows} rows / {args.keys} keys")
+    from pipelines.job import load_job
+    print("  " + check_results(spark, str(root / "spark_results"), load_job(job_file, root=root).results_path))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("door", choices=["stream", "processing", "fresh"])
+    parser.add_argument("--rows", type=int, default=600, help="rows per arrival")
+    parser.add_argument("--keys", type=int, default=100)
+    parser.add_argument("--rounds", type=int, default=8, help="arrivals (the first is a warm-up)")
+    parser.add_argument("--validate", action="store_true", help="our runs validate (Great Expectations)")
+    parser.add_argument("--phases", action="store_true", help="stream: then one more run_stream call by step")
+    parser.add_argument("--interval", default="3 seconds", help="processing: the processingTime trigger")
+    parser.add_argument("--spark-first", action="store_true", help="processing: Spark's side runs first")
+    args = parser.parse_args()
+    print(commit_line())
+    print(load_line("at start"), flush=True)
+    from windowing.spark.session import get_spark
+    spark = get_spark("bench_doors", shuffle_partitions=4)
+    spark.sparkContext.setLogLevel("ERROR")
+    root = Path(tempfile.mkdtemp(prefix="bench_doors_"))
+    try:
+        {"stream": stream_door, "processing": processing_door, "fresh": fresh_door}[args.door](spark, root, args)
+    finally:
+        print(load_line("at end"))
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
