@@ -211,9 +211,10 @@ def explain(error: BaseException, outputs: str | None = None) -> Explained:
     full = "\n".join(str(item) for item in chain)
     for markers, cause, todo in WRITE_CAUSES:
         if any(marker in full for marker in markers):
-            where = _path_in(_around(full, markers))
+            where = _written_path(full, markers, outputs)
             where = where or (f"the job's outputs under {outputs}" if outputs else "an output")
-            return Explained(ExitCode.FAILURE, f"cannot write {where}: {cause} ({markers[0]}). "
+            said = "" if markers[0].lower() == cause.lower() else f" ({markers[0]})"
+            return Explained(ExitCode.FAILURE, f"cannot write {where}: {cause}{said}. "
                                                f"{todo[0].upper()}{todo[1:]}; {RESUMES}")
     condition = next((c for c in (_condition(item) for item in chain) if c), None)
     # Raised inside a streaming query's foreachBatch, these come back as the query's text only.
@@ -235,10 +236,17 @@ def explain(error: BaseException, outputs: str | None = None) -> Explained:
     return Explained(ExitCode.FAILURE, f"{kind}: {_short(text)} (run again with --verbose for the stack trace)")
 
 
-def _around(text: str, markers: tuple[str, ...], width: int = 600) -> str:
-    """The text around the first marker found (a write error names its file before or after it)."""
-    at = min((text.find(m) for m in markers if m in text), default=-1)
-    return text[max(0, at - width):at + width] if at >= 0 else text
+def _written_path(text: str, markers: tuple[str, ...], outputs: str | None) -> str | None:
+    """The data path a failed write names nearest to its error (not a source file of a stack trace); with
+    ``outputs`` known, only a path inside it (a streaming error also names the source table it read)."""
+    at = min((text.find(m) for m in markers if m in text), default=0)
+    found = [(abs(m.start() - at), m.group(1).rstrip(".")) for m in
+             re.finditer(r"((?:file:|hdfs://|s3a?://|abfss?://|gs://)?/[^\s'\"`\],;:()]+)", text)]
+    data = [(distance, path) for distance, path in found
+            if not path.endswith((".py", ".java", ".scala", ".class", ".jar"))
+            and "/site-packages/" not in path and "/lib/python" not in path and path.count("/") > 1
+            and (outputs is None or re.sub(r"^file:(//)?", "", path).startswith(str(outputs)))]
+    return min(data)[1] if data else None
 
 
 def _chain(error: BaseException):

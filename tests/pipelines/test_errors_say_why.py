@@ -57,7 +57,7 @@ def test_a_full_disk_ends_the_stream_with_the_cause_in_one_line(spark, tmp_path)
     assert len(lines) == 1, run.stderr[-3000:]
     line = lines[0]
     assert "the disk is full (No space left on device)" in line, line
-    assert str(outputs) in line and "free space" in line and "Traceback" not in line, line
+    assert str(outputs) in line and "Free space" in line and "Traceback" not in line, line
     assert len(line) < 600, line
 
 
