@@ -35,6 +35,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from pipelines import logs  # noqa: F401 - imported first: Great Expectations logs at INFO while it is imported
 from pipelines.job import Job, is_uri, load_job, parent_of
 
 REPO = Path(__file__).resolve().parents[1]
@@ -284,8 +285,11 @@ def backfill_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.d
     target = backfill_job(job)
     report = reprocess_range(spark, job, start_t, end_t, into=target, chunk=chunk)
     if not any(report.rows.values()):
-        raise NothingNewError(f"job {job.name}: no raw rows for windows ending in ({start_t.isoformat()}, "
-                              f"{end_t.isoformat()}]: nothing to backfill")
+        from pipelines import logs
+        message = (f"job {job.name}: no raw rows for windows ending in ({start_t.isoformat()}, "
+                   f"{end_t.isoformat()}]: nothing to backfill")
+        logs.info(message)
+        raise NothingNewError(message)
     return {"job_file": str(job_file), "kind": "backfill", **_tables(target), "start": start_t.isoformat(),
             "end": end_t.isoformat(), "rows": report.rows, "results_version": report.results_version}
 
