@@ -10,7 +10,7 @@ Thin: the task calls ``pipelines.orchestration.backfill_run``.
 """
 from __future__ import annotations
 
-from airflow.sdk import DAG, Asset, CronDataIntervalTimetable, Param, get_current_context, task
+from airflow.sdk import DAG, CronDataIntervalTimetable, Param, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from pipelines import orchestration
@@ -26,16 +26,19 @@ final flush, then replaces exactly that range of the `results_backfill` table
 in one Delta commit (`replaceWhere`). Runs are therefore idempotent: a retry or
 `airflow backfill create ... --reprocess-behavior completed` rewrites the same
 rows. `max_active_runs=1`: replacing two ranges of one table at the same time
-would make one of the commits conflict.
+would make one of the commits conflict. An interval without raw rows is
+skipped (no asset event). The table is the Asset `<job>.results_backfill`;
+the quality DAG validates each run once (this task does not validate).
 """
 
 
 def backfill_dag(job) -> DAG:
-    results = Asset(orchestration.asset_uri(job, "backfill"))
+    results = orchestration.asset(job, "backfill")
     with DAG(dag_id=f"{job.name}_backfill",
              schedule=CronDataIntervalTimetable(job.airflow.backfill_schedule, timezone="UTC"),
              start_date=job.airflow.start, catchup=False, max_active_runs=1,
              default_args=orchestration.default_args(job), tags=["windowing", "backfill", job.name],
+             description=f"{job.name}: recompute the windows of each data interval into results_backfill",
              doc_md=DOC + "\n" + orchestration.job_doc(job),
              params={"start": Param("", type="string", description="ad-hoc range start (ISO, UTC); "
                                     "empty: the run's data interval"),
@@ -47,7 +50,7 @@ def backfill_dag(job) -> DAG:
             try:
                 summary = orchestration.backfill_run(job_file, params["start"] or data_interval_start,
                                                      params["end"] or data_interval_end)
-            except orchestration.SourceNotReadyError as error:
+            except (orchestration.SourceNotReadyError, orchestration.NothingNewError) as error:
                 raise AirflowSkipException(str(error)) from None
             get_current_context()["outlet_events"][results].extra = summary
             return summary

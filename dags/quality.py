@@ -10,7 +10,8 @@ validation, so the page shows the failure.
 """
 from __future__ import annotations
 
-from airflow.sdk import DAG, Asset, task
+from airflow.sdk import DAG, task
+from airflow.sdk.exceptions import AirflowSkipException
 
 from pipelines import orchestration
 
@@ -22,26 +23,33 @@ results table (Airflow Assets). For each triggering event it validates the
 tables that run wrote with the Great Expectations suites: stream runs batch by
 batch, backfills and reprocessing as a whole. A failed critical expectation
 fails this DAG's run (`DataQualityError` names it); the producing run has
-already succeeded, so a bad batch is flagged, not hidden. After each
-validation, `quality_report.html` beside the Data Docs index plots rows in
-windows, late and quarantined per batch, watermark lag and failed expectations.
+already succeeded, so a bad batch is flagged, not hidden. Each batch is
+validated once: here (the producing tasks do not validate), and not again when
+a validation run of it is recorded already. When there was nothing to validate
+both tasks are skipped. After each validation, `quality_report.html` beside
+the Data Docs index plots rows in windows, late and quarantined per batch,
+watermark lag and failed expectations.
 """
 
 
 def quality_dag(job) -> DAG:
-    assets = [Asset(orchestration.asset_uri(job, kind)) for kind in orchestration.KINDS]
+    assets = [orchestration.asset(job, kind) for kind in orchestration.KINDS]
     with DAG(dag_id=f"{job.name}_quality", schedule=assets[0] | assets[1] | assets[2],
              start_date=job.airflow.start, catchup=False, max_active_runs=1,
              default_args=orchestration.default_args(job), tags=["windowing", "quality", job.name],
+             description=f"{job.name}: Great Expectations on what each run wrote, then the quality report",
              doc_md=DOC + "\n" + orchestration.job_doc(job)) as dag:
 
         @task
         def validate(triggering_asset_events=None) -> list[dict]:
             """Validate the outputs named by the triggering asset events."""
             events = [event.extra for asset_events in triggering_asset_events.values() for event in asset_events]
-            return orchestration.quality_run(events)
+            done = orchestration.quality_run(events)
+            if not done:
+                raise AirflowSkipException("nothing to validate: every batch of these runs has a validation run")
+            return done
 
-        @task(trigger_rule="all_done")
+        @task(trigger_rule="none_skipped")
         def report(job_file: str) -> str:
             """Rebuild the job's data-quality-over-time page beside its Data Docs."""
             from pipelines.visual.report import write_report

@@ -6,7 +6,7 @@ params. Thin: the task calls ``pipelines.orchestration.reprocess_run`` (``mode``
 """
 from __future__ import annotations
 
-from airflow.sdk import DAG, Asset, Param, get_current_context, task
+from airflow.sdk import DAG, Param, get_current_context, task
 
 from pipelines import orchestration
 
@@ -31,9 +31,11 @@ differences against the stream's outputs to the task log (docs/replay.md).
 
 
 def reprocess_dag(job) -> DAG:
-    results = Asset(orchestration.asset_uri(job, "reprocess"))
+    results = orchestration.asset(job, "reprocess")
     with DAG(dag_id=f"{job.name}_reprocess", schedule=None, start_date=job.airflow.start, catchup=False,
              max_active_runs=1, default_args=orchestration.default_args(job),
+             description=f"{job.name}: recompute a time range (maybe with another window spec), or replay "
+                         f"the stream's batches",
              tags=["windowing", "reprocess", job.name], doc_md=DOC + "\n" + orchestration.job_doc(job),
              params={"mode": Param("range", enum=["range", "replay"],
                                    description="range: recompute a time range; replay: the stream's batches"),

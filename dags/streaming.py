@@ -6,7 +6,7 @@ commit protocol make a retried run write no row twice.
 """
 from __future__ import annotations
 
-from airflow.sdk import DAG, Asset, get_current_context, task
+from airflow.sdk import DAG, get_current_context, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from pipelines import orchestration
@@ -19,23 +19,27 @@ trigger: it processes every raw row that landed since the last run, in
 micro-batches, and stops. `max_active_runs=1`: runs never overlap (they share
 the checkpoint and the operator's state). A failed run is retried; the retry
 replays the uncommitted micro-batch under the same batch id and skips the
-committed ones, so no output row is duplicated. Skipped while the raw table
-does not exist. The results table is an Asset: the quality DAG runs on it.
+committed ones, so no output row is duplicated. The task is skipped (no asset
+event, no quality run) while the raw table does not exist and when nothing
+arrived since the last batch (its log says "nothing new since batch N"). The
+results table is the Asset `<job>.results`: the quality DAG validates each new
+batch once (this task does not validate).
 """
 
 
 def streaming_dag(job) -> DAG:
-    results = Asset(orchestration.asset_uri(job, "stream"))
+    results = orchestration.asset(job, "stream")
     with DAG(dag_id=f"{job.name}_streaming", schedule=job.airflow.stream_schedule, start_date=job.airflow.start,
              catchup=False, max_active_runs=1, default_args=orchestration.default_args(job),
+             description=f"{job.name}: process what landed in {job.source_path}, then stop (availableNow)",
              tags=["windowing", "streaming", job.name], doc_md=DOC + "\n" + orchestration.job_doc(job)) as dag:
 
-        @task(outlets=[results])
+        @task(outlets=[results], pool=orchestration.stream_pool())
         def stream(job_file: str) -> dict:
             """Run the streaming job once with availableNow."""
             try:
                 summary = orchestration.stream_run(job_file)
-            except orchestration.SourceNotReadyError as error:
+            except (orchestration.SourceNotReadyError, orchestration.NothingNewError) as error:
                 raise AirflowSkipException(str(error)) from None
             get_current_context()["outlet_events"][results].extra = summary
             return summary

@@ -117,6 +117,12 @@ def run_demo(spark: SparkSession, root: str, arrivals: int = 4) -> dict:
     backfill_report = validate_job(spark, backfill_job, run_kind="backfill")
     print(backfill_report.summary())
     print(f"\nData Docs report: {stream_report.data_docs_path}")
+    # The other jobs of jobs/ read from the same data root (./dev airflow uses it too): custom_trigger
+    # reads the purchases above; the sensor job gets readings of its own.
+    from examples.sensor_readings import SENSOR_JOB, land_readings
+    sensors = load_job(REPO / "jobs" / SENSOR_JOB, root=root_path)
+    log(f"demo: {land_readings(spark, sensors.source_path)} sensor readings landed in {sensors.source_path} "
+        f"for jobs/{SENSOR_JOB}")
     print(f"Validate again with: ./dev winjob validate --job {DEMO_JOB} --root {root_path}")
     return {"compared": compared, "differ": differ, "late": late.count(), "quarantined": quarantine.count(),
             "stream_total": stream_total, "backfill_total": backfill_total, "raw": len(rows),

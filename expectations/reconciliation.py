@@ -77,6 +77,8 @@ def valid_raw_rows(raw, job, now_ms: int) -> int:
         ok = ok & (ts <= F.lit(now_ms + spec.input.max_event_time_skew_ms).cast("long"))
     for column, lo, hi in spec.input.value_bounds:
         value = F.col(column)
+        if column not in spec.input.nullable_bounded:   # a null bounded value is out of bounds
+            ok = ok & value.isNotNull()
         if lo is not None:
             ok = ok & (value.isNull() | (value >= F.lit(lo)))
         if hi is not None:

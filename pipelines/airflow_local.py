@@ -6,11 +6,17 @@ triggerer; LocalExecutor) with:
 * ``AIRFLOW_HOME`` = ``airflow-home/`` of the repository (git-ignored), a
   SQLite metadata database in it;
 * the DAGs folder = ``dags/``; example DAGs off; new DAGs unpaused;
-* parallelism sized for a 2-core machine (2 task processes at once: each Spark
-  task is a process with its own JVM, driver memory 1g);
+* parallelism sized for a 2-core machine: 3 task processes at once (each Spark
+  task is a process with its own JVM, driver memory 1g), of which the
+  streaming tasks of all jobs share one (the pool ``windowing_streams``, one
+  slot), so two stay free for quality, backfill and reprocessing runs;
+* task tokens that outlive a long queue (``[execution_api]
+  jwt_expiration_time``: a task queued longer than the token's lifetime would
+  fail before it runs with "Invalid auth token");
 * the task environment Spark needs (``PYSPARK_PYTHON``, ``SPARK_LOCAL_IP``,
   the repository on ``PYTHONPATH``), relative job tables under
-  ``WINDOWING_DATA_ROOT`` (default: the repository).
+  ``WINDOWING_DATA_ROOT`` (default: ``demo-output/``, where ``./dev demo``
+  writes, :data:`pipelines.orchestration.DEFAULT_DATA_ROOT`).
 
 Ctrl-C (or SIGTERM) stops exactly the processes it started: the standalone
 process group and every descendant, by PID, SIGTERM first, then SIGKILL.
@@ -31,7 +37,13 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from pipelines.orchestration import DEFAULT_DATA_ROOT
+
 REPO = Path(__file__).resolve().parents[1]
+STREAM_POOL = "windowing_streams"
+STREAM_POOL_SLOTS = 1
+TASK_TOKEN_LIFETIME_S = 24 * 3600
+"""Lifetime of a task's execution API token: longer than any queue of a busy local machine."""
 
 
 def free_port() -> int:
@@ -48,7 +60,8 @@ class LocalAirflow:
     Attributes:
         home: the AIRFLOW_HOME folder (created).
         port: the API server's port (UI and REST API at ``http://localhost:<port>``).
-        parallelism: task processes at once (core.parallelism and per DAG).
+        parallelism: task processes at once (core.parallelism and per DAG); the
+            streaming tasks take at most ``STREAM_POOL_SLOTS`` of them.
         dags_folder: the DAG files; default the repository's ``dags/``.
         env_overrides: extra environment of every Airflow process and task
             (e.g. ``WINDOWING_DATA_ROOT``, ``WINDOWING_AIRFLOW_JOBS``).
@@ -56,7 +69,7 @@ class LocalAirflow:
 
     home: Path
     port: int = 8080
-    parallelism: int = 2
+    parallelism: int = 3
     dags_folder: Path = REPO / "dags"
     env_overrides: dict = field(default_factory=dict)
     process: subprocess.Popen | None = None
@@ -112,6 +125,8 @@ class LocalAirflow:
             "AIRFLOW__API_AUTH__JWT_SECRET": self._jwt_secret(),
             # A busy 2-core machine answers slowly while Spark tasks start: wait, do not fail the task.
             "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
+            # A task's token is made when it is queued: it must outlive the queue, not only the run.
+            "AIRFLOW__EXECUTION_API__JWT_EXPIRATION_TIME": str(TASK_TOKEN_LIFETIME_S),
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",
             "AIRFLOW__LOGGING__WORKER_LOG_SERVER_PORT": str(self.log_server_ports[0]),
             "AIRFLOW__LOGGING__TRIGGER_LOG_SERVER_PORT": str(self.log_server_ports[1]),
@@ -122,7 +137,8 @@ class LocalAirflow:
             "PYSPARK_DRIVER_PYTHON": sys.executable,
             "SPARK_LOCAL_IP": os.environ.get("SPARK_LOCAL_IP", "127.0.0.1"),
             "SPARK_DRIVER_MEMORY": os.environ.get("SPARK_DRIVER_MEMORY", "1g"),
-            "WINDOWING_DATA_ROOT": os.environ.get("WINDOWING_DATA_ROOT", str(REPO)),
+            "WINDOWING_DATA_ROOT": os.environ.get("WINDOWING_DATA_ROOT") or str(DEFAULT_DATA_ROOT),
+            "WINDOWING_AIRFLOW_STREAM_POOL": STREAM_POOL,
             "WINDOWING_JARS_DIR": os.environ.get("WINDOWING_JARS_DIR", str(REPO / ".jars")),
         })
         env.update({k: str(v) for k, v in self.env_overrides.items()})
@@ -152,6 +168,11 @@ class LocalAirflow:
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                             start_new_session=True, cwd=str(self.home))
 
+    def create_pools(self) -> None:
+        """The pool of the streaming tasks (``STREAM_POOL_SLOTS`` slots); call when the database exists."""
+        self.cli("pools", "set", STREAM_POOL, str(STREAM_POOL_SLOTS),
+                 "streaming tasks of every job: the other task slots stay free for quality and backfill runs")
+
     def health(self) -> dict | None:
         """The API server's health document, or None while it does not answer."""
         try:
@@ -174,6 +195,7 @@ class LocalAirflow:
             doc = self.health()
             if doc and all(doc.get(part, {}).get("status") == "healthy"
                            for part in ("metadatabase", "scheduler", "dag_processor")):
+                self.create_pools()
                 return doc
             time.sleep(3)
         raise RuntimeError(f"Airflow at {self.url} not healthy after {timeout_s:.0f}s:\n{self.log_tail()}")
@@ -246,7 +268,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="./dev airflow", description=__doc__.split("\n\n")[0])
     parser.add_argument("--home", default=str(REPO / "airflow-home"), help="AIRFLOW_HOME (default: airflow-home/)")
     parser.add_argument("--port", type=int, default=int(os.environ.get("AIRFLOW_PORT", "8080")))
-    parser.add_argument("--parallelism", type=int, default=2, help="task processes at once (default 2)")
+    parser.add_argument("--parallelism", type=int, default=3,
+                        help=f"task processes at once (default 3, of which streaming tasks take {STREAM_POOL_SLOTS})")
     args = parser.parse_args(argv)
     airflow = LocalAirflow(Path(args.home), port=args.port, parallelism=args.parallelism)
     stopping = {"signal": None}

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from pipelines.errors import ExitCode, JobError, explain
 from pipelines.job import load_job
+from pipelines.orchestration import DEFAULT_DATA_ROOT as DEMO_ROOT
 
 
 def _time(text: str) -> dt.datetime:
@@ -102,7 +103,8 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", parents=[common],
                           help="generate purchases, stream them in arrivals, backfill, compare")
-    demo.add_argument("--root", default="demo-output", help="folder for the demo's Delta tables")
+    demo.add_argument("--root", default=str(DEMO_ROOT),
+                      help=f"folder for the demo's Delta tables (default {DEMO_ROOT}, where ./dev airflow looks)")
     demo.add_argument("--sessions", action="store_true",
                       help="the second example: session windows with early firings and a late bridge")
     for name, text in (("stream", "run the streaming job (availableNow by default)"),
@@ -162,6 +164,9 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--diff", action="store_true",
                            help="print the differences against the stream's outputs of the batch range")
     args = parser.parse_args(argv)
+    from pipelines import logs
+    logs.to_console()
+    job = None
     try:
         if args.command == "demo" and args.sessions:
             from examples.sessions_demo import run_sessions_demo
@@ -179,8 +184,10 @@ def main(argv: list[str] | None = None) -> int:
         spark = _spark(job, args.verbose, args.master)
         if args.command == "stream":
             from pipelines.drivers import run_stream
-            run_stream(spark, job, processing_time=args.processing_time, timeout_s=args.timeout,
-                       reset_state=args.reset_state)
+            from pipelines.errors import raw_schema_checked
+            with raw_schema_checked(spark, job):
+                run_stream(spark, job, processing_time=args.processing_time, timeout_s=args.timeout,
+                           reset_state=args.reset_state)
         elif args.command == "backfill":
             from pipelines.drivers import run_backfill
             run_backfill(spark, job, args.start, args.end, args.chunk, reset_state=args.reset_state)
@@ -221,7 +228,7 @@ def main(argv: list[str] | None = None) -> int:
             print(json.dumps(inspect(spark, job), indent=2, default=str))
         return ExitCode.OK
     except (Exception, KeyboardInterrupt) as error:  # noqa: BLE001 - every failure ends as one line and a code
-        explained = explain(error)
+        explained = explain(error, outputs=job.output_root if job is not None else None)
         if args.verbose:
             traceback.print_exc()
         print(f"winjob {args.command}: {explained.line}", file=sys.stderr)

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 import time
 from typing import Callable
 
 from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
-from pipelines import fault_hook, stream_offsets
+from pipelines import fault_hook, logs, stream_offsets
 from pipelines.job import Job
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
 from windowing.spark.batch_settings import small_batch_settings, validates_small
@@ -48,7 +47,25 @@ WHOLE_RANGE = "all"
 
 
 def log(message: str) -> None:
-    print(f"[{dt.datetime.now().strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+    """A summary line of a run, to the ``pipelines`` logger at INFO (see :mod:`pipelines.logs`)."""
+    logs.info(message)
+
+
+class StreamRun(list):
+    """The reports of a stream run's batches, and the last batch committed before the run (None: none)."""
+
+    def __init__(self, reports=(), last_batch_before: int | None = None):
+        super().__init__(reports)
+        self.last_batch_before = last_batch_before
+
+    @property
+    def nothing_new(self) -> bool:
+        """No batch ran: nothing had arrived since ``last_batch_before``."""
+        return not self
+
+    def nothing_new_line(self, job: "Job") -> str:
+        since = "the stream started" if self.last_batch_before is None else f"batch {self.last_batch_before}"
+        return f"job {job.name}: nothing new since {since} in {job.source_path}"
 
 
 def operator_for(spark: SparkSession, job: Job, reset_state: bool = False,
@@ -85,7 +102,7 @@ def format_epoch_ms(ms: int) -> str:
     return f"{at.year:04d}-{at:%m-%d %H:%M:%S}.{at.microsecond // 1000:03d}"   # %Y drops zeros before 1000
 
 
-def claim_state(operator, job: Job, run: dict) -> None:
+def claim_state(operator, job: Job, run: dict) -> dict | None:
     """Record ``run`` in the progress rows the operator writes; refuse state another kind of run wrote.
 
     The operator's last progress row says which run wrote it. Equal ``run``: resume
@@ -104,6 +121,7 @@ def claim_state(operator, job: Job, run: dict) -> None:
             f"--reset-state (reset_state=True) to recompute from scratch, or `winjob reprocess` to recompute "
             f"a range.")
     operator.store.run = json.dumps(run, sort_keys=True)
+    return last
 
 
 def _run_text(run: dict) -> str:
@@ -138,8 +156,11 @@ def require_raw_table(spark: SparkSession | None, job: Job) -> None:
 def run_stream(spark: SparkSession, job: Job, available_now: bool = True, processing_time: str | None = None,
                timeout_s: float | None = None, on_batch: Callable[[BatchReport], None] | None = None,
                reset_state: bool = False, validate: bool | None = None,
-               fault_injection: Callable[[str], None] | None = None) -> list[BatchReport]:
+               fault_injection: Callable[[str], None] | None = None) -> StreamRun:
     """Run the job as a Structured Streaming query over the raw Delta table.
+
+    Returns the reports of the batches that ran (a :class:`StreamRun`: none when
+    nothing had arrived, which the run logs as "nothing new since batch N").
 
     Args:
         available_now: process everything that has arrived, then stop (for
@@ -167,8 +188,8 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
     validate = job.validate_runs if validate is None else validate
     require_raw_table(spark, job)
     operator = operator_for(spark, job, reset_state, fault_injection)
-    claim_state(operator, job, STREAM_RUN)
-    reports: list[BatchReport] = []
+    last = claim_state(operator, job, STREAM_RUN)
+    reports = StreamRun(last_batch_before=None if last is None else last["batch_id"])
     quality_errors: list[Exception] = []
     writer_errors: list[ConcurrentWriterError] = []
     ledger = _ValidationLedger(spark, job) if validate else None
@@ -232,6 +253,8 @@ def run_stream(spark: SparkSession, job: Job, available_now: bool = True, proces
         raise RuntimeError(f"streaming job {job.name} failed: {failure}") from failure
     if ledger is not None:
         ledger.catch_up()
+    if reports.nothing_new:
+        log(reports.nothing_new_line(job))
     return reports
 
 

@@ -304,8 +304,9 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
         if "event_id" not in source:
             raise ValueError("[source] dedup_horizon needs event_id: the column that identifies an event")
         builder = builder.deduplicate(source["event_id"], source["dedup_horizon"])
-    for column, (lo, hi) in parse_bounds(source.get("bounds", {}), "[source.bounds]").items():
-        builder = builder.value_bounds(column, lo, hi)
+    bounds = source.get("bounds", {})
+    for column, (lo, hi) in parse_bounds(bounds, "[source.bounds]", nullable=True).items():
+        builder = builder.value_bounds(column, lo, hi, nullable=bounds[column].get("nullable", False))
     mode = window.get("mode")
     if mode not in (None, "accumulating", "discarding"):
         raise ValueError(f"mode {mode!r} must be 'accumulating' or 'discarding'")
@@ -369,14 +370,22 @@ def watermark_strategy(value: Any) -> WatermarkStrategy:
                      f"{{ confirming_rows = 2 }} or watermark = 'explicit'")
 
 
-def parse_bounds(table: dict, where: str) -> dict[str, tuple[float | None, float | None]]:
-    """``{column = {min = 0, max = 100}}`` (either bound optional) to ``{column: (min, max)}``."""
+def parse_bounds(table: dict, where: str, nullable: bool = False) -> dict[str, tuple[float | None, float | None]]:
+    """``{column = {min = 0, max = 100}}`` (either bound optional) to ``{column: (min, max)}``.
+
+    ``nullable``: the table may also say ``nullable = true`` (``[source.bounds]``: a null value then
+    passes; without it a null in a bounded column is out of bounds and quarantined).
+    """
     if not isinstance(table, dict):
         raise ValueError(f"{where} must be a table of column = {{min = ..., max = ...}}, got {table!r}")
+    keys = {"min", "max", "nullable"} if nullable else {"min", "max"}
     bounds = {}
     for column, value in table.items():
-        if not isinstance(value, dict) or not set(value) <= {"min", "max"} or not value:
-            raise ValueError(f"{where} {column} = {value!r}: write {{min = 0, max = 100}} (either may be left out)")
+        if not isinstance(value, dict) or not set(value) <= keys or not set(value) & {"min", "max"}:
+            raise ValueError(f"{where} {column} = {value!r}: write {{min = 0, max = 100}} (either may be left out)"
+                             + (", with nullable = true if a null value is valid" if nullable else ""))
+        if nullable and not isinstance(value.get("nullable", False), bool):
+            raise ValueError(f"{where} {column}.nullable = {value['nullable']!r} must be true or false")
         for side in ("min", "max"):
             v = value.get(side)
             if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float))):

@@ -7,7 +7,18 @@ pyspark or Airflow at module level: DAG files import this module at parse time.
 Which jobs get DAGs: the files named by ``WINDOWING_AIRFLOW_JOBS`` (paths or
 globs separated by ``os.pathsep``; relative ones are in the repository), by
 default every ``jobs/*.toml`` of the repository. Relative table paths of a job resolve against
-``WINDOWING_DATA_ROOT`` (default: the current folder of the task process).
+``WINDOWING_DATA_ROOT``, by default :data:`DEFAULT_DATA_ROOT`: ``demo-output/`` of the
+repository, the folder ``./dev demo`` writes, so that the DAGs of ``./dev airflow`` find the
+demo's raw tables with no variable set.
+
+Validation happens once per run's outputs, in the ``<job>_quality`` DAG: the
+streaming and backfill tasks do not validate inline (whatever the job's
+``[quality] validate_runs``, which is for the CLI drivers), and the quality task
+validates only the stream batches that have no recorded validation run yet (a
+batch that ``winjob stream`` validated is not validated again). A run that
+committed nothing (no new batch, a backfill interval without rows) raises
+:class:`NothingNewError`: the DAGs turn it into a skipped task, so no asset
+event and no quality run follow.
 
 Spark settings of a task, later ones winning: the task defaults below (small
 driver, since every Airflow task is a new process with its own JVM), the job's
@@ -24,17 +35,26 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Mapping
 
+from pipelines import logs  # noqa: F401 - imported first: Great Expectations logs at INFO while it is imported
 from pipelines.job import Job, is_uri, load_job, parent_of
 
 REPO = Path(__file__).resolve().parents[1]
 JOBS_ENV = "WINDOWING_AIRFLOW_JOBS"
 ROOT_ENV = "WINDOWING_DATA_ROOT"
+DEFAULT_DATA_ROOT = REPO / "demo-output"
+"""Where relative tables of a job resolve when ``WINDOWING_DATA_ROOT`` is not set: the demo's folder."""
+STREAM_POOL_ENV = "WINDOWING_AIRFLOW_STREAM_POOL"
+"""An Airflow pool for the streaming tasks (``./dev airflow`` makes one of 1 slot); unset: the default pool."""
 TASK_SPARK_DEFAULTS = {"spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2"}
 KINDS = ("stream", "backfill", "reprocess")
 
 
 class SourceNotReadyError(RuntimeError):
     """The job's raw table does not exist yet (nothing has landed)."""
+
+
+class NothingNewError(RuntimeError):
+    """The run committed nothing (no new batch, no row in the interval): the message says since when."""
 
 
 def job_files() -> list[Path]:
@@ -51,9 +71,19 @@ def job_files() -> list[Path]:
     return sorted(set(files))
 
 
+def data_root() -> str:
+    """``WINDOWING_DATA_ROOT``, or :data:`DEFAULT_DATA_ROOT` when it is not set."""
+    return os.environ.get(ROOT_ENV) or str(DEFAULT_DATA_ROOT)
+
+
 def load(job_file: str | Path) -> Job:
-    """A job definition with its tables resolved against ``WINDOWING_DATA_ROOT``."""
-    return load_job(job_file, root=os.environ.get(ROOT_ENV))
+    """A job definition with its tables resolved against :func:`data_root`."""
+    return load_job(job_file, root=data_root())
+
+
+def stream_pool() -> str:
+    """The pool of the streaming tasks: ``WINDOWING_AIRFLOW_STREAM_POOL``, else Airflow's default pool."""
+    return os.environ.get(STREAM_POOL_ENV) or "default_pool"
 
 
 def airflow_jobs() -> list[Job]:
@@ -66,23 +96,43 @@ def backfill_job(job: Job) -> Job:
     return job.with_operator(f"{job.operator_id}_backfill", "backfill")
 
 
-def asset_uri(job: Job, kind: str) -> str:
-    """URI of the results table written by runs of ``kind`` (an Airflow Asset of the DAGs).
+ASSET_TABLES = {"stream": "results", "backfill": "results_backfill", "reprocess": "reprocessed"}
+"""The table each kind of run updates, as named in its Airflow Asset (``<job>.results``, ...)."""
 
-    The DAGs name their Assets by this URI: Airflow keeps an asset name bound to
-    one URI, and the URI changes with ``WINDOWING_DATA_ROOT``.
-    """
+
+def asset_name(job: Job, kind: str) -> str:
+    """The name of the Asset that runs of ``kind`` update: ``<job>.results``, ``<job>.results_backfill``,
+    ``<job>.reprocessed``."""
     if kind not in KINDS:
         raise ValueError(f"kind {kind!r} is not one of {KINDS}")
+    return f"{job.name}.{ASSET_TABLES[kind]}"
+
+
+def asset_uri(job: Job, kind: str) -> str:
+    """The Asset's URI: ``windowing://<job>/<table>``, the same whatever ``WINDOWING_DATA_ROOT`` is.
+
+    Airflow binds an active asset's name to one URI; a table path would change
+    with the data root. Each asset event's extra names the tables that run wrote
+    (a reprocessing run chooses its tables), and :func:`asset_table` the path.
+    """
+    return f"windowing://{job.name}/{asset_name(job, kind).rsplit('.', 1)[1]}"
+
+
+def asset_table(job: Job, kind: str) -> str:
+    """The path (or URI) of the table behind :func:`asset_name` for this data root."""
     if kind == "stream":
-        path = job.results_path
-    elif kind == "backfill":
-        path = backfill_job(job).results_path
-    else:
-        # Reprocessing writes to tables chosen per run; the asset stands for all of them
-        # and each event's extra names the tables actually written.
-        path = parent_of(job.results_path) + "/reprocessed"
-    return path if is_uri(path) else "file://" + path
+        return job.results_path
+    if kind == "backfill":
+        return backfill_job(job).results_path
+    # Reprocessing writes to tables chosen per run: the asset stands for all of them.
+    return parent_of(job.results_path) + "/reprocessed"
+
+
+def asset(job: Job, kind: str):
+    """The Airflow Asset runs of ``kind`` update (imports Airflow: for DAG files)."""
+    from airflow.sdk import Asset
+    return Asset(name=asset_name(job, kind), uri=asset_uri(job, kind), group="windowing",
+                 extra={"table": asset_table(job, kind)})
 
 
 # ------------------------------------------------------------------ Spark
@@ -132,11 +182,24 @@ def spark_conf_for(job: Job, connection: Mapping[str, str] | None = None) -> dic
 
 
 def spark_for(job: Job, connection: Mapping[str, str] | None = None):
-    """The task process's SparkSession (the active one if any, e.g. under ``dag.test()`` in tests)."""
+    """The task process's SparkSession (the active one if any, e.g. under ``dag.test()`` in tests).
+
+    A JVM started here writes its stderr (Spark's banner, log4j) to stdout, which
+    a task log shows as INFO, not ERROR (:func:`pipelines.logs.jvm_output_to_stdout`).
+    """
+    from pyspark.sql import SparkSession
+    from pipelines import logs
     from windowing.spark.session import get_spark
     conf = spark_conf_for(job, connection)
-    return get_spark(f"airflow-{job.name}", master=conf.get("spark.master"),
-                     shuffle_partitions=int(conf["spark.sql.shuffle.partitions"]), conf=conf)
+    logs.quiet_libraries()
+
+    def session():
+        return get_spark(f"airflow-{job.name}", master=conf.get("spark.master"),
+                         shuffle_partitions=int(conf["spark.sql.shuffle.partitions"]), conf=conf)
+    if SparkSession.getActiveSession() is not None:
+        return session()
+    with logs.jvm_output_to_stdout():
+        return session()
 
 
 # ------------------------------------------------------------------ tasks
@@ -158,18 +221,26 @@ def stream_run(job_file: str | Path, connection: Mapping[str, str] | None = None
     gets the same id, and batches the operator already committed are skipped,
     so no output row is written twice.
 
+    The run does not validate (the quality DAG does, see the module docstring).
+
     Returns:
         A JSON-able summary: batch ids committed by this run, skipped ones,
         row counts, and the tables written.
 
     Raises:
         SourceNotReadyError: the raw table does not exist yet.
+        NothingNewError: no batch ran: nothing arrived since the last one
+            ("nothing new since batch N").
     """
     job = load(job_file)
     spark = spark_for(job, connection)
     from pipelines.drivers import run_stream
     _require_source(spark, job)
-    reports = run_stream(spark, job, available_now=True)
+    from pipelines.errors import raw_schema_checked
+    with raw_schema_checked(spark, job):
+        reports = run_stream(spark, job, available_now=True, validate=False)
+    if reports.nothing_new:
+        raise NothingNewError(reports.nothing_new_line(job))
     return {"job_file": str(job_file), "kind": "stream", **_tables(job),
             "committed_batch_ids": [r.batch_id for r in reports if not r.skipped],
             "skipped_batch_ids": [r.batch_id for r in reports if r.skipped],
@@ -200,16 +271,25 @@ def backfill_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.d
     (``--reprocess-behavior completed``, a retry) replaces the range with the
     same rows.
 
+    The run does not validate (the quality DAG does, see the module docstring).
+
     Raises:
         SourceNotReadyError: the raw table does not exist yet.
+        NothingNewError: no raw row feeds a window of the interval.
     """
-    job = load(job_file)
+    job = replace(load(job_file), validate_runs=False)
     start_t, end_t = parse_time(start, "start"), parse_time(end, "end")
     spark = spark_for(job, connection)
     from pipelines.reprocess import reprocess_range
     _require_source(spark, job)
     target = backfill_job(job)
     report = reprocess_range(spark, job, start_t, end_t, into=target, chunk=chunk)
+    if not any(report.rows.values()):
+        from pipelines import logs
+        message = (f"job {job.name}: no raw rows for windows ending in ({start_t.isoformat()}, "
+                   f"{end_t.isoformat()}]: nothing to backfill")
+        logs.info(message)
+        raise NothingNewError(message)
     return {"job_file": str(job_file), "kind": "backfill", **_tables(target), "start": start_t.isoformat(),
             "end": end_t.isoformat(), "rows": report.rows, "results_version": report.results_version}
 
@@ -225,7 +305,7 @@ def reprocess_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.
             ``replaceWhere`` commit each; readers see the old rows until then);
             a name writes ``results_<name>``, ``late_<name>``, ... instead.
     """
-    job = load(job_file)
+    job = replace(load(job_file), validate_runs=False)   # the quality DAG validates the run
     start_t, end_t = parse_time(start, "start"), parse_time(end, "end")
     spark = spark_for(job, connection)
     from pipelines.reprocess import new_output_job, reprocess_range
@@ -240,7 +320,7 @@ def replay_run(job_file: str | Path, into: str, from_batch: int | None = None, t
                window: Mapping[str, Any] | None = None, connection: Mapping[str, str] | None = None) -> dict:
     """Replay the stream's recorded batches into ``replay_<into>`` tables and compare with the stream.
 
-    See :mod:`pipelines.replay`. The differences' summary goes to the task log (stderr) and,
+    See :mod:`pipelines.replay`. The differences' summary goes to the task log and,
     with its counts, into the returned summary.
 
     Raises:
@@ -262,9 +342,10 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
     """Run the expectation suites on the tables named by asset events of the DAG runs.
 
     Each event's extra is the summary a stream/backfill/reprocess task returned.
-    A stream run is validated batch by batch (the batches it committed; none:
-    nothing to validate); backfill and reprocessing runs as a whole (an
-    interval backfill without the whole-table reconciliation).
+    A stream run is validated batch by batch: the batches it committed (or found
+    committed by an earlier attempt) that have no recorded validation run yet;
+    backfill and reprocessing runs as a whole (an interval backfill without the
+    whole-table reconciliation).
 
     Raises:
         DataQualityError: from :func:`pipelines.quality.validate_job`, naming
@@ -278,7 +359,18 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
         target = replace(job, **{k: extra[k] for k in ("operator_id", "state_root", "results_path", "late_path",
                                                        "quarantine_path") if k in extra})
         kind = extra.get("kind", "adhoc")
-        batch_ids = extra.get("committed_batch_ids", []) if kind == "stream" else [None]
+        if kind == "stream":
+            batch_ids = sorted(set(extra.get("committed_batch_ids", [])) | set(extra.get("skipped_batch_ids", [])))
+            if batch_ids:
+                from pipelines.quality import stream_batches
+                _, unvalidated = stream_batches(spark_for(job, connection), target)
+                validated = [b for b in batch_ids if b not in unvalidated]
+                if validated:
+                    from pipelines.drivers import log
+                    log(f"job {job.name}: batches {validated} already validated, not validated again")
+                batch_ids = [b for b in batch_ids if b in unvalidated]
+        else:
+            batch_ids = [None]
         # An interval backfill replaced one range of its results: the reconciliation
         # (every row of the WHOLE raw table accounted for) would fail on every interval
         # but the last, so such a run gets the default suites only.
@@ -288,6 +380,8 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
             suites = list(DEFAULT_SUITES)
         for batch_id in batch_ids:
             from pipelines.quality import validate_job  # imported only when there is something to check
+            from pipelines import logs
+            logs.quiet_libraries()   # again: Great Expectations sets INFO on some of its loggers when imported
             report = validate_job(spark_for(job, connection), target, batch_id=batch_id, run_kind=kind,
                                   suites=suites)
             done.append({"job": job.name, "kind": kind, "batch_id": batch_id,
@@ -302,7 +396,86 @@ def default_args(job: Job) -> dict[str, Any]:
 
 
 def job_doc(job: Job) -> str:
-    """The part of a DAG's documentation that describes the job."""
-    return (f"Job `{job.name}` (`{job.source_file}`), operator `{job.operator_id}`.\n\n"
-            f"* raw table: `{job.source_path}`\n* window spec: `{job.spec.describe()}`\n"
-            f"* results: `{job.results_path}`\n* state: `{job.state_root}`\n")
+    """The part of a DAG's documentation that describes the job: its spec in words, tables and pages."""
+    docs = Path(_local_output_root(job)) / "data_docs"
+    return (f"#### Job `{job.name}`\n\n{spec_in_words(job)}\n\n"
+            f"* job file: `{job.source_file}` (operator `{job.operator_id}`)\n"
+            f"* raw table: `{job.source_path}`\n"
+            f"* results: `{job.results_path}` (late rows: `{job.late_path}`, quarantined: `{job.quarantine_path}`)\n"
+            f"* state: `{job.state_root}`\n"
+            f"* Data Docs: [{docs / 'index.html'}](file://{docs / 'index.html'}), built by the quality DAG\n"
+            f"* data quality over time: [{docs / QUALITY_REPORT}](file://{docs / QUALITY_REPORT}), rebuilt after "
+            f"each quality run\n")
+
+
+QUALITY_REPORT = "quality_report.html"
+"""The data-quality-over-time page beside the Data Docs index (``pipelines.visual.report``)."""
+
+
+def _local_output_root(job: Job) -> str:
+    # As pipelines.quality places Great Expectations files (imported here it would load GX at parse time).
+    return str(Path("output", job.name).resolve()) if is_uri(job.output_root) else job.output_root
+
+
+def spec_in_words(job: Job) -> str:
+    """The job's window spec as sentences, from its job file's tables (for DAG docs and people)."""
+    d = job.definition
+    source, window = d.get("source", {}), d.get("window", {})
+    keys = source.get("key", [])
+    keys = [keys] if isinstance(keys, str) else list(keys)
+    kind = window.get("type", "tumbling")
+    if kind == "count":
+        what = f"count windows of {window.get('size')} elements" + (
+            f", sliding by {window['slide']}" if window.get("slide") else "")
+    elif "session" in kind:
+        gap = window.get("gap") or f"the gap in column {window.get('gap_column')}"
+        what = f"{kind.replace('_', ' ')} windows closed by {gap} of silence"
+    elif "sliding" in kind:
+        what = f"{kind.replace('_', ' ')} windows of {window.get('size')}, one every {window.get('slide')}"
+    elif ":" in str(kind):
+        what = f"windows assigned by {kind}{_args_words(window.get('assigner_args'))}"
+    else:
+        what = f"{kind.replace('_', ' ')} windows of {window.get('size')}"
+    sentences = [f"{what[0].upper()}{what[1:]}, "
+                 + (f"per {', '.join(keys)}" if keys else "over all rows (no key)")
+                 + f"; event time from `{source.get('event_time')}`, up to "
+                 f"{source.get('max_out_of_orderness', '0 ms')} out of order."]
+    trigger = window.get("trigger")
+    sentences.append(f"Fires {_trigger_words(trigger, window.get('trigger_args'))}; allowed lateness "
+                     f"{window.get('allowed_lateness', 'none')}; "
+                     f"{window.get('mode', 'accumulating')} panes; "
+                     + ("rows too late for every window go to the late table."
+                        if window.get("late_output", True) else "rows too late for every window are counted and dropped."))
+    if window.get("evictor"):
+        sentences.append(f"Evictor: {window['evictor']}{_args_words(window.get('evictor_args'))}.")
+    if d.get("process"):
+        sentences.append(f"Each pane is computed by {d['process'].get('function')}.")
+    else:
+        sentences.append("Computes " + ", ".join(f"{name} = {text}" for name, text in d.get("aggregates", {}).items())
+                         + ".")
+    checks = [f"{column} outside [{b.get('min', '-inf')}, {b.get('max', '+inf')}]"
+              + (" (null allowed)" if b.get("nullable") else " or null")
+              for column, b in source.get("bounds", {}).items()]
+    if source.get("max_event_time_skew"):
+        checks.append(f"event time more than {source['max_event_time_skew']} ahead of processing time")
+    if source.get("dedup_horizon"):
+        checks.append(f"a repeated {source.get('event_id')} within {source['dedup_horizon']}")
+    sentences.append("Quarantined: a null key or event time, an unparseable event time"
+                     + "".join(f"; {c}" for c in checks) + ".")
+    return " ".join(sentences)
+
+
+def _trigger_words(trigger: Any, args: Any) -> str:
+    if not trigger:
+        return "once when the watermark passes the end of the window (and once per late row within the lateness)"
+    if isinstance(trigger, dict):
+        rest = ", ".join(f"{k} {v}" for k, v in trigger.items() if k != "type")
+        return f"by the {trigger.get('type')} trigger" + (f" ({rest})" if rest else "")
+    return f"by the trigger {trigger}{_args_words(args)}"
+
+
+def _args_words(args: Any) -> str:
+    """`` (n = 3, column = item_count)`` for a user part's arguments; empty without."""
+    if not args:
+        return ""
+    return " (" + ", ".join(f"{k} = {v}" for k, v in args.items()) + ")" if isinstance(args, dict) else f" ({args})"

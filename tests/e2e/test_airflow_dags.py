@@ -150,11 +150,17 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
     assert bag.import_errors == {}
     from pipelines.job import load_job
     jobs = {load_job(path).name for path in (REPO / "jobs").glob("*.toml")}   # every job file gets its DAGs
-    assert {"purchases_per_minute", "sensor_sliding_avg", "large_purchases_per_minute"} <= jobs
+    assert {"purchases_per_minute", "sensor_sliding", "custom_trigger"} <= jobs
+    # Jobs other than the demo's are named after their files: the DAG ids say which file they run.
+    assert {path.stem for path in (REPO / "jobs").glob("*.toml")} - {"demo"} <= jobs
     kinds = {"streaming", "backfill", "reprocess", "quality"}
     assert set(bag.dags) == {f"{j}_{k}" for j in jobs for k in kinds}
     for dag_id, dag in bag.dags.items():
         assert dag.doc_md and len(dag.doc_md) > 100, dag_id
+        assert dag.description and dag.description.startswith(dag_id.rsplit("_", 1)[0] + ": "), dag_id
+        # The spec in words, not a Python repr; links to the Data Docs and the quality report.
+        assert "windows of" in dag.doc_md and "Computes " in dag.doc_md and "Sum(" not in dag.doc_md, dag_id
+        assert "data_docs/index.html](file://" in dag.doc_md and "quality_report.html](file://" in dag.doc_md
         assert dag.tags and "windowing" in dag.tags, dag_id
         assert dag.max_active_runs == 1, dag_id
         for t in dag.tasks:
@@ -168,6 +174,12 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
     outlets = {bag.dags[f"purchases_per_minute_{k}"].tasks[0].outlets[0].uri
                for k in ("streaming", "backfill", "reprocess")}
     assert uris == outlets and len(uris) == 3
+    assert {asset.name for asset in quality.timetable.asset_condition.objects} == {
+        "purchases_per_minute.results", "purchases_per_minute.results_backfill", "purchases_per_minute.reprocessed"}
+    demo_doc = streaming.doc_md
+    assert ("Tumbling windows of 1 minute, per user_id; event time from `event_time`, up to 10 seconds out of "
+            "order.") in demo_doc
+    assert "items = sum(item_count)" in demo_doc and "item_count outside [1, 100] or null" in demo_doc
 
 
 @pytest.fixture(scope="module")
@@ -256,7 +268,7 @@ def _task_state(run, task_id="stream"):
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, on_streamed):
+def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, on_streamed, caplog, capfd):
     """Two dag.test() runs with rows landing in between write what the driver writes, nothing twice."""
     job, twin = on_streamed.job, on_streamed.twin
     skipped, *arrivals = on_streamed.states
@@ -273,10 +285,20 @@ def test_streaming_dag_runs_the_stream_and_equals_the_driver(spark, on_streamed)
     # rows of the second arrival behind the first run's watermark: late, as the driver has them
     late = _rows(spark, job.late_path, "event_id")
     assert late and late == _rows(spark, twin.late_path, "event_id")
-    # A third run with nothing new writes nothing.
+    # A third run with nothing new writes nothing and is skipped: no asset event, no quality run.
     before = len(results)
-    assert dagbag().dags["purchases_per_minute_streaming"].test().state == "success"
+    capfd.readouterr()
+    run = dagbag().dags["purchases_per_minute_streaming"].test()
+    assert run.state == "success" and _task_state(run) == "skipped"
+    captured = capfd.readouterr()
+    said = caplog.text + captured.out + captured.err
+    assert f"job purchases_per_minute: nothing new since batch 1 in {job.source_path}" in said
     assert len(_rows(spark, job.results_path, *cols)) == before
+    from airflow.models.asset import AssetEvent
+    from airflow.utils.session import create_session
+    with create_session() as session:
+        events = session.query(AssetEvent).filter(AssetEvent.source_run_id == run.run_id).count()
+    assert events == 0
     # The job says validate_runs = false: the task left validation to the quality DAG.
     from pipelines.quality import runs_table_path
     assert not Path(runs_table_path(job)).exists()
@@ -347,8 +369,9 @@ def test_backfill_dag_per_interval_ad_hoc_range_and_rerun(spark, on_streamed):
     # Rerun of the same interval (--reprocess-behavior completed): the same rows, nothing twice.
     assert dag.test(logical_date=dt.datetime(2026, 11, 1, 10, tzinfo=UTC), run_conf=interval).state == "success"
     assert _rows(spark, target.results_path, *cols) == full
-    # An interval without data removes nothing of the others.
-    assert dag.test(logical_date=dt.datetime(2026, 11, 1, 12, tzinfo=UTC), run_conf=interval).state == "success"
+    # An interval without data removes nothing of the others, and is skipped (no asset event).
+    run = dag.test(logical_date=dt.datetime(2026, 11, 1, 12, tzinfo=UTC), run_conf=interval)
+    assert run.state == "success" and _task_state(run, "backfill") == "skipped"
     assert _rows(spark, target.results_path, *cols) == full
 
 
@@ -391,7 +414,7 @@ def test_reprocess_dag_new_table_with_other_windows_and_in_place(spark, copy_of_
 
 @pytest.mark.spark
 @pytest.mark.slow
-def test_reprocess_dag_replays_the_streams_batches_and_logs_the_diff(spark, on_streamed, capfd):
+def test_reprocess_dag_replays_the_streams_batches_and_logs_the_diff(spark, on_streamed, caplog):
     """On the streamed root (two batches): batch 1 replayed into tables of its own."""
     job = on_streamed.job
     dag = dagbag().dags["purchases_per_minute_reprocess"]
@@ -401,7 +424,7 @@ def test_reprocess_dag_replays_the_streams_batches_and_logs_the_diff(spark, on_s
     stream = spark.read.format("delta").load(job.results_path).where("batch_id = 1")
     assert sorted(map(tuple, spark.read.format("delta").load(str(replayed)).collect())) == \
         sorted(map(tuple, stream.collect()))
-    assert "no differences: the replay emitted the stream's panes" in capfd.readouterr().err
+    assert "no differences: the replay emitted the stream's panes" in caplog.text
 
 
 @pytest.mark.spark
@@ -421,6 +444,8 @@ def test_quality_task_validates_what_a_streaming_run_wrote(spark, airflow_db, da
     assert not Path(runs_table_path(job)).exists()
     done = orchestration.quality_run([summary])
     assert done == [{"job": "purchases_per_minute", "kind": "stream", "batch_id": 0, "success": True}]
+    # Once per batch: the same event again (a retried quality run) validates nothing twice.
+    assert orchestration.quality_run([summary]) == []
     runs = read_runs(spark, job).collect()
     assert {(r["run_kind"], r["batch_id"]) for r in runs} == {("stream", 0)}
     assert {"window_results", "raw_events", "late_rows"} <= {r["suite"] for r in runs}

@@ -103,6 +103,18 @@ def task_report(airflow: LocalAirflow, lines: int = 12) -> str:
     return "\n".join(out)
 
 
+def task_log_records(airflow: LocalAirflow, dag_id: str, run_id: str, task_id: str) -> list[dict]:
+    """The records of a task's first attempt log, as Airflow wrote them (one JSON object a line)."""
+    path = airflow.home / "logs" / f"dag_id={dag_id}" / f"run_id={run_id}" / f"task_id={task_id}" / "attempt=1.log"
+    records = []
+    for line in path.read_text(errors="replace").splitlines():
+        try:
+            records.append(json.loads(line))
+        except ValueError:
+            records.append({"level": "?", "event": line})
+    return records
+
+
 def cli_writing(airflow: LocalAirflow, *args: str, attempts: int = 3):
     """An ``airflow`` CLI command that writes to the metadata database, again if SQLite was locked.
 
@@ -178,6 +190,7 @@ def test_real_scheduler_streams_and_backfills_two_intervals(spark, tmp_path):
                     "--reprocess-behavior", "completed", "--max-active-runs", "1")
         stream_runs = wait_for(airflow, "purchases_per_minute_streaming", run_state("e2e_stream_1"),
                                "streaming run 1")
+        stream_log = task_log_records(airflow, "purchases_per_minute_streaming", "e2e_stream_1", "stream")
 
         def two_backfill_runs(runs: list[dict]) -> bool:
             mine = [r for r in runs if r["run_id"].startswith("backfill__")]
@@ -206,6 +219,13 @@ def test_real_scheduler_streams_and_backfills_two_intervals(spark, tmp_path):
         leftovers = [pid for pid in set(stopped) | set(started) if psutil.pid_exists(pid)
                      and psutil.Process(pid).status() != psutil.STATUS_ZOMBIE]
         assert leftovers == [], f"processes the test started are still alive: {leftovers}"
+
+    # The streaming task's log, as Airflow keeps it, reads: short, no ERROR line, the batch summary first.
+    assert len(stream_log) < 40, "\n".join(f"{r.get('level')} {r.get('event')}" for r in stream_log)
+    assert [r for r in stream_log if r.get("level") in ("error", "critical")] == []
+    ours = [r for r in stream_log if r.get("logger") == "pipelines"]
+    assert ours and ours[0]["level"] == "info" and ours[0]["event"].startswith("batch 0 ["), ours
+    assert not [r for r in stream_log if str(r.get("logger", "")).startswith(("great_expectations", "py4j"))]
 
     # The quality DAG validated the first streaming run's batch with no critical failure.
     checked = read_runs(spark, job).where("run_kind = 'stream' AND batch_id = 0").collect()

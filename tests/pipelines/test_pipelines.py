@@ -32,6 +32,15 @@ def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, tmp_pat
     results_before = spark.read.format("delta").load(job.results_path).count()
     assert winjob(["stream", "--job", "jobs/demo.toml", "--root", str(tmp_path / "demo")]) == 0
     assert spark.read.format("delta").load(job.results_path).count() == results_before
+    assert "nothing new since batch 2" in capsys.readouterr().err
+
+    # Every shipped job finds its raw table under the demo's root (the data root of ./dev airflow).
+    from pathlib import Path
+    from windowing.spark import delta_io
+    for path in sorted(Path("jobs").glob("*.toml")):
+        source = load_job(path, root=tmp_path / "demo").source_path
+        assert delta_io.table_exists(spark, source), (path, source)
+        assert spark.read.format("delta").load(source).count() > 100, (path, source)
 
 
 @pytest.fixture(scope="module")

@@ -36,8 +36,13 @@ class InputPolicy:
             whose event time is more than this ahead of the batch's processing
             time, so they cannot push the watermark forward; None: no limit.
         value_bounds: ``(column, min, max)`` triples (either bound may be
-            None); a non-null value outside ``[min, max]`` is quarantined
-            (``value_out_of_bounds``).
+            None); a value outside ``[min, max]`` is quarantined
+            (``value_out_of_bounds``), and so is a null one unless the column
+            is in ``nullable_bounded``: a bound says what a valid value is, and
+            a missing value is not one (a null would otherwise be counted in
+            the window and skipped by its sums unseen).
+        nullable_bounded: bounded columns whose nulls pass the bounds check
+            (a job's ``nullable = true``).
         dedup_column: an event-id column; a row whose id was already seen in
             this batch or within ``dedup_horizon_ms`` is quarantined
             (``duplicate_event``). None: no de-duplication.
@@ -56,6 +61,7 @@ class InputPolicy:
     sources: tuple[str, ...] = ()
     max_event_time_skew_ms: int | None = None
     value_bounds: tuple[tuple[str, float | None, float | None], ...] = ()
+    nullable_bounded: tuple[str, ...] = ()
     dedup_column: str | None = None
     dedup_horizon_ms: int | None = None
     watermark_strategy: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY
@@ -97,6 +103,10 @@ class InputPolicy:
                 raise ValueError(f"value bounds of {column!r} need a min, a max or both")
             if lo is not None and hi is not None and lo > hi:
                 raise ValueError(f"value bounds of {column!r}: min {lo!r} is above max {hi!r}")
+        unbounded = sorted(set(self.nullable_bounded) - set(bounded))
+        if unbounded:
+            raise ValueError(f"nullable columns {unbounded} have no value bounds; nullable applies to a bounded "
+                             f"column (bounded: {sorted(bounded)})")
         repeated = sorted({c for c in bounded if bounded.count(c) > 1})
         if repeated:
             raise ValueError(f"value bounds declared twice for {repeated}; declare one (min, max) per column")
@@ -126,6 +136,15 @@ class InputPolicy:
     @property
     def bounds_by_column(self) -> dict[str, tuple[float | None, float | None]]:
         return {column: (lo, hi) for column, lo, hi in self.value_bounds}
+
+    def out_of_bounds(self, column: str, value) -> bool:
+        """Whether ``value`` of the bounded ``column`` is quarantined as ``value_out_of_bounds``: outside
+        ``[min, max]``, or null in a column that is not in ``nullable_bounded``. The reference model's form
+        of the check; the Spark paths build theirs from the same fields (``windowing.spark.prepare.out_of_bounds``)."""
+        lo, hi = self.bounds_by_column[column]
+        if value is None:
+            return column not in self.nullable_bounded
+        return (lo is not None and value < lo) or (hi is not None and value > hi)
 
 
 DEFAULT_INPUT_POLICY = InputPolicy()

@@ -289,9 +289,8 @@ class ReferenceOperator:
             value = row.get(column)
             if value is not None and (isinstance(value, bool) or not isinstance(value, (int, float))):
                 return QUARANTINE_WRONG_TYPE
-        for column, (lo, hi) in spec.input.bounds_by_column.items():
-            value = row.get(column)
-            if value is not None and ((lo is not None and value < lo) or (hi is not None and value > hi)):
+        for column in spec.input.bounds_by_column:
+            if spec.input.out_of_bounds(column, row.get(column)):
                 return QUARANTINE_VALUE_OUT_OF_BOUNDS
         return None
 

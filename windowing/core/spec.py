@@ -52,7 +52,8 @@ _FOUNDATION_FIELDS = ("key_columns", "event_time_column", "max_out_of_orderness_
 # settings were fields of the spec once): the same spec keeps the same fingerprint.
 _FINGERPRINT_ORDER = _FOUNDATION_FIELDS + (
     "process_function", "ingestion_time_column", "idle_timeout_ms", "source_column", "sources", "output_mode",
-    "max_event_time_skew_ms", "value_bounds", "dedup_column", "dedup_horizon_ms", "watermark_strategy")
+    "max_event_time_skew_ms", "value_bounds", "dedup_column", "dedup_horizon_ms", "watermark_strategy",
+    "nullable_bounded")
 
 TIMESTAMP_TYPES = frozenset({"timestamp", "timestamp_ntz"})
 LONG_TIME_TYPES = frozenset({"bigint", "int", "long", "integer"})
@@ -313,6 +314,7 @@ class WindowSpecBuilder:
     _output_mode: str = APPEND
     _skew_ms: int | None = None
     _bounds: tuple = ()
+    _nullable_bounded: tuple = ()
     _dedup: tuple[str, int] | None = None
     _watermark: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY
     _user_purging: bool = False
@@ -371,9 +373,10 @@ class WindowSpecBuilder:
         return replace(self, _skew_ms=None if skew is None else _resolve(skew, "max_event_time_skew"))
 
     def value_bounds(self, column: str, min_value: float | None = None,
-                     max_value: float | None = None) -> "WindowSpecBuilder":
-        """Quarantine rows whose ``column`` is outside ``[min_value, max_value]`` (nulls pass)."""
-        return replace(self, _bounds=self._bounds + ((column, min_value, max_value),))
+                     max_value: float | None = None, nullable: bool = False) -> "WindowSpecBuilder":
+        """Quarantine rows whose ``column`` is outside ``[min_value, max_value]``, or null unless ``nullable``."""
+        return replace(self, _bounds=self._bounds + ((column, min_value, max_value),),
+                       _nullable_bounded=self._nullable_bounded + ((column,) if nullable else ()))
 
     def deduplicate(self, event_id_column: str, horizon: int | str) -> "WindowSpecBuilder":
         """Quarantine repeated event ids seen within ``horizon`` of event time behind the watermark."""
@@ -464,5 +467,6 @@ class WindowSpecBuilder:
         return InputPolicy(
             ingestion_time_column=self._ingestion, idle_timeout_ms=self._idle_ms, source_column=self._source_column,
             sources=self._sources, max_event_time_skew_ms=self._skew_ms, value_bounds=self._bounds,
+            nullable_bounded=self._nullable_bounded,
             dedup_column=self._dedup[0] if self._dedup else None,
             dedup_horizon_ms=self._dedup[1] if self._dedup else None, watermark_strategy=self._watermark)

@@ -68,7 +68,7 @@ from windowing.spark.local_frames import local_frame
 from windowing.spark.operator import WindowOperator
 from windowing.spark.prepare import (
     QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, by_processing_time, event_time_ms,
-    ingestion_time_ms, long_lit)
+    ingestion_time_ms, long_lit, out_of_bounds)
 
 KEYED_PLAN = "keyed"
 PT, SRC, KIND = "__pt_ms", "__source", "__kind"
@@ -130,13 +130,8 @@ def prepare_rows(df: DataFrame, spec: WindowSpec, arrival_clock_ms: int, skew_re
     if spec.input.max_event_time_skew_ms is not None and spec.event_time_column is not None:
         newest_ok = max(MIN_TIMESTAMP_MS, min(MAX_TIMESTAMP_MS, skew_reference_ms + spec.input.max_event_time_skew_ms))
         when(F.col(TS) > long_lit(newest_ok), QUARANTINE_FAR_FUTURE_EVENT_TIME)
-    for column, lo, hi in spec.input.value_bounds:
-        value, outside = F.col(column), F.lit(False)
-        if lo is not None:
-            outside = outside | (value < F.lit(lo))
-        if hi is not None:
-            outside = outside | (value > F.lit(hi))
-        when(value.isNotNull() & outside, QUARANTINE_VALUE_OUT_OF_BOUNDS)
+    if spec.input.value_bounds:
+        when(out_of_bounds(spec.input), QUARANTINE_VALUE_OUT_OF_BOUNDS)   # the DataFrame plans' check
     gap = getattr(spec.assigner, "dynamic_gap", None)
     if isinstance(gap, GapFromColumn):
         dtype = df.schema[gap.column].dataType

@@ -19,6 +19,7 @@ from windowing.core.records import (
     QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_INGESTION_TIME,
     QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNKNOWN_SOURCE,
     QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS)
+from windowing.core.input_policy import InputPolicy
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
@@ -67,6 +68,23 @@ def ingestion_time_ms(df: DataFrame, column: str) -> Column:
     if isinstance(dtype, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
         return F.col(column).cast("long")
     return F.lit(None).cast("long")
+
+
+def out_of_bounds(policy: InputPolicy) -> Column:
+    """True for a row that the policy's value bounds quarantine (``value_out_of_bounds``): a value outside
+    its column's ``[min, max]``, or a null one in a column not declared nullable. Both Spark paths (the
+    DataFrame plans here, the per-key path in :mod:`windowing.spark.keyed`) classify with it; the
+    reference model with :meth:`InputPolicy.out_of_bounds`."""
+    outside = F.lit(False)
+    for column, lo, hi in policy.value_bounds:
+        value = F.col(column)
+        bad = value.isNull() if column not in policy.nullable_bounded else F.lit(False)
+        if lo is not None:
+            bad = bad | (value < F.lit(lo))
+        if hi is not None:
+            bad = bad | (value > F.lit(hi))
+        outside = outside | F.coalesce(bad, F.lit(False))
+    return outside
 
 
 def by_processing_time(spec: WindowSpec) -> bool:
@@ -132,14 +150,8 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
             raise ValueError("max_event_time_skew is set: classify needs the batch's processing_time_ms")
         newest_ok = _clamp(processing_time_ms + spec.input.max_event_time_skew_ms)
         reason = reason.when(ts > long_lit(newest_ok), F.lit(QUARANTINE_FAR_FUTURE_EVENT_TIME))
-    for column, lo, hi in spec.input.value_bounds:
-        value = F.col(column)
-        outside = F.lit(False)
-        if lo is not None:
-            outside = outside | (value < F.lit(lo))
-        if hi is not None:
-            outside = outside | (value > F.lit(hi))
-        reason = reason.when(value.isNotNull() & outside, F.lit(QUARANTINE_VALUE_OUT_OF_BOUNDS))
+    if spec.input.value_bounds:
+        reason = reason.when(out_of_bounds(spec.input), F.lit(QUARANTINE_VALUE_OUT_OF_BOUNDS))
     if spec.is_merging:
         if has_gap_function(spec):
             # Only rows that passed every check above reach the function, as in the model.
