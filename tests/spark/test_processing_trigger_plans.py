@@ -49,11 +49,14 @@ def test_a_user_subclass_of_the_count_trigger_stays_per_key():
 
 
 def test_processing_trigger_plans_salt_the_fingerprint():
-    from windowing.spark.processing_trigger_plan import state_fingerprint
-    from windowing.spark.trigger_plans import state_fingerprint as event_time_fingerprint
+    from windowing.spark.plan_registry import PLANS, TriggerRule, WindowFamily, plan_for
     s = BY_NAME["count_trigger_on_processing_time_tumbling_windows"].spec
-    assert state_fingerprint(s) != s.fingerprint()
-    assert state_fingerprint(s) != event_time_fingerprint(s, "count_trigger")
+    fingerprint = plan_for(s).definition.fingerprint(s)   # what the operator records
+    assert fingerprint != s.fingerprint()
+    # not the layout of the same rule set on event-time windows or sessions either
+    for family in (WindowFamily.TIME, WindowFamily.SESSION):
+        other = PLANS.get((family, TriggerRule.EARLY_LATE))
+        assert fingerprint != other.fingerprint(s)
 
 
 def test_the_delta_trigger_cannot_merge_so_sessions_refuse_it():

@@ -64,22 +64,25 @@ def test_what_stays_per_key_on_sessions_says_why():
 
 
 def test_session_trigger_fingerprints_are_salted_and_the_others_keep_theirs():
-    from windowing.spark.plan_registry import plan_for
-    from windowing.spark.session_trigger_plan import SESSION_TRIGGER_PLAN_KINDS, state_fingerprint
-    from windowing.spark import trigger_plans
-    from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS
+    from windowing.spark.plan_registry import PLANS, TriggerRule, WindowFamily, plan_for
+    session_trigger_plan_kinds = {plan.name for (family, _), plan in PLANS.items()
+                                  if family is WindowFamily.SESSION and plan.rules is not None}
+    assert session_trigger_plan_kinds == {"session_early_late", "session_continuous_event_time",
+                                          "session_processing_time_trigger", "session_continuous_processing_time",
+                                          "session_count"}
+    on_time_windows = PLANS[(WindowFamily.TIME, TriggerRule.EARLY_LATE)]
     salted = {}
     for t in TRANSCRIPTS:
         try:
-            kind = plan_for(t.spec).kind
+            plan = plan_for(t.spec)
         except NotImplementedError:
             continue
-        fingerprint = state_fingerprint(t.spec, kind)
-        if kind in SESSION_TRIGGER_PLAN_KINDS:
+        kind = plan.kind
+        fingerprint = plan.definition.fingerprint(t.spec)   # what the operator records
+        if kind in session_trigger_plan_kinds:
             salted[t.name] = fingerprint
-            assert fingerprint not in (t.spec.fingerprint(),
-                                       trigger_plans.state_fingerprint(t.spec, "early_late")), t.name
-        elif kind not in TRIGGER_PLAN_KINDS:
+            assert fingerprint not in (t.spec.fingerprint(), on_time_windows.fingerprint(t.spec)), t.name
+        elif kind in ("time", "count", "evicting_count", "session"):
             assert fingerprint == t.spec.fingerprint(), t.name   # specs that had a plan keep their fingerprint
     assert set(SESSION_TRIGGER_TRANSCRIPTS) <= set(salted)
     assert plan_for(BY_NAME["session_late_bridge_fires_merged_window_late"].spec).kind == "session"

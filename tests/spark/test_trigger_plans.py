@@ -75,23 +75,26 @@ def test_what_stays_on_the_per_key_path_says_why():
 
 
 def test_fingerprints_change_only_for_specs_on_trigger_plans():
-    from windowing.spark.plan_registry import plan_for
-    from windowing.spark.session_trigger_plan import state_fingerprint   # what the operator records
-    from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS
+    from windowing.spark.plan_registry import PLANS, WindowFamily, plan_for
+    trigger_plan_kinds = {plan.name for (family, _), plan in PLANS.items()
+                          if family in (WindowFamily.TIME, WindowFamily.GLOBAL) and plan.rules is not None}
+    assert trigger_plan_kinds == {"early_late", "continuous_event_time", "processing_time_trigger",
+                                  "continuous_processing_time", "delta"}
     seen_kinds = set()
     for t in TRANSCRIPTS:
         try:
-            kind = plan_for(t.spec).kind
+            plan = plan_for(t.spec)
         except NotImplementedError:
             continue
+        kind = plan.kind
         seen_kinds.add(kind)
-        fingerprint = state_fingerprint(t.spec, kind)
-        if kind in TRIGGER_PLAN_KINDS or kind.startswith("session_"):   # session_*: session_trigger_plan
+        fingerprint = plan.definition.fingerprint(t.spec)   # what the operator records
+        if kind in trigger_plan_kinds or kind.startswith("session_"):   # session_*: session_trigger_plan
             assert fingerprint != t.spec.fingerprint(), t.name
-            assert fingerprint == state_fingerprint(t.spec, kind)    # stable
-        else:
+            assert fingerprint == plan_for(t.spec).definition.fingerprint(t.spec)    # stable
+        elif kind in ("time", "count", "evicting_count", "session"):
             assert fingerprint == t.spec.fingerprint(), t.name
-    assert TRIGGER_PLAN_KINDS <= seen_kinds and "time" in seen_kinds and "count" in seen_kinds
+    assert trigger_plan_kinds <= seen_kinds and "time" in seen_kinds and "count" in seen_kinds
 
 
 def test_job_files_reach_the_builtin_triggers():
