@@ -163,6 +163,8 @@ FEATURES: list[tuple[str, Callable[[], WindowSpec]]] = [
      lambda: _keyed().window(SESSION).trigger(CONTINUOUS_PT).aggregate(n=Count())),
     ("event-time sessions, `CountTrigger(n)`",
      lambda: _keyed().window(SESSION).trigger(CountTrigger(3)).aggregate(n=Count())),
+    ("event-time sessions, `NeverTrigger`",
+     lambda: _keyed().window(SESSION).trigger(NeverTrigger()).aggregate(n=Count())),
     ("processing-time tumbling windows, `ProcessingTimeTrigger` (the default)",
      lambda: _by_clock().window(PT_TUMBLING).aggregate(n=Count())),
     ("processing-time sliding windows by ingestion time",

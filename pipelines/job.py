@@ -22,18 +22,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Sum
+from windowing.core.aggregates import Count
 from windowing.core.assigners import MERGING_ASSIGNERS
 from windowing.core.config_values import as_int, require
 from windowing.core.evictors import EVICT_AFTER
-from windowing.core.registry import COUNT_WINDOW, JOB_EVICTORS, JOB_TRIGGERS, JOB_WINDOW_TYPES, Registry
+from windowing.core.registry import COUNT_WINDOW, JOB_AGGREGATES, JOB_EVICTORS, JOB_TRIGGERS, JOB_WINDOW_TYPES, Registry
 from windowing.core.spec import WindowSpec, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
 from windowing.core.watermarks import EventTimeWatermarks, ExplicitWatermarks, WatermarkStrategy
 
-_AGGREGATE = re.compile(r"^\s*(sum|count|min|max|avg|first|last|collect)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)?\s*\)\s*$")
-_AGG_TYPES = {"sum": Sum, "count": Count, "min": Min, "max": Max, "avg": Avg, "first": First, "last": Last,
-              "collect": Collect}
+_AGGREGATE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)?\s*\)\s*$")
 
 
 _CRON_ALIASES = ("@hourly", "@daily", "@weekly", "@monthly", "@yearly")
@@ -247,16 +245,13 @@ def _window(builder: WindowSpecBuilder, window: dict) -> WindowSpecBuilder:
 
 def parse_aggregate(name: str, text: str):
     match = _AGGREGATE.match(text)
-    if not match:
-        raise ValueError(f"aggregate {name} = {text!r} is not understood; write e.g. 'sum(amount)', "
-                         f"'count()', 'min(x)', 'max(x)', 'avg(x)', "
-                         f"'first(x)', 'last(x)', 'collect(x)'")
+    if not match or match.group(1) not in JOB_AGGREGATES:
+        forms = ", ".join(f"'{n}()'" if cls is Count else f"'{n}(x)'" for n, cls in JOB_AGGREGATES.items())
+        raise ValueError(f"aggregate {name} = {text!r} is not understood; write e.g. 'sum(amount)', one of {forms}")
     kind, column = match.groups()
-    if kind == "count":
-        return Count(column)
-    if column is None:
+    if column is None and JOB_AGGREGATES[kind] is not Count:
         raise ValueError(f"aggregate {name} = {text!r} needs a column, e.g. '{kind}(amount)'")
-    return _AGG_TYPES[kind](column)
+    return JOB_AGGREGATES[kind]() if column is None else JOB_AGGREGATES[kind](column)
 
 
 def build_spec(source: dict, window: dict, aggregates: dict, process: dict | None = None) -> WindowSpec:

@@ -237,3 +237,68 @@ def assert_plan_refuses_per_key_state(spark, spec: WindowSpec, processing_time_m
     with pytest.raises(SpecMismatchError, match="reset_state=True"):
         SparkWindowOperator(spark, spec, store)
     SparkWindowOperator(spark, spec, store, reset_state=True)   # the way out the message names
+
+
+class Crash(Exception):
+    """The fault a crash-and-replay run injects."""
+
+
+def run_with_a_crash_and_replay(spark, spec: WindowSpec, batches: list[tuple[list[tuple], int]], schema: str,
+                                root: str, crash_batch: int, operator_id: str = "crash",
+                                stage: str = "before_progress") -> tuple:
+    """Run ``batches`` (``(rows, processing_time_ms)``, rows as tuples in ``schema``'s column order) on a
+    DataFrame-plan operator on Delta state under ``root``, crashing once at ``stage`` of batch
+    ``crash_batch``; a new operator replays that batch, as a restarted job would. The reference model
+    runs the same batches; both are flushed after the last batch.
+
+    Returns:
+        ``(operator, expected panes)``: the last operator (its store holds the results) and the
+        model's panes of the whole run.
+
+    Raises:
+        AssertionError: when the crash was never injected (the run would prove nothing).
+    """
+    from windowing.core.reference import ReferenceOperator
+    from windowing.spark.operator import SparkWindowOperator
+    columns = [field.split()[0] for field in schema.split(",")]
+    crashes = {"left": 1}
+    current = {"batch": None}
+
+    def fault(at_stage):
+        if at_stage == stage and current["batch"] == crash_batch and crashes["left"]:
+            crashes["left"] -= 1
+            raise Crash(at_stage)
+
+    op = SparkWindowOperator.on_delta(spark, spec, operator_id, root, fault_injection=fault)
+    model = ReferenceOperator(spec)
+    expected = []
+    for b, (rows, pt) in enumerate(batches):
+        current["batch"] = b
+        expected += model.process_batch([dict(zip(columns, row)) for row in rows], b, processing_time_ms=pt).panes
+        df = spark.createDataFrame(rows, schema)
+        try:
+            op.process_batch(df, b, processing_time_ms=pt)
+        except Crash:
+            op = SparkWindowOperator.on_delta(spark, spec, operator_id, root)
+            op.process_batch(df, b, processing_time_ms=pt)
+    assert crashes["left"] == 0, f"no crash at {stage} of batch {crash_batch}"
+    expected += model.flush(len(batches)).panes
+    op.flush(len(batches))
+    return op, expected
+
+
+def pane_rows(spark, op, values: tuple[str, ...], supersedes: bool = False) -> list[tuple]:
+    """The operator's results table as sorted (key, window, pane info, ``values``..., watermark, batch) tuples."""
+    rows = spark.read.format("delta").load(op.store.results_path).collect()
+    return sorted((r["k"], r["window_start_ms"], r["window_end_ms"], r["pane_index"], r["timing"], r["is_final"],
+                   *[r[v] for v in values], r["watermark_ms"], r["batch_id"],
+                   *([tuple((x["window_start_ms"], x["window_end_ms"]) for x in r["supersedes"])] if supersedes else []))
+                  for r in rows)
+
+
+def model_pane_rows(panes, values: tuple[str, ...], supersedes: bool = False) -> list[tuple]:
+    """The model's panes as :func:`pane_rows` gives the results table's."""
+    return sorted((p.key[0], p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, p.is_final,
+                   *[p.values[v] for v in values], p.watermark_ms, p.batch_id,
+                   *([tuple(p.supersedes)] if supersedes else []))
+                  for p in panes)

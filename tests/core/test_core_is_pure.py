@@ -1,4 +1,5 @@
-"""The windowing core never imports pyspark (DESIGN.md section 8)."""
+"""The windowing core never imports pyspark (docs/architecture.md): it is the vocabulary and the
+reference model, usable and testable without Spark."""
 from __future__ import annotations
 
 import ast

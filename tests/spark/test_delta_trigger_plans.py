@@ -63,9 +63,10 @@ def test_a_user_delta_function_stays_per_key_and_says_it_is_user_code():
 
 
 def test_delta_plan_salts_the_fingerprint():
-    from windowing.spark.trigger_plans import state_fingerprint
+    from windowing.spark.plan_registry import plan_for
     s = BY_NAME["delta_trigger"].spec
-    assert state_fingerprint(s, "delta") != s.fingerprint()
+    assert plan_for(s).kind == "delta"
+    assert plan_for(s).definition.fingerprint(s) != s.fingerprint()
 
 
 # ------------------------------------------------------------------------- Spark

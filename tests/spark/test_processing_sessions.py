@@ -80,7 +80,10 @@ def test_what_stays_per_key_on_processing_time_sessions_says_why():
 
 def test_processing_time_session_fingerprint_is_salted():
     pytest.importorskip("pyspark")
-    from windowing.spark.processing_session_plan import state_fingerprint
+    from windowing.spark.plan_registry import plan_for
+
+    def state_fingerprint(spec):   # what the operator records
+        return plan_for(spec).definition.fingerprint(spec)
     spec = _sessions()
     assert state_fingerprint(spec) != spec.fingerprint()          # per-key state is refused, not misread
     assert state_fingerprint(spec) == state_fingerprint(_sessions())

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from spark_adapter import SparkExecutor, assert_plan_refuses_per_key_state, infer_schema
+from spark_adapter import SparkExecutor, assert_plan_refuses_per_key_state
 from transcripts import TRANSCRIPTS
 from transcripts.processing_triggers import PROCESSING_TRIGGER_TRANSCRIPTS
 from windowing.core.aggregates import Count, Sum
@@ -49,11 +49,14 @@ def test_a_user_subclass_of_the_count_trigger_stays_per_key():
 
 
 def test_processing_trigger_plans_salt_the_fingerprint():
-    from windowing.spark.processing_trigger_plan import state_fingerprint
-    from windowing.spark.trigger_plans import state_fingerprint as event_time_fingerprint
+    from windowing.spark.plan_registry import PLANS, TriggerRule, WindowFamily, plan_for
     s = BY_NAME["count_trigger_on_processing_time_tumbling_windows"].spec
-    assert state_fingerprint(s) != s.fingerprint()
-    assert state_fingerprint(s) != event_time_fingerprint(s, "count_trigger")
+    fingerprint = plan_for(s).definition.fingerprint(s)   # what the operator records
+    assert fingerprint != s.fingerprint()
+    # not the layout of the same rule set on event-time windows or sessions either
+    for family in (WindowFamily.TIME, WindowFamily.SESSION):
+        other = PLANS.get((family, TriggerRule.EARLY_LATE))
+        assert fingerprint != other.fingerprint(s)
 
 
 def test_the_delta_trigger_cannot_merge_so_sessions_refuse_it():
@@ -149,52 +152,20 @@ def test_per_key_state_is_refused_by_the_plan(spark, name):
     assert_plan_refuses_per_key_state(spark, BY_NAME[name].spec, processing_time_ms=3)
 
 
-class Crash(Exception):
-    pass
-
-
 @pytest.mark.spark
 def test_sessions_on_delta_with_a_crash_and_replay(spark, tmp_path):
     """Discarding continuous firings on processing-time sessions on real Delta tables: a crash before
     progress and a new operator replaying the batch give the model's panes exactly once (the clock,
     the pending timers and the merged sessions come back from Delta)."""
-    from windowing.spark.operator import SparkWindowOperator
+    from spark_adapter import model_pane_rows, pane_rows, run_with_a_crash_and_replay
     s = BY_NAME["purging_continuous_trigger_on_processing_time_sessions_with_a_gap_column"].spec
     batches = [([("a", 0, 1, 10), ("b", 0, 2, 4)], 1),
                ([("a", 0, 4, 3), ("b", 0, 8, 6)], 7),     # before the rows: a's timer (5) fires, b's [1,5) closes
                ([("a", 0, 16, 5)], 20),                   # a closes before its row, which opens [20,25)
                ([("a", 0, 32, 10), ("b", 0, 64, 2)], 23)]
-    schema = "k string, ts bigint, v bigint, g bigint"
-    crashes = {"left": 1}
-    current = {"batch": None}
-
-    def fault(stage):
-        if stage == "before_progress" and current["batch"] == 2 and crashes["left"]:
-            crashes["left"] -= 1
-            raise Crash(stage)
-
-    root = str(tmp_path / "state")
-    op = SparkWindowOperator.on_delta(spark, s, "ptsessions", root, fault_injection=fault)
-    model = ReferenceOperator(s)
-    expected = []
-    for b, (rows, pt) in enumerate(batches):
-        current["batch"] = b
-        expected += model.process_batch([dict(k=k, ts=ts, v=v, g=g) for k, ts, v, g in rows], b,
-                                        processing_time_ms=pt).panes
-        df = spark.createDataFrame(rows, schema)
-        try:
-            op.process_batch(df, b, processing_time_ms=pt)
-        except Crash:
-            op = SparkWindowOperator.on_delta(spark, s, "ptsessions", root)
-            op.process_batch(df, b, processing_time_ms=pt)
-    assert crashes["left"] == 0
-    expected += model.flush(len(batches)).panes
-    op.flush(len(batches))
-    got = sorted((tuple(r[c] for c in ("k", "window_start_ms", "window_end_ms", "pane_index", "timing", "is_final",
-                                       "s", "n", "watermark_ms", "batch_id")))
-                 for r in spark.read.format("delta").load(op.store.results_path).collect())
-    want = sorted((p.key[0], p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, p.is_final,
-                   p.values["s"], p.values["n"], p.watermark_ms, p.batch_id) for p in expected)
-    assert got == want
+    op, expected = run_with_a_crash_and_replay(spark, s, batches, "k string, ts bigint, v bigint, g bigint",
+                                               str(tmp_path / "state"), crash_batch=2, operator_id="ptsessions")
+    want = model_pane_rows(expected, ("s", "n"))
+    assert pane_rows(spark, op, ("s", "n")) == want
     assert {p[4] for p in want} >= {"EARLY", "ON_TIME"} and len(want) >= 4
     assert spark.read.format("delta").load(op.store.windows_path).count() == 0

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_adapter import SparkExecutor, infer_schema
+from spark_adapter import SparkExecutor
 from transcripts import TRANSCRIPTS
 from transcripts.build import spec
 from transcripts.session_triggers import SESSION_TRIGGER_TRANSCRIPTS, session
@@ -64,22 +64,25 @@ def test_what_stays_per_key_on_sessions_says_why():
 
 
 def test_session_trigger_fingerprints_are_salted_and_the_others_keep_theirs():
-    from windowing.spark.plan_registry import plan_for
-    from windowing.spark.session_trigger_plan import SESSION_TRIGGER_PLAN_KINDS, state_fingerprint
-    from windowing.spark import trigger_plans
-    from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS
+    from windowing.spark.plan_registry import PLANS, TriggerRule, WindowFamily, plan_for
+    session_trigger_plan_kinds = {plan.name for (family, _), plan in PLANS.items()
+                                  if family is WindowFamily.SESSION and plan.rules is not None}
+    assert session_trigger_plan_kinds == {"session_early_late", "session_continuous_event_time",
+                                          "session_processing_time_trigger", "session_continuous_processing_time",
+                                          "session_count"}
+    on_time_windows = PLANS[(WindowFamily.TIME, TriggerRule.EARLY_LATE)]
     salted = {}
     for t in TRANSCRIPTS:
         try:
-            kind = plan_for(t.spec).kind
+            plan = plan_for(t.spec)
         except NotImplementedError:
             continue
-        fingerprint = state_fingerprint(t.spec, kind)
-        if kind in SESSION_TRIGGER_PLAN_KINDS:
+        kind = plan.kind
+        fingerprint = plan.definition.fingerprint(t.spec)   # what the operator records
+        if kind in session_trigger_plan_kinds:
             salted[t.name] = fingerprint
-            assert fingerprint not in (t.spec.fingerprint(),
-                                       trigger_plans.state_fingerprint(t.spec, "early_late")), t.name
-        elif kind not in TRIGGER_PLAN_KINDS:
+            assert fingerprint not in (t.spec.fingerprint(), on_time_windows.fingerprint(t.spec)), t.name
+        elif kind in ("time", "count", "evicting_count", "session"):
             assert fingerprint == t.spec.fingerprint(), t.name   # specs that had a plan keep their fingerprint
     assert set(SESSION_TRIGGER_TRANSCRIPTS) <= set(salted)
     assert plan_for(BY_NAME["session_late_bridge_fires_merged_window_late"].spec).kind == "session"
@@ -151,52 +154,21 @@ def test_per_key_state_of_a_session_trigger_spec_resumes_per_key(spark, tmp_path
         SparkWindowOperator.on_delta(spark, s, "op", root)
 
 
-class Crash(Exception):
-    pass
-
-
 @pytest.mark.spark
 def test_on_delta_with_a_crash_and_replay(spark, tmp_path):
     """Early firings (count and processing time) and late firings on sessions with Delta state: a
     crash before progress and a new operator replaying the batch give the model's panes exactly
     once, supersedes included (trigger state and merged sessions come back from Delta)."""
-    from windowing.spark.operator import SparkWindowOperator
+    from spark_adapter import model_pane_rows, pane_rows, run_with_a_crash_and_replay
     s = spec(session(10), lateness=30, trigger=EventTimeTrigger().with_early_firings(
         every_n_elements=2, every=10).with_late_firings(every_n_elements=2))
     batches = [([("a", 0, 1), ("a", 3, 2), ("b", 12, 3)], 0),
                ([("a", 20, 4), ("b", 15, 5)], 5),
                ([("b", 40, 6), ("a", 50, 7)], 12),        # b's early timer (10) fires before these rows
                ([("a", 11, 8), ("a", 14, 9), ("b", 41, 10)], 20)]   # a late bridge of a's sessions
-    schema = "k string, ts bigint, v bigint"
-    crashes = {"left": 1}
-    current = {"batch": None}
-
-    def fault(stage):
-        if stage == "before_progress" and current["batch"] == 3 and crashes["left"]:
-            crashes["left"] -= 1
-            raise Crash(stage)
-
-    root = str(tmp_path / "state")
-    op = SparkWindowOperator.on_delta(spark, s, "sessions", root, fault_injection=fault)
-    model = ReferenceOperator(s)
-    expected = []
-    for b, (rows, pt) in enumerate(batches):
-        current["batch"] = b
-        expected += model.process_batch([dict(k=k, ts=ts, v=v) for k, ts, v in rows], b, processing_time_ms=pt).panes
-        df = spark.createDataFrame(rows, schema)
-        try:
-            op.process_batch(df, b, processing_time_ms=pt)
-        except Crash:
-            op = SparkWindowOperator.on_delta(spark, s, "sessions", root)
-            op.process_batch(df, b, processing_time_ms=pt)
-    expected += model.flush(len(batches)).panes
-    op.flush(len(batches))
-    got = sorted((r["k"], r["window_start_ms"], r["window_end_ms"], r["pane_index"], r["timing"], r["is_final"],
-                  r["s"], r["n"], r["watermark_ms"], r["batch_id"],
-                  tuple((x["window_start_ms"], x["window_end_ms"]) for x in r["supersedes"]))
-                 for r in spark.read.format("delta").load(op.store.results_path).collect())
-    want = sorted((p.key[0], p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, p.is_final,
-                   p.values["s"], p.values["n"], p.watermark_ms, p.batch_id, tuple(p.supersedes)) for p in expected)
-    assert got == want
+    op, expected = run_with_a_crash_and_replay(spark, s, batches, "k string, ts bigint, v bigint",
+                                               str(tmp_path / "state"), crash_batch=3, operator_id="sessions")
+    want = model_pane_rows(expected, ("s", "n"), supersedes=True)
+    assert pane_rows(spark, op, ("s", "n"), supersedes=True) == want
     assert {p[4] for p in want} >= {"EARLY", "ON_TIME", "LATE"} and any(p[10] for p in want)
     assert spark.read.format("delta").load(op.store.windows_path).count() == 0

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from spark_adapter import SparkExecutor, assert_plan_refuses_per_key_state, infer_schema
+from spark_adapter import SparkExecutor, assert_plan_refuses_per_key_state
 from transcripts import TRANSCRIPTS
 from transcripts.build import sliding, spec, tumbling
 from windowing.core.assigners import GlobalWindows
@@ -75,23 +75,26 @@ def test_what_stays_on_the_per_key_path_says_why():
 
 
 def test_fingerprints_change_only_for_specs_on_trigger_plans():
-    from windowing.spark.plan_registry import plan_for
-    from windowing.spark.session_trigger_plan import state_fingerprint   # what the operator records
-    from windowing.spark.trigger_plans import TRIGGER_PLAN_KINDS
+    from windowing.spark.plan_registry import PLANS, WindowFamily, plan_for
+    trigger_plan_kinds = {plan.name for (family, _), plan in PLANS.items()
+                          if family in (WindowFamily.TIME, WindowFamily.GLOBAL) and plan.rules is not None}
+    assert trigger_plan_kinds == {"early_late", "continuous_event_time", "processing_time_trigger",
+                                  "continuous_processing_time", "delta"}
     seen_kinds = set()
     for t in TRANSCRIPTS:
         try:
-            kind = plan_for(t.spec).kind
+            plan = plan_for(t.spec)
         except NotImplementedError:
             continue
+        kind = plan.kind
         seen_kinds.add(kind)
-        fingerprint = state_fingerprint(t.spec, kind)
-        if kind in TRIGGER_PLAN_KINDS or kind.startswith("session_"):   # session_*: session_trigger_plan
+        fingerprint = plan.definition.fingerprint(t.spec)   # what the operator records
+        if kind in trigger_plan_kinds or kind.startswith("session_"):   # session_*: session_trigger_plan
             assert fingerprint != t.spec.fingerprint(), t.name
-            assert fingerprint == state_fingerprint(t.spec, kind)    # stable
-        else:
+            assert fingerprint == plan_for(t.spec).definition.fingerprint(t.spec)    # stable
+        elif kind in ("time", "count", "evicting_count", "session"):
             assert fingerprint == t.spec.fingerprint(), t.name
-    assert TRIGGER_PLAN_KINDS <= seen_kinds and "time" in seen_kinds and "count" in seen_kinds
+    assert trigger_plan_kinds <= seen_kinds and "time" in seen_kinds and "count" in seen_kinds
 
 
 def test_job_files_reach_the_builtin_triggers():
@@ -172,16 +175,12 @@ def test_per_key_state_is_refused_by_the_plan(spark):
     assert_plan_refuses_per_key_state(spark, BY_NAME["early_count_and_late_count_firings_use_separate_counters"].spec)
 
 
-class Crash(Exception):
-    pass
-
-
 @pytest.mark.spark
 def test_on_delta_with_a_crash_and_replay(spark, tmp_path):
     """Early firings by count and by processing time on real Delta tables: a crash before progress
     and a new operator replaying the batch give the model's panes exactly once (the clock and the
     trigger state come back from Delta)."""
-    from windowing.spark.operator import SparkWindowOperator
+    from spark_adapter import model_pane_rows, pane_rows, run_with_a_crash_and_replay
     s = spec(sliding(20, 10), lateness=15, mode="discarding",
              trigger=EventTimeTrigger().with_early_firings(every_n_elements=2, every=10).with_late_firings(
                  every_n_elements=2))
@@ -189,35 +188,9 @@ def test_on_delta_with_a_crash_and_replay(spark, tmp_path):
                ([("a", 14, 4)], 5),
                ([("b", 13, 5), ("a", 31, 6)], 12),        # b's timer (10) fired before these rows
                ([("a", 8, 7), ("a", 9, 8), ("b", 40, 9)], 20)]
-    schema = "k string, ts bigint, v bigint"
-    crashes = {"left": 1}
-
-    def fault(stage):
-        if stage == "before_progress" and current["batch"] == 2 and crashes["left"]:
-            crashes["left"] -= 1
-            raise Crash(stage)
-
-    current = {"batch": None}
-    root = str(tmp_path / "state")
-    op = SparkWindowOperator.on_delta(spark, s, "early", root, fault_injection=fault)
-    model = ReferenceOperator(s)
-    expected = []
-    for b, (rows, pt) in enumerate(batches):
-        current["batch"] = b
-        expected += model.process_batch([dict(k=k, ts=ts, v=v) for k, ts, v in rows], b, processing_time_ms=pt).panes
-        df = spark.createDataFrame(rows, schema)
-        try:
-            op.process_batch(df, b, processing_time_ms=pt)
-        except Crash:
-            op = SparkWindowOperator.on_delta(spark, s, "early", root)
-            op.process_batch(df, b, processing_time_ms=pt)
-    expected += model.flush(len(batches)).panes
-    op.flush(len(batches))
-    got = sorted((tuple(r[c] for c in ("k", "window_start_ms", "window_end_ms", "pane_index", "timing", "is_final",
-                                       "s", "n", "watermark_ms", "batch_id")))
-                 for r in spark.read.format("delta").load(op.store.results_path).collect())
-    want = sorted((p.key[0], p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, p.is_final,
-                   p.values["s"], p.values["n"], p.watermark_ms, p.batch_id) for p in expected)
-    assert got == want
+    op, expected = run_with_a_crash_and_replay(spark, s, batches, "k string, ts bigint, v bigint",
+                                               str(tmp_path / "state"), crash_batch=2, operator_id="early")
+    want = model_pane_rows(expected, ("s", "n"))
+    assert pane_rows(spark, op, ("s", "n")) == want
     assert {p[4] for p in want} >= {"EARLY", "ON_TIME"}
     assert spark.read.format("delta").load(op.store.windows_path).count() == 0

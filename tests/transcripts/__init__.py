@@ -1,8 +1,10 @@
-"""The semantics contract as transcripts: one catalogue, joined here from the topic modules.
+"""The semantics contract as transcripts: one catalogue, discovered from the topic modules.
 
-Each topic module builds its own ``TRANSCRIPTS`` list (importing a module changes nothing
-outside it); this module joins them in the order below. The format is in ``types.py``, the
-builders in ``build.py``, the runner (step by step, re-cut, the comparisons) in ``runner.py``.
+Each topic module of this package builds its own ``TRANSCRIPTS`` list (importing a module
+changes nothing outside it); this module finds every module that has one and joins them in the
+modules' name order, so a new topic module is picked up without being listed anywhere. The
+format is in ``types.py``, the builders in ``build.py``, the runner (step by step, re-cut, the
+comparisons) in ``runner.py``.
 
 Topics: ``first_rules`` (the first rules on short inputs), ``basics`` (assigners, watermark,
 lateness, count windows, aggregates, input hygiene), ``model`` (sessions, every trigger,
@@ -13,23 +15,22 @@ evictors, window functions, processing time, sources, non-keyed windows), ``trig
 """
 from __future__ import annotations
 
-from transcripts import (basics, delta_triggers, first_rules, global_triggers, model, ordered_aggregates,
-                         processing_sessions, processing_triggers, session_triggers, triggers, watermarks)
+import importlib
+import pkgutil
+
 from transcripts.types import Cut, Executor, Transcript
 
-TRANSCRIPTS: list[Transcript] = [
-    *first_rules.TRANSCRIPTS,
-    *basics.TRANSCRIPTS,
-    *model.TRANSCRIPTS,
-    *triggers.TRANSCRIPTS,
-    *global_triggers.TRANSCRIPTS,
-    *session_triggers.TRANSCRIPTS,
-    *processing_sessions.TRANSCRIPTS,
-    *delta_triggers.TRANSCRIPTS,
-    *processing_triggers.TRANSCRIPTS,
-    *watermarks.TRANSCRIPTS,
-    *ordered_aggregates.TRANSCRIPTS,
-]
+
+def _discovered() -> list[Transcript]:
+    """Every topic module's ``TRANSCRIPTS``, in module name order."""
+    found: list[Transcript] = []
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        topic = importlib.import_module(f"{__name__}.{module}")
+        found.extend(getattr(topic, "TRANSCRIPTS", ()))
+    return found
+
+
+TRANSCRIPTS: list[Transcript] = _discovered()
 
 BY_NAME: dict[str, Transcript] = {t.name: t for t in TRANSCRIPTS}
 if len(BY_NAME) != len(TRANSCRIPTS):

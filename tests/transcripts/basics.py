@@ -3,11 +3,11 @@
 A :class:`Transcript` is a spec (built with ``WindowSpecBuilder``), a list of
 :class:`Step` (one batch each, or a flush) and, attributed to the step that
 emits them, the expected panes and late rows. The expected values were worked
-out BY HAND from Flink's window semantics and DESIGN.md section 2 (the
+out BY HAND from Flink's window semantics and docs/semantics.md (the
 micro-batch rule); the comment above each step says why. They were not
 produced by running an executor.
 
-Rules the expectations rely on (DESIGN.md section 2, Flink's WindowOperator):
+Rules the expectations rely on (docs/semantics.md, Flink's WindowOperator):
 
 * windows are ``[start, end)``, ``max_ts = end - 1``; tumbling ``start = ts -
   floor_mod(ts - offset, size)``; sliding windows start on multiples of the

@@ -1,6 +1,6 @@
 """The first rules of the semantics, each on a short input: every one runs on the model and on Spark.
 
-Expected values are written from Flink's semantics and DESIGN.md section 2 (the micro-batch
+Expected values are written from Flink's semantics and docs/semantics.md (the micro-batch
 rule), not produced by running an executor; the comment above a step says why. Each runs step
 by step on the reference model and on Spark; the batching-invariant ones are also cut into
 batches of 1 and 2 on Spark (and, like every invariant transcript, into 1, 2, 3 and all on the

@@ -3,7 +3,7 @@ functions, processing time, idleness, several sources, non-keyed windows.
 
 Same format and rules as ``basics.py`` (this module's ``TRANSCRIPTS``); the expected values were
 worked out BY HAND from Flink's rules (WindowOperator, MergingWindowSet, the triggers and
-evictors as the seeds describe them) and DESIGN.md section 2, with the reasoning in the
+evictors as the seeds describe them) and docs/semantics.md, with the reasoning in the
 comments. Rules these add:
 
 * sessions: an element opens ``[ts, ts + gap)``; windows of a key that intersect or only

@@ -1,7 +1,7 @@
 """Transcripts of the ordered aggregates: First, Last and Collect.
 
 A key's elements are ordered by (event time, then arrival sequence)
-(DESIGN.md section 2): ``First`` is the value of the earliest element,
+(docs/semantics.md, "The micro-batch rule"): ``First`` is the value of the earliest element,
 ``Last`` of the latest, ``Collect`` every value in that order; null values are
 skipped by all three (``Count()`` still counts their elements). Rows arrive
 out of order and in several batches, and two elements of equal event time in

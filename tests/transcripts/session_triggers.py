@@ -23,11 +23,12 @@ Rules used (windowing/core/triggers.py and reference.py, Flink's MergingWindowSe
 """
 from __future__ import annotations
 
-from transcripts.build import P, flush, r, spec, step, transcript_list
+from transcripts.build import L, P, flush, r, spec, step, transcript_list
 from transcripts.types import Cut
 from windowing.core.assigners import EventTimeSessionWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
-from windowing.core.triggers import ContinuousEventTimeTrigger, CountTrigger, EventTimeTrigger, ProcessingTimeTrigger
+from windowing.core.triggers import (ContinuousEventTimeTrigger, CountTrigger, EventTimeTrigger, NeverTrigger,
+                                     ProcessingTimeTrigger)
 
 
 TRANSCRIPTS, transcript = transcript_list()
@@ -161,6 +162,22 @@ transcript(
     flush(),
     doc="ProcessingTimeTrigger on event-time sessions: merged-away timers are deleted",
     spark=Cut.STEPS, delta=Cut.STEPS)
+
+transcript(
+    "never_trigger_on_sessions_cleans_without_firing",
+    spec(session(10), lateness=5, trigger=NeverTrigger()),
+    # 0 and 3 merge into [0,13); nothing fires. wm 3 - 1 = 2.
+    step(r(0, 1), r(3, 2), wm_after=2, metrics=dict(accepted_rows=2)),
+    # 30 opens [30,40). wm 29 passes [0,13)'s cleanup time 12 + 5 = 17: cleaned without a pane.
+    step(r(30, 4), wm_after=29, metrics=dict(accepted_rows=1)),
+    # 5 opens [5,15) alone ([0,13) is gone): its cleanup time 14 + 5 = 19 is behind the watermark at
+    # the start of the batch (29): late. 25 opens [25,35), which merges with [30,40) into [25,40)
+    # (cleanup 44): accepted. The watermark stays at 29.
+    step(r(5, 8), r(25, 16), wm_after=29, late=[L(5)], metrics=dict(accepted_rows=1, late_rows=1)),
+    # flush: [25,40) is cleaned at +infinity without a pane.
+    flush(),
+    doc="NeverTrigger on event-time sessions: sessions merge and are cleaned, nothing fires",
+    spark=Cut.STEPS)
 
 SESSION_TRIGGER_TRANSCRIPTS = [
     "session_early_counters_add_on_merge", "session_late_bridge_with_late_firings_every_2",

@@ -10,7 +10,7 @@ meaning. Null handling follows SQL/Spark: sum, min, max and avg skip nulls
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from windowing.core.time import require_picklable
 
@@ -69,6 +69,8 @@ class Sum:
     overflowed; None when no value was added.
     """
 
+    job_name: ClassVar[str] = "sum"
+    """Its name in a job file's ``[aggregates]`` (``total = "sum(amount)"``)."""
     column: str
 
     def __post_init__(self):
@@ -103,6 +105,10 @@ class Sum:
 
 @dataclass(frozen=True)
 class Count:
+    """The number of elements (``Count()``), or of their non-null values in ``column``."""
+
+    job_name: ClassVar[str] = "count"
+    """Its name in a job file's ``[aggregates]``: ``n = "count()"`` or ``"count(amount)"``."""
     column: str | None = None
 
     def __post_init__(self):
@@ -131,6 +137,8 @@ class Count:
 
 @dataclass(frozen=True)
 class Min:
+    job_name: ClassVar[str] = "min"
+    """Its name in a job file's ``[aggregates]`` (``total = "min(amount)"``)."""
     column: str
 
     def __post_init__(self):
@@ -158,6 +166,8 @@ class Min:
 
 @dataclass(frozen=True)
 class Max:
+    job_name: ClassVar[str] = "max"
+    """Its name in a job file's ``[aggregates]`` (``total = "max(amount)"``)."""
     column: str
 
     def __post_init__(self):
@@ -187,6 +197,8 @@ class Max:
 class Avg:
     """Mean of the non-null values; accumulator is (sum, count)."""
 
+    job_name: ClassVar[str] = "avg"
+    """Its name in a job file's ``[aggregates]`` (``mean = "avg(amount)"``)."""
     column: str
 
     def __post_init__(self):
@@ -331,18 +343,6 @@ class Reduce:
         return acc
 
 
-@runtime_checkable
-class OrderedAggregate(Protocol):
-    """An aggregate whose value depends on the elements' order, (event time, arrival sequence).
-
-    The reference model adds an element with ``add_element(ts_ms, seq, row,
-    acc)`` instead of ``add(row, acc)``, so the accumulator can place it by
-    its order key wherever (and in whichever batch) it arrives.
-    """
-
-    def add_element(self, ts_ms: int, seq: int, row: dict, accumulator: Any) -> Any: ...
-
-
 def _order_key(element: tuple) -> tuple[int, int]:
     return element[0], element[1]
 
@@ -356,6 +356,8 @@ class First:
     every value was null. Accumulator: ``(ts_ms, seq, value)`` or None.
     """
 
+    job_name: ClassVar[str] = "first"
+    """Its name in a job file's ``[aggregates]`` (``total = "first(amount)"``)."""
     column: str
 
     def __post_init__(self):
@@ -393,6 +395,8 @@ class Last:
     seq, value)`` or None.
     """
 
+    job_name: ClassVar[str] = "last"
+    """Its name in a job file's ``[aggregates]`` (``total = "last(amount)"``)."""
     column: str
 
     def __post_init__(self):
@@ -432,6 +436,8 @@ class Collect:
     list of ``(ts_ms, seq, value)`` sorted by ``(ts_ms, seq)``.
     """
 
+    job_name: ClassVar[str] = "collect"
+    """Its name in a job file's ``[aggregates]`` (``total = "collect(amount)"``)."""
     column: str
 
     def __post_init__(self):
@@ -469,6 +475,14 @@ def add_element(aggregate, ts_ms: int, seq: int, row: dict, accumulator):
 
 
 ORDERED_AGGREGATES = (First, Last, Collect)
+"""The aggregates whose value depends on the elements' order, (event time, arrival sequence): the
+reference model adds an element with ``add_element(ts_ms, seq, row, acc)`` instead of
+``add(row, acc)``, so the accumulator places it by its order key wherever (and in whichever batch)
+it arrives."""
 BUILTIN_AGGREGATES = (Sum, Count, Min, Max, Avg, First, Last, Collect)
+"""The built-in aggregates, each with its ``job_name`` (job files name them so:
+:data:`windowing.core.registry.JOB_AGGREGATES`) and a Spark form
+(:mod:`windowing.spark.aggregates`). A new built-in aggregate is its class here, in this tuple, and
+its Spark form."""
 AGGREGATES = (Sum, Count, Min, Max, Avg, First, Last, Collect, UserAggregate, Reduce)
 Aggregate = Sum | Count | Min | Max | Avg | First | Last | Collect | UserAggregate | Reduce

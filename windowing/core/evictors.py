@@ -8,7 +8,7 @@ function changes this pane; one after only changes the next panes.
 
 Elements are ``(timestamp_ms, seq, row)`` triples in (event time, arrival
 sequence) order, oldest first. Windows with an evictor keep element buffers
-instead of accumulators (DESIGN.md section 2).
+instead of accumulators (docs/semantics.md, "Evictors and window functions").
 """
 from __future__ import annotations
 

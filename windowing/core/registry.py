@@ -22,6 +22,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Mapping
 
+from windowing.core.aggregates import BUILTIN_AGGREGATES
 from windowing.core.assigners import (
     EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
     TumblingEventTimeWindows, TumblingProcessingTimeWindows)
@@ -130,3 +131,8 @@ JOB_TRIGGERS = Registry(
      ContinuousProcessingTimeTrigger, DeltaTrigger),
     user_hint=_IMPORT_HINT.format("trigger"))
 JOB_EVICTORS = Registry("evictor", (CountEvictor, TimeEvictor, DeltaEvictor), user_hint=_IMPORT_HINT.format("evictor"))
+
+
+JOB_AGGREGATES: dict[str, type] = {cls.job_name: cls for cls in BUILTIN_AGGREGATES}
+"""Job-file name -> built-in aggregate class (``total = "sum(amount)"``): each declares its
+``job_name``; ``Count`` alone may go without a column (``"count()"``)."""

@@ -17,10 +17,60 @@ cleanup with a partial count), the rows of the sessions it swallowed stay.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Iterable
 
 from windowing.core.records import Pane
 from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT, WindowSpec
+
+
+@dataclass(frozen=True)
+class OutputMode:
+    """One output mode: which panes its sink keeps and how many rows a write of panes writes.
+
+    Attributes:
+        name: the spec's ``output_mode`` value.
+        writes_every_pane: a write of panes writes each of them (so the rows written are the panes
+            emitted); otherwise the sink keeps only some (``final``: those with ``is_final``) and
+            the panes emitted are counted apart.
+    """
+
+    name: str
+    writes_every_pane: bool
+
+    def written(self, panes: list[Pane]) -> list[Pane]:
+        """The panes of one write that reach the sink."""
+        return panes if self.writes_every_pane else [p for p in panes if p.is_final]
+
+    def holds(self, panes: list[Pane]) -> list[Pane]:
+        """What the sink holds after receiving ``panes`` in order."""
+        if self.name != UPSERT:
+            return self.written(panes)
+        table: dict = {}
+        for pane in panes:
+            for start, end in pane.supersedes:
+                table.pop((pane.key, start, end), None)
+            table[(pane.key, pane.window_start_ms, pane.window_end_ms)] = pane
+        return sorted(table.values(), key=lambda p: (repr(p.key), p.window_start_ms is not None,
+                                                     p.window_start_ms or 0, p.window_end_ms or 0))
+
+
+MODES = {APPEND: OutputMode(APPEND, writes_every_pane=True), UPSERT: OutputMode(UPSERT, writes_every_pane=True),
+         FINAL: OutputMode(FINAL, writes_every_pane=False)}
+"""The output modes by name (``WindowSpec.output_mode``)."""
+
+
+def output_mode(mode: str | None) -> OutputMode:
+    """The output mode named ``mode`` (None: ``append``, a store's default).
+
+    Raises:
+        ValueError: for an unknown name, naming the valid ones.
+    """
+    if mode is None:
+        return MODES[APPEND]
+    if mode not in MODES:
+        raise ValueError(f"output mode {mode!r} is not one of {OUTPUT_MODES}")
+    return MODES[mode]
 
 
 def sink_view(mode: str | WindowSpec, panes: Iterable[Pane]) -> list[Pane]:
@@ -35,18 +85,6 @@ def sink_view(mode: str | WindowSpec, panes: Iterable[Pane]) -> list[Pane]:
     """
     if isinstance(mode, WindowSpec):
         mode = mode.output_mode
-    if mode not in OUTPUT_MODES:
-        raise ValueError(f"output mode {mode!r} is not one of {OUTPUT_MODES}")
-    panes = list(panes)
-    if mode == APPEND:
-        return panes
-    if mode == FINAL:
-        return [p for p in panes if p.is_final]
-    table: dict = {}
-    for pane in panes:
-        for start, end in pane.supersedes:
-            table.pop((pane.key, start, end), None)
-        table[(pane.key, pane.window_start_ms, pane.window_end_ms)] = pane
-    assert mode == UPSERT
-    return sorted(table.values(), key=lambda p: (repr(p.key), p.window_start_ms is not None, p.window_start_ms or 0,
-                                                 p.window_end_ms or 0))
+    if mode is None:
+        raise ValueError(f"output mode None is not one of {OUTPUT_MODES}")
+    return output_mode(mode).holds(list(panes))

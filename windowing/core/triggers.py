@@ -56,7 +56,7 @@ so in the Spark executor it survives in Delta)::
 Trigger state values must be picklable plain values (ints, strings, tuples,
 dicts of those): executors persist them between batches.
 
-Micro-batch notes (DESIGN.md section 2):
+Micro-batch notes (docs/semantics.md, "The micro-batch rule"):
 
 * Flink's ``EventTimeTrigger.onElement`` returns FIRE at once when the
   window's end is already behind the watermark (a late element within

@@ -37,10 +37,11 @@ from typing import TYPE_CHECKING, Callable
 
 from pyspark.sql import Column, Window
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 from pyspark.sql.types import BinaryType, StructType, _parse_datatype_string
 
 from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
-from windowing.spark.columns import SEQ, TS
+from windowing.spark.columns import SEQ, SLICE, TS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -177,63 +178,323 @@ class AccumulatorPart:
     running: Callable[[Column, object], Column]  # running merge over a window spec
 
 
+INTEGRAL_TYPES = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
+_EXACT = "decimal(38,0)"   # sums of int64 values that cannot overflow
+
+
+class AggregateForm:
+    """The Spark form of one kind of aggregate: its accumulator columns, its merges and its result.
+
+    One subclass per aggregate class, registered with :func:`spark_form`; the
+    reference form (add, merge, get_result in Python) is the core class itself.
+    """
+
+    def parts(self, agg, column: Callable[[str], str]) -> list[AccumulatorPart]:
+        """The accumulator columns of ``agg``; ``column(part)`` names one."""
+        raise NotImplementedError
+
+    def result(self, agg, accs: list[Column]) -> Column:
+        """The aggregate's value from its accumulator columns (in :meth:`parts`' order)."""
+        return accs[0]
+
+    def result_type(self, agg, input_schema: T.StructType) -> T.DataType:
+        """The type of the aggregate's value over rows of ``input_schema`` (the per-key path's result column)."""
+        raise NotImplementedError
+
+    def rollup(self, agg, column: str) -> Column:
+        """An aggregate expression merging a group of accumulator values of the column named ``column``
+        (nulls mean "empty"); the group is a window's slices, which cover disjoint time ranges, so no
+        two of them hold elements of equal event time, and :data:`SLICE` orders them."""
+        raise NotImplementedError
+
+    # Running differences (windowing.spark.slicing): an aggregate whose accumulator is rebuilt from
+    # integer sums over a window's slices can be windowed by differences of running sums.
+    def invertible(self, agg, input_schema: T.StructType) -> bool:
+        """Whether :meth:`sums` and :meth:`from_sums` rebuild the accumulator exactly."""
+        return False
+
+    def sums(self, compiled: "CompiledAggregate") -> list[tuple[str, Column]]:
+        """(column name, per-slice integer partial) pairs whose window sums rebuild the accumulator."""
+        raise NotImplementedError
+
+    def from_sums(self, compiled: "CompiledAggregate") -> list[Column]:
+        """The accumulator columns from the window sums of :meth:`sums`."""
+        raise NotImplementedError
+
+
+def _signed_sums(compiled: "CompiledAggregate") -> list[tuple[str, Column]]:
+    """Exact sums of the positive and of the negative values of an integral column (decimal, so no
+    running sum can overflow) and how many values were not null."""
+    column, name = compiled.aggregate.column, compiled.name
+    value = F.col(column).cast(_EXACT)
+    return [(f"__inv__{name}__pos", F.coalesce(F.sum(F.when(value >= 0, value)), F.lit(0).cast(_EXACT))),
+            (f"__inv__{name}__neg", F.coalesce(F.sum(F.when(value < 0, value)), F.lit(0).cast(_EXACT))),
+            (f"__inv__{name}__nn", F.count(column))]
+
+
+def _signed_sum_columns(compiled: "CompiledAggregate") -> tuple[Column, Column, Column]:
+    name = compiled.name
+    return F.col(f"__inv__{name}__pos"), F.col(f"__inv__{name}__neg"), F.col(f"__inv__{name}__nn")
+
+
+def _integral(input_schema: T.StructType, column: str) -> bool:
+    return isinstance(input_schema[column].dataType, INTEGRAL_TYPES)
+
+
+_FORMS: dict[type, AggregateForm] = {}
+
+
+def spark_form(*classes: type):
+    """Register the decorated :class:`AggregateForm` as the Spark form of the aggregate ``classes``."""
+    def register(form: type[AggregateForm]) -> type[AggregateForm]:
+        for cls in classes:
+            _FORMS[cls] = form()
+        return form
+    return register
+
+
+def form_of_class(cls: type) -> AggregateForm | None:
+    """The Spark form of the aggregate class ``cls`` (or of its nearest base class that has one), else None."""
+    return next((_FORMS[c] for c in cls.__mro__ if c in _FORMS), None)
+
+
+def form_of(agg) -> AggregateForm:
+    """The Spark form of ``agg``.
+
+    Raises:
+        ValueError: naming the aggregate and the classes that have a Spark form.
+    """
+    form = form_of_class(type(agg))
+    if form is None:
+        raise ValueError(f"aggregate {agg!r} has no Spark form; these have one: "
+                         f"{', '.join(sorted(c.__name__ for c in _FORMS))}")
+    return form
+
+
+def _over(aggregate_fn) -> Callable[[Column, object], Column]:
+    """The running form of a SQL aggregate: ``aggregate_fn(c)`` over a window frame."""
+    return lambda c, w: aggregate_fn(c).over(w)
+
+
+@spark_form(Sum)
+class _SumForm(AggregateForm):
+    def parts(self, agg, column):
+        return [AccumulatorPart(column("sum"), lambda order: sum_partial(F.col(agg.column)),
+                                _null_aware(sum_merge), sum_running)]
+
+    def result(self, agg, accs):
+        return sum_result(accs[0])
+
+    def result_type(self, agg, input_schema):
+        return T.LongType() if _integral(input_schema, agg.column) else T.DoubleType()
+
+    def rollup(self, agg, column):
+        return sum_merge_all(F.col(column))
+
+    def invertible(self, agg, input_schema):
+        return _integral(input_schema, agg.column)
+
+    def sums(self, compiled):
+        return _signed_sums(compiled)
+
+    def from_sums(self, compiled):
+        # as sum_partial builds it: a part beyond int64 is null
+        pos, neg, nn = _signed_sum_columns(compiled)
+        return [F.when(nn > 0, F.struct(F.when(pos <= F.lit(2 ** 63 - 1), pos.cast("long")).alias(SUM_POSITIVE),
+                                        F.when(neg >= F.lit(-(2 ** 63)), neg.cast("long")).alias(SUM_NEGATIVE)))
+                .alias(compiled.columns[0])]
+
+
+@spark_form(Count)
+class _CountForm(AggregateForm):
+    def parts(self, agg, column):
+        return [AccumulatorPart(column("count"), lambda order: self._count(agg), _add, _over(F.sum))]
+
+    @staticmethod
+    def _count(agg) -> Column:
+        return F.count(F.lit(1)) if agg.column is None else F.count(agg.column)
+
+    def result_type(self, agg, input_schema):
+        return T.LongType()
+
+    def rollup(self, agg, column):
+        return F.sum(column)
+
+    def invertible(self, agg, input_schema):
+        return True
+
+    def sums(self, compiled):
+        return [(compiled.columns[0], self._count(compiled.aggregate))]
+
+    def from_sums(self, compiled):
+        return [F.col(compiled.columns[0])]
+
+
+@spark_form(Min)
+class _MinForm(AggregateForm):
+    def parts(self, agg, column):
+        return [AccumulatorPart(column("min"), lambda order: F.min(agg.column), _least, _over(F.min))]
+
+    def result_type(self, agg, input_schema):
+        return input_schema[agg.column].dataType
+
+    def rollup(self, agg, column):
+        return F.min(column)
+
+
+@spark_form(Max)
+class _MaxForm(AggregateForm):
+    def parts(self, agg, column):
+        return [AccumulatorPart(column("max"), lambda order: F.max(agg.column), _greatest, _over(F.max))]
+
+    def result_type(self, agg, input_schema):
+        return input_schema[agg.column].dataType
+
+    def rollup(self, agg, column):
+        return F.max(column)
+
+
+@spark_form(Avg)
+class _AvgForm(AggregateForm):
+    def parts(self, agg, column):
+        return [AccumulatorPart(column("sum"), lambda order: F.sum(F.col(agg.column).cast("double")), _add,
+                                _over(F.sum)),
+                AccumulatorPart(column("count"), lambda order: F.count(agg.column), _add, _over(F.sum))]
+
+    def result(self, agg, accs):
+        total, count = accs
+        return F.when(count > 0, total / count)
+
+    def result_type(self, agg, input_schema):
+        return T.DoubleType()
+
+    def rollup(self, agg, column):
+        return F.sum(column)
+
+    def invertible(self, agg, input_schema):
+        return _integral(input_schema, agg.column)
+
+    def sums(self, compiled):
+        return _signed_sums(compiled)
+
+    def from_sums(self, compiled):
+        # (double sum, count), as the partial builds it
+        pos, neg, nn = _signed_sum_columns(compiled)
+        return [F.when(nn > 0, (pos + neg).cast("double")).alias(compiled.columns[0]), nn.alias(compiled.columns[1])]
+
+
+class _PickForm(AggregateForm):
+    """First or Last: one ``struct<ts, v>``, picked by event time."""
+
+    part: str
+    pick: Callable
+    choose: Callable[[Column, Column], Column]
+
+    def parts(self, agg, column):
+        merge = _null_aware(type(self).choose)
+        pick = type(self).pick
+        return [AccumulatorPart(column(self.part), lambda order: _pick(pick, F.col(agg.column), order), merge,
+                                lambda c, w: _fold_frame(merge, c, w))]
+
+    def result(self, agg, accs):
+        return accs[0][ORDER_VALUE]
+
+    def result_type(self, agg, input_schema):
+        return input_schema[agg.column].dataType
+
+    def rollup(self, agg, column):
+        return type(self).pick_slice(column, F.col(column)[ORDER_TS])
+
+
+@spark_form(First)
+class _FirstForm(_PickForm):
+    part, pick, choose, pick_slice = "first", F.min_by, _first_of, F.min_by
+
+
+@spark_form(Last)
+class _LastForm(_PickForm):
+    part, pick, choose, pick_slice = "last", F.max_by, _last_of, F.max_by
+
+
+@spark_form(Collect)
+class _CollectForm(AggregateForm):
+    def parts(self, agg, column):
+        return [AccumulatorPart(column("values"), lambda order: _collected(F.col(agg.column), order),
+                                _null_aware(lambda a, b: sorted_by_time(F.concat(a, b))),
+                                lambda c, w: sorted_by_time(F.flatten(F.collect_list(c).over(w))))]
+
+    def result(self, agg, accs):
+        return F.transform(accs[0], lambda e: e[ORDER_VALUE])
+
+    def result_type(self, agg, input_schema):
+        return T.ArrayType(input_schema[agg.column].dataType, True)
+
+    def rollup(self, agg, column):
+        return F.flatten(ordered_values(F.col(column), (SLICE,)))
+
+
+class _UserForm(AggregateForm):
+    """A user AggregateFunction or a Reduce: a pickled accumulator, folded by pandas UDFs."""
+
+    def _function(self, agg):
+        """The AggregateFunction the UDFs run."""
+        return agg.function
+
+    def _partial(self, agg, udfs: "_UserUdfs", values: Callable[[], Column]) -> Callable[[tuple[str, ...]], Column]:
+        # A grouped-agg pandas UDF cannot sit beside built-in aggregates, so the
+        # partial collects the values and a scalar pandas UDF folds them with add().
+        return lambda order: udfs.partial(F.collect_list(values()))
+
+    def parts(self, agg, column):
+        udfs = _user_udfs(agg, self._function(agg))
+        values = (lambda: F.col(agg.columns[0])) if len(agg.columns) == 1 else \
+            (lambda: F.struct(*[F.col(c) for c in agg.columns]))
+        # running: collect_list over the caller's ordered frame keeps the frame's order, so
+        # the fold merges the accumulators oldest first (what a Reduce needs).
+        return [AccumulatorPart(column("acc"), self._partial(agg, udfs, values), lambda a, b: udfs.merge(a, b),
+                                lambda c, w: udfs.fold(F.collect_list(c).over(w)))]
+
+    def result(self, agg, accs):
+        return _user_udfs(agg, self._function(agg)).result(accs[0])
+
+    def result_type(self, agg, input_schema):
+        return _parse_datatype_string(agg.result_type)
+
+    def rollup(self, agg, column):
+        return _user_udfs(agg, self._function(agg)).fold(F.collect_list(column))
+
+
+@spark_form(UserAggregate)
+class _UserAggregateForm(_UserForm):
+    pass
+
+
+@spark_form(Reduce)
+class _ReduceForm(_UserForm):
+    def _function(self, agg):
+        return _ReduceAsAggregate(agg)
+
+    def _partial(self, agg, udfs, values):
+        # collect_list in a group has no order: sort by the elements' order, then fold.
+        return lambda order: udfs.partial(ordered_values(values(), order))
+
+    def rollup(self, agg, column):
+        # Each slice's partial folded its elements in (event time, sequence) order: folding the
+        # slices in slice order folds the window's elements in that order (a reduce need not commute).
+        return _user_udfs(agg, self._function(agg)).fold(ordered_values(F.col(column), (SLICE,)))
+
+
 class CompiledAggregate:
     """The Spark form of one (output name, aggregate) pair of a spec."""
 
     def __init__(self, name: str, aggregate):
         self.name = name
         self.aggregate = aggregate
-        self.parts = self._parts()
+        self.form = form_of(aggregate)
+        self.parts = self.form.parts(aggregate, self._col)
 
     def _col(self, part: str) -> str:
         return f"acc__{self.name}__{part}"
-
-    def _parts(self) -> list[AccumulatorPart]:
-        agg = self.aggregate
-        if isinstance(agg, Sum):
-            return [AccumulatorPart(self._col("sum"), lambda order: sum_partial(F.col(agg.column)),
-                                    _null_aware(sum_merge), sum_running)]
-        if isinstance(agg, Count):
-            expr = (lambda order: F.count(F.lit(1))) if agg.column is None else (lambda order: F.count(agg.column))
-            return [AccumulatorPart(self._col("count"), expr, _add, lambda c, w: F.sum(c).over(w))]
-        if isinstance(agg, Min):
-            return [AccumulatorPart(self._col("min"), lambda order: F.min(agg.column), _least,
-                                    lambda c, w: F.min(c).over(w))]
-        if isinstance(agg, Max):
-            return [AccumulatorPart(self._col("max"), lambda order: F.max(agg.column), _greatest,
-                                    lambda c, w: F.max(c).over(w))]
-        if isinstance(agg, Avg):
-            return [AccumulatorPart(self._col("sum"), lambda order: F.sum(F.col(agg.column).cast("double")), _add,
-                                    lambda c, w: F.sum(c).over(w)),
-                    AccumulatorPart(self._col("count"), lambda order: F.count(agg.column), _add,
-                                    lambda c, w: F.sum(c).over(w))]
-        if isinstance(agg, (First, Last)):
-            pick, choose = (F.min_by, _first_of) if isinstance(agg, First) else (F.max_by, _last_of)
-            merge = _null_aware(choose)
-            return [AccumulatorPart(self._col("first" if isinstance(agg, First) else "last"),
-                                    lambda order: _pick(pick, F.col(agg.column), order), merge,
-                                    lambda c, w: _fold_frame(merge, c, w))]
-        if isinstance(agg, Collect):
-            return [AccumulatorPart(self._col("values"), lambda order: _collected(F.col(agg.column), order),
-                                    _null_aware(lambda a, b: sorted_by_time(F.concat(a, b))),
-                                    lambda c, w: sorted_by_time(F.flatten(F.collect_list(c).over(w))))]
-        if isinstance(agg, (UserAggregate, Reduce)):
-            udfs = _user_udfs(agg)
-            # A grouped-agg pandas UDF cannot sit beside built-in aggregates, so the
-            # partial collects the values and a scalar pandas UDF folds them with add().
-            values = (lambda: F.col(agg.columns[0])) if len(agg.columns) == 1 else \
-                (lambda: F.struct(*[F.col(c) for c in agg.columns]))
-            if isinstance(agg, Reduce):
-                # collect_list in a group has no order: sort by the elements' order, then fold.
-                partial = lambda order: udfs.partial(ordered_values(values(), order))  # noqa: E731
-            else:
-                partial = lambda order: udfs.partial(F.collect_list(values()))  # noqa: E731
-            # running: collect_list over the caller's ordered frame keeps the frame's order, so
-            # the fold merges the accumulators oldest first (what a Reduce needs).
-            return [AccumulatorPart(self._col("acc"), partial,
-                                    lambda a, b: udfs.merge(a, b),
-                                    lambda c, w: udfs.fold(F.collect_list(c).over(w)))]
-        raise ValueError(f"aggregate {agg!r} has no Spark form")
 
     @property
     def columns(self) -> list[str]:
@@ -241,20 +502,7 @@ class CompiledAggregate:
 
     def result(self, prefix: str = "") -> Column:
         """The output column computed from accumulator columns named ``prefix + column``."""
-        agg = self.aggregate
-        cols = [F.col(prefix + c) for c in self.columns]
-        if isinstance(agg, Sum):
-            return sum_result(cols[0]).alias(self.name)
-        if isinstance(agg, Avg):
-            total, count = cols
-            return F.when(count > 0, total / count).alias(self.name)
-        if isinstance(agg, (UserAggregate, Reduce)):
-            return _user_udfs(agg).result(cols[0]).alias(self.name)
-        if isinstance(agg, (First, Last)):
-            return cols[0][ORDER_VALUE].alias(self.name)
-        if isinstance(agg, Collect):
-            return F.transform(cols[0], lambda e: e[ORDER_VALUE]).alias(self.name)
-        return cols[0].alias(self.name)
+        return self.form.result(self.aggregate, [F.col(prefix + c) for c in self.columns]).alias(self.name)
 
 
 class _ReduceAsAggregate:
@@ -296,9 +544,8 @@ def _import_pandas() -> None:
 class _UserUdfs:
     """pandas UDFs running a user AggregateFunction (or a Reduce) on pickled accumulators."""
 
-    def __init__(self, agg: UserAggregate | Reduce):
+    def __init__(self, agg: UserAggregate | Reduce, fn):
         _import_pandas()
-        fn = _ReduceAsAggregate(agg) if isinstance(agg, Reduce) else agg.function
         many = len(agg.columns) > 1
 
         def partial(lists: pd.Series) -> pd.Series:
@@ -377,10 +624,11 @@ def _py(value):
 _USER_UDF_CACHE: dict = {}
 
 
-def _user_udfs(agg: UserAggregate | Reduce) -> _UserUdfs:
+def _user_udfs(agg: UserAggregate | Reduce, fn) -> _UserUdfs:
+    """The UDFs of ``agg`` running ``fn`` (made once per aggregate object)."""
     key = id(agg)
     if key not in _USER_UDF_CACHE:
-        _USER_UDF_CACHE[key] = (agg, _UserUdfs(agg))
+        _USER_UDF_CACHE[key] = (agg, _UserUdfs(agg, fn))
     return _USER_UDF_CACHE[key][1]
 
 

@@ -16,6 +16,8 @@ END_BUCKET = "end_bucket"
 """The windows table's partition column: a window's end divided by the operator's bucket width."""
 EVENT_MS, PT, SRC = "__event_ms", "__pt_ms", "__source"
 """The row's event time (null without an event-time column), its processing time and its watermark source."""
+SLICE = "__slice_ms"
+"""A sliding-window element's slice: the start of its ``gcd(size, slide)`` cell (``windowing.spark.slicing``)."""
 GAP = "__gap_ms"
 """The session gap a gap function gave the row (null: not a positive int, or the row failed an earlier check)."""
 

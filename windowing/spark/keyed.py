@@ -49,7 +49,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
+from windowing.spark.aggregates import form_of
 from windowing.core.assigners import GapFromColumn
 from windowing.core.records import (
     LATE_BEYOND_ALLOWED_LATENESS, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_INGESTION_TIME,
@@ -66,12 +66,11 @@ from windowing.spark.keyed_state import (
 from windowing.spark.executor import BatchWork, Output, StateVersions
 from windowing.spark.local_frames import local_frame
 from windowing.spark.operator import WindowOperator
-from windowing.spark.prepare import (
-    QUARANTINED, REASON, SEQ, STATUS, TS, WE, WS, _mark_duplicates, by_processing_time, event_time_ms,
-    ingestion_time_ms, long_lit, out_of_bounds)
+from windowing.spark.columns import PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, WE, WS, long_lit
+from windowing.spark.prepare import _mark_duplicates, by_processing_time, event_time_ms, ingestion_time_ms, out_of_bounds
 
 KEYED_PLAN = "keyed"
-PT, SRC, KIND = "__pt_ms", "__source", "__kind"
+KIND = "__kind"
 PANE, LATE_ROW, QUARANTINE_ROW, KEY_ROW = "pane", "late", "quarantine", "key"
 VALID = "valid"
 _METRICS = ("accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows", "windows_cleaned")
@@ -150,26 +149,7 @@ def aggregate_fields(spec: WindowSpec, input_schema: T.StructType) -> list[T.Str
         declared = T._parse_datatype_string(spec.process_function.output_schema)
         return [T.StructField("row_index", T.IntegerType(), True)] + \
             [T.StructField(f.name, f.dataType, True) for f in declared.fields]
-    fields = []
-    for name, agg in spec.aggregates:
-        if isinstance(agg, (UserAggregate, Reduce)):
-            dtype = T._parse_datatype_string(agg.result_type)
-        elif isinstance(agg, Count):
-            dtype = T.LongType()
-        elif isinstance(agg, Avg):
-            dtype = T.DoubleType()
-        elif isinstance(agg, Sum):
-            integral = isinstance(input_schema[agg.column].dataType,
-                                  (T.LongType, T.IntegerType, T.ShortType, T.ByteType))
-            dtype = T.LongType() if integral else T.DoubleType()
-        elif isinstance(agg, (Min, Max, First, Last)):
-            dtype = input_schema[agg.column].dataType
-        elif isinstance(agg, Collect):
-            dtype = T.ArrayType(input_schema[agg.column].dataType, True)
-        else:
-            raise ValueError(f"aggregate {name}={agg!r} has no result type on the per-key path")
-        fields.append(T.StructField(name, dtype, True))
-    return fields
+    return [T.StructField(name, form_of(agg).result_type(agg, input_schema), True) for name, agg in spec.aggregates]
 
 
 def _python_value(value, dtype: T.DataType):

@@ -13,12 +13,13 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from windowing.core.assigners import GlobalWindows
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.spark.aggregates import CompiledAggregate, accumulator_columns, partial_exprs
 from windowing.spark import slicing
-from windowing.spark.prepare import END_BUCKET, WE, WS, live_window_end_above, long_lit
+from windowing.spark.columns import END_BUCKET, WE, WS, long_lit
+from windowing.spark.prepare import live_window_end_above
+from windowing.spark.window_geometry import WindowGeometry, geometry_of
 
 BOOKKEEPING = ("contents_count", "trigger_count", "pane_index", "elements_total")
 """The window state's counters, after the key, window and accumulator columns."""
@@ -26,12 +27,19 @@ BOOKKEEPING = ("contents_count", "trigger_count", "pane_index", "elements_total"
 
 @dataclass(frozen=True)
 class TriggerPlan:
+    """A spec's plan with the parameters its trigger gives it, chosen once (``plan_registry.plan_for``).
+
+    ``kind`` names the plan in reports (``BatchReport.plan``, ``execution_path``); nothing compares it.
+    """
     kind: str
     count: int | None = None       # CountTrigger n / slide
     fires_at_end: bool = False      # EventTimeTrigger
     purge: bool = False
     evictor_size: int | None = None
-    trigger: Any = None             # the (non-purging) trigger of the trigger_plans kinds
+    trigger: Any = None             # the (non-purging) trigger the rule set reads
+    rules: Any = None
+    """The trigger's rule set (a :class:`windowing.spark.trigger_plans.TriggerRules` subclass) on the
+    trigger plans, else None."""
     definition: Any = field(default=None, compare=False)
     """The :class:`windowing.spark.plan_registry.Plan` chosen (how the executor runs it)."""
 
@@ -44,6 +52,11 @@ class PlanContext:
     wm_end_ms: int
     batch_id: int
     bucket_ms: int
+
+    @property
+    def geometry(self) -> WindowGeometry:
+        """The spec's window geometry (which windows a row belongs to)."""
+        return geometry_of(self.spec)
 
     @property
     def window_keys(self) -> list[str]:
@@ -69,7 +82,7 @@ class PlanContext:
 
     def cleaned(self) -> Column:
         """Cleanup time ``end - 1 + L`` at or below the new watermark (time windows only)."""
-        if isinstance(self.spec.assigner, GlobalWindows):
+        if self.geometry.never_ends:
             return F.lit(False)
         return F.coalesce(F.col(WE) <= long_lit(_clamp(self.wm_end_ms - self.spec.allowed_lateness_ms + 1)),
                           F.lit(False))
@@ -119,7 +132,7 @@ def window_partials(ctx: PlanContext, elements: DataFrame, live_end_above: int |
     those whose end is above ``live_end_above`` (default: the event-time rule,
     :func:`windowing.spark.prepare.live_window_end_above`).
     """
-    if slicing.is_sliding(ctx.spec):
+    if ctx.geometry.slices:
         keys = list(ctx.spec.key_columns)
         slices = slicing.slice_partials(ctx.compiled, keys, elements)
         if live_end_above is None:

@@ -22,9 +22,9 @@ from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.assigners import GlobalWindows
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING_TIME_WINDOW_FIRED, BatchMetrics
-from windowing.core.spec import FINAL, WindowSpec
+from windowing.core.sinks import output_mode
+from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.spark.executor import BatchWork, Output, StateVersions
@@ -38,8 +38,9 @@ from windowing.spark.processing_plan import replayed_late
 from windowing.spark.session_plan import SessionOutput
 from windowing.spark.prepare import (
     ACCEPTED, END_BUCKET, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS,
-    classify, has_window_array, live_windows, long_lit)
+    classify, live_windows, long_lit)
 from windowing.spark.slicing import SLICE
+from windowing.spark.window_geometry import geometry_of
 from windowing.spark import trigger_plans
 
 
@@ -105,7 +106,8 @@ class PlanExecutor:
         self.compiled = compile_aggregates(spec)
         self.bucket_ms = bucket_ms or default_bucket_ms(spec)
         # Global (and count) windows never end: their state is one partition, merged, not rewritten.
-        self.state_write = StateWrite.MERGE if isinstance(spec.assigner, GlobalWindows) else StateWrite.REWRITE_BUCKETS
+        self.geometry = geometry_of(spec)
+        self.state_write = StateWrite.MERGE if self.geometry.never_ends else StateWrite.REWRITE_BUCKETS
         self._state_schemas: tuple | None = None
         """The last input schema and the state tables' schemas derived from it."""
 
@@ -258,7 +260,7 @@ class PlanExecutor:
         """
         keys, value_cols = self.spec.key_columns, self._value_columns()
         accepted = classified.where(F.col(STATUS) == ACCEPTED)
-        if not has_window_array(self.spec):
+        if not self.geometry.slices:
             return accepted.select(*keys, TS, SEQ, *value_cols, WS, WE)
         if self.definition.elements is Elements.SLICES:
             return accepted.select(*keys, TS, SEQ, *value_cols, SLICE)
@@ -370,8 +372,8 @@ class _PlanWork(BatchWork):
     def results(self) -> Output:
         # Metrics that are only metrics cost no Spark job: the panes emitted are the rows the
         # results commit recorded (an empty append records no commit: 0). Counting first would
-        # compute the plan once more. ``final`` writes only the final panes: count them all first.
-        if self.executor.store.output_mode != FINAL:
+        # compute the plan once more. A mode that writes only some panes (``final``): count them all first.
+        if output_mode(self.executor.store.output_mode).writes_every_pane:
             return Output(self.out.panes, None)
         panes = self.out.panes.persist()
         self.cached.append(panes)
@@ -379,7 +381,7 @@ class _PlanWork(BatchWork):
         return Output(panes, self.metrics.panes_emitted)
 
     def results_written(self, rows_written: int | None) -> None:
-        if self.executor.store.output_mode != FINAL:
+        if output_mode(self.executor.store.output_mode).writes_every_pane:
             # None: a replay found the batch's results already written (or the commit has no count)
             self.metrics.panes_emitted = self.out.panes.count() if rows_written is None else rows_written
 
@@ -441,7 +443,7 @@ class _ClosingWork(BatchWork):
         # An observation counts the input rows only where each element is in one pane and
         # every valid row has the same processing time (the batch's arrival).
         one_pass = executor.definition.one_pass
-        self.observation = (Observation() if one_pass.observes_input and not has_window_array(spec)
+        self.observation = (Observation() if one_pass.observes_input and not executor.geometry.slices
                             and spec.input.ingestion_time_column is None else None)
         self.panes = one_pass.run(ctx, executor._elements(self.classified, MIN_TIMESTAMP_MS), self.observation)
 

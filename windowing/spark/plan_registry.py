@@ -4,10 +4,12 @@ A spec's plan is chosen once (:func:`plan_for`): its window family (time,
 global, session, processing time, processing-time session) and its trigger
 rule (the built-in trigger, exact type, with the sliding count window's
 evictor as a rule of its own) are the key of :data:`PLANS`. What a plan does
-is the :class:`Plan` object found there; the executor
+is the :class:`Plan` object found there, with its trigger's rule set
+(:class:`windowing.spark.trigger_plans.TriggerRules`); the executor
 (:mod:`windowing.spark.plan_executor`) asks it, and never compares plan names.
-A spec whose key has no entry, or that has a feature no plan covers
-(:func:`unplanned_features`), runs on the per-key path.
+:data:`PLANS` is the only decision: a spec whose key has no entry, or with a
+process function, runs on the per-key path, and :func:`unplanned_features`
+reads :data:`PLANS` to say why.
 
 The plans (their modules hold the phases):
 
@@ -21,7 +23,7 @@ The plans (their modules hold the phases):
   trigger state on time and global windows; the plain EventTimeTrigger on
   global windows is ``early_late`` with neither early nor late firings
   (:mod:`windowing.spark.trigger_plans`, :mod:`windowing.spark.delta_trigger_plan`).
-* ``session``: event-time sessions with EventTimeTrigger
+* ``session``: event-time sessions with EventTimeTrigger or NeverTrigger
   (:mod:`windowing.spark.session_plan`); ``session_<rule>``: with the trigger
   plans' rules (:mod:`windowing.spark.session_trigger_plan`).
 * ``processing_time``: processing-time tumbling/sliding windows with
@@ -33,14 +35,15 @@ The plans (their modules hold the phases):
   ``processing_time_session_<rule>``: with other built-in triggers.
 
 Every plan also runs without key columns (window_all) and optionally purging
-(but the sliding count window). Adding a trigger rule to a window family is
-one plan module (its phases) and entries here.
+(but the sliding count window). A trigger rule whose phases exist runs on
+another window family with one line in :data:`PLANS`; a new rule is a
+:class:`~windowing.spark.trigger_plans.TriggerRules` subclass and its lines here.
 """
 from __future__ import annotations
 
 import enum
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Callable
 
 from pyspark.sql import Column, DataFrame
@@ -172,6 +175,8 @@ class Plan:
         reads_buffers: the plan keeps elements in the buffers table (the sliding count window).
         takes_trigger: the plan reads the trigger's parameters (``TriggerPlan.trigger``).
         takes_count: the plan reads the CountTrigger's count (``TriggerPlan.count``).
+        rules: the trigger's rule set on the trigger plans (a
+            :class:`windowing.spark.trigger_plans.TriggerRules` subclass), else None.
     """
     name: str
     run: Callable[[PlanInputs], Any]
@@ -185,6 +190,7 @@ class Plan:
     reads_buffers: bool = False
     takes_trigger: bool = False
     takes_count: bool = False
+    rules: type | None = None
 
     def fingerprint(self, spec: WindowSpec) -> str:
         """What progress records for ``spec`` on this plan."""
@@ -219,7 +225,8 @@ def _watermark_ranges(r: BatchRange) -> list[tuple[int, int]]:
 def _time_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
     """Time windows: an accepted element may fall in them (end within ``(min_ts, max_ts + size]``), the
     watermark crosses their end, their cleanup time comes, or (trigger plans) a timer comes due."""
-    return _accepted_range(r) + _watermark_ranges(r), tp.due_timers(plan.kind, r.wm_end_ms, r.clock)
+    due = plan.rules.due_timers(r.wm_end_ms, r.clock) if plan.rules is not None else None
+    return _accepted_range(r) + _watermark_ranges(r), due
 
 
 def _session_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
@@ -232,7 +239,7 @@ def _session_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
 def _session_trigger_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
     """The sessions :func:`_session_rows` takes, and those with a timer that comes due."""
     ranges, _ = _session_rows(r, plan)
-    return ranges, stp.due_timers(plan.kind, r.wm_end_ms, r.clock)
+    return ranges, plan.rules.due_timers(r.wm_end_ms, r.clock)
 
 
 def _processing_time_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
@@ -241,8 +248,8 @@ def _processing_time_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
 
 
 def _processing_trigger_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
-    return (ptp.relevant_end_ranges(plan.kind, r.times, r.min_accepted_ts, r.max_accepted_ts, r.size_ms),
-            ptp.due_timers(plan.kind, r.wm_end_ms, r.clock))
+    return (ptp.relevant_end_ranges(plan.rules, r.times, r.min_accepted_ts, r.max_accepted_ts, r.size_ms),
+            plan.rules.due_timers(r.wm_end_ms, r.clock))
 
 
 def _processing_session_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
@@ -250,8 +257,8 @@ def _processing_session_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
 
 
 def _processing_session_trigger_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
-    return (ptp.session_relevant_end_ranges(plan.kind, r.times, r.min_accepted_ts),
-            ptp.due_timers(plan.kind, r.wm_end_ms, r.clock))
+    return (ptp.session_relevant_end_ranges(plan.rules, r.times, r.min_accepted_ts),
+            plan.rules.due_timers(r.wm_end_ms, r.clock))
 
 
 # ------------------------------------------------------------ the plans
@@ -310,74 +317,105 @@ PROCESSING_TIME_SESSION = Plan(ptsp.PROCESSING_TIME_SESSION_PLAN, _processing_se
                                _session_fields, ptsp.STATE_LAYOUT, Elements.SESSION, fires_at_end=True,
                                clock_closes_windows=True)
 
-_TRIGGER_PLAN_RULES = {TriggerRule.EARLY_LATE: tp.EARLY_LATE_PLAN,
-                       TriggerRule.CONTINUOUS_EVENT_TIME: tp.CONTINUOUS_EVENT_TIME_PLAN,
-                       TriggerRule.PROCESSING_TIME: tp.PROCESSING_TIME_PLAN,
-                       TriggerRule.CONTINUOUS_PROCESSING_TIME: tp.CONTINUOUS_PROCESSING_TIME_PLAN,
-                       TriggerRule.DELTA: tp.DELTA_PLAN}
-"""Trigger rule -> the trigger plans' rule set (:mod:`windowing.spark.trigger_plans`)."""
-_PROCESSING_TRIGGER_NAMES = {TriggerRule.COUNT: "count", TriggerRule.CONTINUOUS_PROCESSING_TIME: "continuous",
-                             TriggerRule.DELTA: "delta", TriggerRule.EVENT_TIME: "event_time",
-                             TriggerRule.EARLY_LATE: "early_late",
-                             TriggerRule.CONTINUOUS_EVENT_TIME: "continuous_event_time"}
-"""Trigger rule -> its name in :mod:`windowing.spark.processing_trigger_plan`."""
-_SESSION_TRIGGER_RULES = {**{rule: base for rule, base in _TRIGGER_PLAN_RULES.items() if rule is not TriggerRule.DELTA},
-                          TriggerRule.COUNT: tp.COUNT_TRIGGER_PLAN}
-"""Trigger rule -> the rule set of the event-time session trigger plans (a DeltaTrigger cannot merge)."""
+def _on_time_windows(name: str, rules: type, rows=_time_rows) -> Plan:
+    """A trigger rule set on event-time tumbling/sliding windows (``rows=_all_rows``: on global windows)."""
+    return Plan(name, _trigger_plan, rows, _trigger_fields, tp.STATE_LAYOUT, takes_trigger=True, rules=rules)
 
 
-def _trigger_plan_entry(name: str, rows) -> Plan:
-    return Plan(name, _trigger_plan, rows, _trigger_fields, tp.STATE_LAYOUT, takes_trigger=True)
+def _on_sessions(name: str, rules: type) -> Plan:
+    """A trigger rule set on event-time sessions (merging around its phases)."""
+    return Plan(f"session_{name}", _session_trigger_plan, _session_trigger_rows, _session_trigger_fields,
+                stp.STATE_LAYOUT, Elements.SESSION, takes_trigger=True, rules=rules)
 
 
+def _on_processing_time_windows(name: str, rules: type) -> Plan:
+    """A trigger rule set on processing-time tumbling/sliding windows (the clock closes them)."""
+    return Plan(f"processing_time_{name}", _processing_trigger_plan, _processing_trigger_rows, _trigger_fields,
+                ptp.STATE_LAYOUT, clock_closes_windows=True, takes_trigger=True, rules=rules)
+
+
+def _on_processing_time_sessions(name: str, rules: type) -> Plan:
+    """A trigger rule set on processing-time sessions."""
+    return Plan(f"processing_time_session_{name}", _processing_session_trigger_plan, _processing_session_trigger_rows,
+                _session_trigger_fields, ptp.STATE_LAYOUT, Elements.SESSION, clock_closes_windows=True,
+                takes_trigger=True, rules=rules)
+
+
+_F, _R = WindowFamily, TriggerRule
 PLANS: dict[tuple[WindowFamily, TriggerRule], Plan] = {
-    (WindowFamily.TIME, TriggerRule.EVENT_TIME): TIME,
-    (WindowFamily.TIME, TriggerRule.NEVER): TIME_NEVER,
-    (WindowFamily.TIME, TriggerRule.COUNT): COUNT,
-    (WindowFamily.GLOBAL, TriggerRule.NEVER): GLOBAL_NEVER,
-    (WindowFamily.GLOBAL, TriggerRule.COUNT): GLOBAL_COUNT,
-    (WindowFamily.GLOBAL, TriggerRule.SLIDING_COUNT): SLIDING_COUNT,
+    (_F.TIME, _R.EVENT_TIME): TIME,
+    (_F.TIME, _R.NEVER): TIME_NEVER,
+    (_F.TIME, _R.COUNT): COUNT,
+    (_F.TIME, _R.EARLY_LATE): _on_time_windows("early_late", tp.EarlyLateRules),
+    (_F.TIME, _R.CONTINUOUS_EVENT_TIME): _on_time_windows("continuous_event_time", tp.ContinuousEventTimeRules),
+    (_F.TIME, _R.PROCESSING_TIME): _on_time_windows("processing_time_trigger", tp.ProcessingTimeRules),
+    (_F.TIME, _R.CONTINUOUS_PROCESSING_TIME): _on_time_windows("continuous_processing_time",
+                                                               tp.ContinuousProcessingTimeRules),
+    (_F.TIME, _R.DELTA): _on_time_windows("delta", tp.DeltaRules),
+
+    (_F.GLOBAL, _R.NEVER): GLOBAL_NEVER,
+    (_F.GLOBAL, _R.COUNT): GLOBAL_COUNT,
+    (_F.GLOBAL, _R.SLIDING_COUNT): SLIDING_COUNT,
     # On the global window (max_ts Long.MAX) the event-time trigger is the early/late trigger with
     # neither early nor late firings: it fires only once the watermark is at +infinity (a flush),
     # and after that on every element, always ON_TIME, never final.
-    (WindowFamily.GLOBAL, TriggerRule.EVENT_TIME): _trigger_plan_entry(tp.EARLY_LATE_PLAN, _all_rows),
-    **{(WindowFamily.TIME, rule): _trigger_plan_entry(name, _time_rows) for rule, name in _TRIGGER_PLAN_RULES.items()},
-    **{(WindowFamily.GLOBAL, rule): _trigger_plan_entry(name, _all_rows)
-       for rule, name in _TRIGGER_PLAN_RULES.items()},
-    (WindowFamily.SESSION, TriggerRule.EVENT_TIME): SESSION,
-    **{(WindowFamily.SESSION, rule): Plan(stp.SESSION_KINDS[base], _session_trigger_plan, _session_trigger_rows,
-                                          _session_trigger_fields, stp.STATE_LAYOUT, Elements.SESSION,
-                                          takes_trigger=True)
-       for rule, base in _SESSION_TRIGGER_RULES.items()},
-    (WindowFamily.PROCESSING_TIME, TriggerRule.PROCESSING_TIME): PROCESSING_TIME,
-    **{(WindowFamily.PROCESSING_TIME, rule): Plan(ptp.WINDOW_KINDS[name], _processing_trigger_plan,
-                                                  _processing_trigger_rows, _trigger_fields, ptp.STATE_LAYOUT,
-                                                  clock_closes_windows=True, takes_trigger=True)
-       for rule, name in _PROCESSING_TRIGGER_NAMES.items()},
-    (WindowFamily.PROCESSING_TIME_SESSION, TriggerRule.PROCESSING_TIME): PROCESSING_TIME_SESSION,
-    **{(WindowFamily.PROCESSING_TIME_SESSION, rule): Plan(
-        ptp.SESSION_KINDS[name], _processing_session_trigger_plan, _processing_session_trigger_rows,
-        _session_trigger_fields, ptp.STATE_LAYOUT, Elements.SESSION, clock_closes_windows=True, takes_trigger=True)
-       for rule, name in _PROCESSING_TRIGGER_NAMES.items() if name in ptp.SESSION_KINDS},
+    (_F.GLOBAL, _R.EVENT_TIME): _on_time_windows("early_late", tp.EarlyLateRules, _all_rows),
+    (_F.GLOBAL, _R.EARLY_LATE): _on_time_windows("early_late", tp.EarlyLateRules, _all_rows),
+    (_F.GLOBAL, _R.CONTINUOUS_EVENT_TIME): _on_time_windows("continuous_event_time", tp.ContinuousEventTimeRules,
+                                                            _all_rows),
+    (_F.GLOBAL, _R.PROCESSING_TIME): _on_time_windows("processing_time_trigger", tp.ProcessingTimeRules, _all_rows),
+    (_F.GLOBAL, _R.CONTINUOUS_PROCESSING_TIME): _on_time_windows("continuous_processing_time",
+                                                                 tp.ContinuousProcessingTimeRules, _all_rows),
+    (_F.GLOBAL, _R.DELTA): _on_time_windows("delta", tp.DeltaRules, _all_rows),
+
+    # (a DeltaTrigger cannot merge: the spec refuses it on sessions)
+    (_F.SESSION, _R.EVENT_TIME): SESSION,
+    (_F.SESSION, _R.NEVER): replace(SESSION, fires_at_end=False, one_pass=None),
+    (_F.SESSION, _R.EARLY_LATE): _on_sessions("early_late", tp.EarlyLateRules),
+    (_F.SESSION, _R.CONTINUOUS_EVENT_TIME): _on_sessions("continuous_event_time", tp.ContinuousEventTimeRules),
+    (_F.SESSION, _R.PROCESSING_TIME): _on_sessions("processing_time_trigger", tp.ProcessingTimeRules),
+    (_F.SESSION, _R.CONTINUOUS_PROCESSING_TIME): _on_sessions("continuous_processing_time",
+                                                              tp.ContinuousProcessingTimeRules),
+    (_F.SESSION, _R.COUNT): _on_sessions("count", tp.CountRules),
+
+    # The plain EventTimeTrigger on processing-time windows is the early/late rule set without early
+    # or late firings (its timer at max_ts fires when the watermark reaches it).
+    (_F.PROCESSING_TIME, _R.PROCESSING_TIME): PROCESSING_TIME,
+    (_F.PROCESSING_TIME, _R.COUNT): _on_processing_time_windows("count", tp.CountRules),
+    (_F.PROCESSING_TIME, _R.CONTINUOUS_PROCESSING_TIME): _on_processing_time_windows(
+        "continuous", tp.ContinuousProcessingTimeRules),
+    (_F.PROCESSING_TIME, _R.DELTA): _on_processing_time_windows("delta", tp.DeltaRules),
+    (_F.PROCESSING_TIME, _R.EVENT_TIME): _on_processing_time_windows("event_time", tp.EarlyLateRules),
+    (_F.PROCESSING_TIME, _R.EARLY_LATE): _on_processing_time_windows("early_late", tp.EarlyLateRules),
+    (_F.PROCESSING_TIME, _R.CONTINUOUS_EVENT_TIME): _on_processing_time_windows(
+        "continuous_event_time", tp.ContinuousEventTimeRules),
+
+    (_F.PROCESSING_TIME_SESSION, _R.PROCESSING_TIME): PROCESSING_TIME_SESSION,
+    (_F.PROCESSING_TIME_SESSION, _R.COUNT): _on_processing_time_sessions("count", tp.CountRules),
+    (_F.PROCESSING_TIME_SESSION, _R.CONTINUOUS_PROCESSING_TIME): _on_processing_time_sessions(
+        "continuous", tp.ContinuousProcessingTimeRules),
+    (_F.PROCESSING_TIME_SESSION, _R.EVENT_TIME): _on_processing_time_sessions("event_time", tp.EarlyLateRules),
+    (_F.PROCESSING_TIME_SESSION, _R.EARLY_LATE): _on_processing_time_sessions("early_late", tp.EarlyLateRules),
+    (_F.PROCESSING_TIME_SESSION, _R.CONTINUOUS_EVENT_TIME): _on_processing_time_sessions(
+        "continuous_event_time", tp.ContinuousEventTimeRules),
 }
-"""(window family, trigger rule) -> the plan. A key not here runs on the per-key path."""
+"""(window family, trigger rule) -> the plan: the one place that decides which specs run as a
+DataFrame plan. A key not here runs on the per-key path (:func:`unplanned_features` says why)."""
 
 PLAN_NAMES = frozenset(plan.name for plan in PLANS.values())
 
 
+_FAMILIES = {TumblingEventTimeWindows: WindowFamily.TIME, SlidingEventTimeWindows: WindowFamily.TIME,
+             GlobalWindows: WindowFamily.GLOBAL, EventTimeSessionWindows: WindowFamily.SESSION,
+             TumblingProcessingTimeWindows: WindowFamily.PROCESSING_TIME,
+             SlidingProcessingTimeWindows: WindowFamily.PROCESSING_TIME,
+             ProcessingTimeSessionWindows: WindowFamily.PROCESSING_TIME_SESSION}
+"""Built-in assigner class -> its window family."""
+
+
 def window_family(assigner) -> WindowFamily | None:
-    """The family of a built-in assigner (exact classes and their built-in variants), else None."""
-    if isinstance(assigner, ProcessingTimeSessionWindows):
-        return WindowFamily.PROCESSING_TIME_SESSION
-    if isinstance(assigner, EventTimeSessionWindows):
-        return WindowFamily.SESSION
-    if isinstance(assigner, (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)):
-        return WindowFamily.PROCESSING_TIME
-    if isinstance(assigner, GlobalWindows):
-        return WindowFamily.GLOBAL
-    if isinstance(assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows)):
-        return WindowFamily.TIME
-    return None
+    """The family of a built-in assigner (its class, or the nearest built-in base class of it), else None."""
+    return next((_FAMILIES[c] for c in type(assigner).__mro__ if c in _FAMILIES), None)
 
 
 _RULES = {EventTimeTrigger: TriggerRule.EVENT_TIME, NeverTrigger: TriggerRule.NEVER, CountTrigger: TriggerRule.COUNT,
@@ -387,20 +425,22 @@ _RULES = {EventTimeTrigger: TriggerRule.EVENT_TIME, NeverTrigger: TriggerRule.NE
           ContinuousProcessingTimeTrigger: TriggerRule.CONTINUOUS_PROCESSING_TIME}
 
 
-def trigger_rule(trigger, purge: bool, evictor) -> TriggerRule | None:
-    """The rule of a (non-purging) built-in trigger and the spec's evictor, else None.
+def trigger_rule(trigger) -> TriggerRule | None:
+    """The rule of a (non-purging) built-in trigger, else None.
 
     Exact types only: a user subclass is a user trigger; a ``DeltaTrigger`` with a user delta
-    function is user code; the only evictor a plan keeps is the sliding count window's (a
-    ``CountEvictor`` before the function, with a non-purging ``CountTrigger``).
+    function is user code.
     """
-    if evictor is not None:
-        sliding = (type(trigger) is CountTrigger and isinstance(evictor, CountEvictor) and not purge
-                   and not evictor.do_evict_after)
-        return TriggerRule.SLIDING_COUNT if sliding else None
     if type(trigger) is DeltaTrigger:
         return TriggerRule.DELTA if type(trigger.delta_fn) is AbsoluteDifference else None
     return _RULES.get(type(trigger))
+
+
+def _is_sliding_count(rule: TriggerRule | None, purge: bool, evictor) -> bool:
+    """The only evictor a plan keeps: the sliding count window's (a ``CountEvictor`` before the
+    function, with a non-purging ``CountTrigger``)."""
+    return (rule is TriggerRule.COUNT and not purge and isinstance(evictor, CountEvictor)
+            and not evictor.do_evict_after)
 
 
 def supported() -> str:
@@ -411,73 +451,77 @@ def supported() -> str:
     return "; ".join(f"{family.value}: {', '.join(rules)}" for family, rules in by_family.items())
 
 
+def _plan_key(spec: WindowSpec) -> tuple[WindowFamily | None, TriggerRule | None, bool]:
+    """The :data:`PLANS` key of ``spec`` (either part None when not built in) and whether it purges."""
+    trigger, purge = spec.trigger, False
+    if isinstance(trigger, PurgingTrigger):
+        trigger, purge = trigger.nested, True
+    rule = trigger_rule(trigger)
+    if spec.evictor is not None:
+        rule = TriggerRule.SLIDING_COUNT if _is_sliding_count(rule, purge, spec.evictor) else None
+    return window_family(spec.assigner), rule, purge
+
+
 def plan_for(spec: WindowSpec) -> TriggerPlan:
     """The DataFrame plan of ``spec``, chosen once: :data:`PLANS` by window family and trigger rule.
 
     Raises:
-        NotImplementedError: when no plan covers the spec, naming what is not covered (and, for a
-            trigger/evictor combination, the combinations that have a plan).
+        NotImplementedError: when no plan covers the spec, naming what is not covered.
     """
     gaps = unplanned_features(spec)
     if gaps:
         raise NotImplementedError(f"no DataFrame plan for {', '.join(gaps)}")
-    trigger, purge = spec.trigger, False
-    if isinstance(trigger, PurgingTrigger):
-        trigger, purge = trigger.nested, True
-    family, rule = window_family(spec.assigner), trigger_rule(trigger, purge, spec.evictor)
-    plan = PLANS.get((family, rule))
-    if plan is None:
-        raise NotImplementedError(f"trigger {spec.trigger!r} with evictor {spec.evictor!r} on {spec.assigner!r} "
-                                  f"has no Spark plan; supported: {supported()}, each optionally in "
-                                  f"PurgingTrigger but the sliding count window")
+    family, rule, purge = _plan_key(spec)
+    plan = PLANS[(family, rule)]
+    trigger = spec.trigger.nested if purge else spec.trigger
     return TriggerPlan(plan.name, count=trigger.count if plan.takes_count else None,
                        fires_at_end=plan.fires_at_end, purge=purge,
                        evictor_size=spec.evictor.max_count if rule is TriggerRule.SLIDING_COUNT else None,
-                       trigger=trigger if plan.takes_trigger else None, definition=plan)
+                       trigger=trigger if plan.takes_trigger else None, rules=plan.rules, definition=plan)
+
+
+_WHERE = {WindowFamily.TIME: "", WindowFamily.GLOBAL: "", WindowFamily.SESSION: " on session windows",
+          WindowFamily.PROCESSING_TIME: " on processing-time windows",
+          WindowFamily.PROCESSING_TIME_SESSION: " on processing-time session windows"}
+"""How a refusal names the window family of a trigger it has no plan for."""
+_LISTS_RULES = frozenset({WindowFamily.PROCESSING_TIME, WindowFamily.PROCESSING_TIME_SESSION})
+"""Families whose refusal of a trigger lists the triggers their plans take (their own differ most
+from the event-time families')."""
+_SESSIONS = frozenset({WindowFamily.SESSION, WindowFamily.PROCESSING_TIME_SESSION})
+
+
+def _rules_of(family: WindowFamily) -> str:
+    names = [rule.value for f, rule in PLANS if f is family]
+    return f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else names[0]
 
 
 def unplanned_features(spec: WindowSpec) -> tuple[str, ...]:
-    """The features of ``spec`` that no DataFrame plan covers (they run on the per-key path)."""
+    """The features of ``spec`` that no DataFrame plan covers (they run on the per-key path).
+
+    Derived from :data:`PLANS`: the spec's window family and trigger rule (and evictor) have no entry.
+    """
     found = []
     trigger = spec.trigger.nested if isinstance(spec.trigger, PurgingTrigger) else spec.trigger
-    if isinstance(spec.assigner, ProcessingTimeSessionWindows):
-        # Processing-time sessions run as the processing_time_session plan with their own
-        # trigger (a gap function runs in classify: prepare.gap_function_column).
-        if type(trigger) is not ProcessingTimeTrigger and ptp.session_plan_kind(trigger) is None:
-            found.append(f"trigger {trigger!r} on processing-time session windows (their plans take "
-                         f"ProcessingTimeTrigger, CountTrigger, ContinuousProcessingTimeTrigger, "
-                         f"EventTimeTrigger, EarlyLateEventTimeTrigger or ContinuousEventTimeTrigger)")
-        if spec.evictor is not None:
+    family, rule, purge = _plan_key(spec)
+    trigger_alone = trigger_rule(trigger)
+    if family is None:
+        found.append(f"assigner {type(spec.assigner).__name__}")
+    if trigger_alone is None or (family is not None and (family, trigger_alone) not in PLANS):
+        where = _WHERE.get(family, "")
+        if type(trigger) is DeltaTrigger and trigger_alone is None:
+            found.append(f"trigger {trigger!r}{where} (its delta function {type(trigger.delta_fn).__name__} is "
+                         f"user code; only the built-in AbsoluteDifference has a plan)")
+        elif family in _LISTS_RULES:
+            found.append(f"trigger {trigger!r}{where} (their plans take {_rules_of(family)})")
+        else:
+            found.append(f"trigger {trigger!r}{where}")
+    if spec.evictor is not None and (rule is None or (family is not None and (family, rule) not in PLANS)):
+        if family in _SESSIONS:
             found.append(f"evictor on session windows {spec.evictor!r}")
-    elif isinstance(spec.assigner, EventTimeSessionWindows):
-        # Sessions run as a DataFrame plan when the trigger is a built-in one with a session
-        # plan, whatever the gap (static, a column, or a function: prepare.gap_function_column).
-        if type(trigger) is not EventTimeTrigger and stp.session_plan_kind(trigger) is None:
-            found.append(f"trigger {trigger!r} on session windows")
-        if spec.evictor is not None:
-            found.append(f"evictor on session windows {spec.evictor!r}")
-    elif isinstance(spec.assigner, (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)):
-        # Processing-time windows run as the processing_time plan with their own trigger, or as a
-        # processing-time trigger plan with another built-in trigger (ptp.py).
-        if type(trigger) is not ProcessingTimeTrigger and ptp.plan_kind(trigger) is None:
-            found.append(f"trigger {trigger!r} on processing-time windows (their plans take "
-                         f"ProcessingTimeTrigger, CountTrigger, ContinuousProcessingTimeTrigger, "
-                         f"EventTimeTrigger, EarlyLateEventTimeTrigger, ContinuousEventTimeTrigger or "
-                         f"DeltaTrigger with the built-in AbsoluteDifference)")
-        if spec.evictor is not None:
-            found.append(f"evictor {spec.evictor!r}")
-    else:
-        if not isinstance(spec.assigner, (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows)):
-            found.append(f"assigner {type(spec.assigner).__name__}")
-        if type(trigger) not in (EventTimeTrigger, CountTrigger, NeverTrigger):   # a user subclass is a user trigger
-            if type(trigger) is DeltaTrigger and tp.plan_kind(trigger) is None:
-                found.append(f"trigger {trigger!r} (its delta function {type(trigger.delta_fn).__name__} is user "
-                             f"code; only the built-in AbsoluteDifference has a plan)")
-            elif tp.plan_kind(trigger) is None:
-                found.append(f"trigger {trigger!r}")
-        if spec.evictor is not None and not (isinstance(spec.evictor, CountEvictor)
-                                             and not spec.evictor.do_evict_after):
-            found.append(f"evictor {spec.evictor!r}")
+        else:
+            found.append(f"evictor {spec.evictor!r} (a plan keeps an evictor only as the sliding count window: "
+                         f"GlobalWindows, a non-purging CountTrigger(slide) and CountEvictor(size) before the "
+                         f"function)")
     if spec.process_function is not None:
         found.append("process window functions")
     return tuple(dict.fromkeys(found))

@@ -12,9 +12,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.assigners import (
-    MERGING_ASSIGNERS, GapFromColumn, GlobalWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
-    TumblingEventTimeWindows, TumblingProcessingTimeWindows)
+from windowing.core.assigners import GlobalWindows
 from windowing.core.records import (
     QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_INVALID_INGESTION_TIME,
     QUARANTINE_INVALID_SESSION_GAP, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNKNOWN_SOURCE,
@@ -25,7 +23,7 @@ from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.spark.columns import (  # noqa: F401  (the phases import these names from here too)
     ACCEPTED, END_BUCKET, EVENT_MS, GAP, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS, long_lit)
-from windowing.spark import slicing
+from windowing.spark.window_geometry import geometry_of, has_gap_function
 
 
 def count_each(frames: dict[str, DataFrame]) -> dict[str, int]:
@@ -170,23 +168,7 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
             else F.lit(False)
     else:
         element_late = F.lit(False)
-    if spec.is_merging:
-        # Session windows [ts, ts + gap): whether one is late depends on what it merges
-        # with, so the session plan decides (windowing.spark.session_plan); here every
-        # valid row is provisionally accepted.
-        out = out.withColumns({WS: F.col(TS), WE: F.col(TS) + session_gap_ms(spec)})
-        in_live_window, element_late = F.lit(True), F.lit(False)
-    elif has_window_array(spec):
-        # Sliding: the slice of each element and two comparisons decide whether it has a
-        # live window; the windows themselves are built later from slice partials.
-        out = out.withColumn(slicing.SLICE, slicing.slice_start(spec.assigner, F.col(TS)))
-        in_live_window = slicing.in_live_window(spec.assigner, F.col(TS), live_end_above)
-    else:
-        # One window per element: plain columns. Higher-order array functions
-        # are interpreted, not code-generated, and cost more than the whole aggregation.
-        start, end = single_window(spec, F.col(TS))
-        out = out.withColumns({WS: start, WE: end})
-        in_live_window = F.lit(True) if live_end_above is None else F.col(WE) > long_lit(live_end_above)
+    out, in_live_window, element_late = geometry_of(spec).assign(out, live_end_above, element_late)
     status = (F.when(F.col(REASON).isNotNull(), F.lit(QUARANTINED))
               .when(in_live_window, F.lit(ACCEPTED))
               .when(element_late, F.lit(LATE))
@@ -206,35 +188,11 @@ def live_window_end_above(spec: WindowSpec, wm_start_ms: int) -> int | None:
 
 def live_windows(spec: WindowSpec, ts: Column, wm_start_ms: int) -> Column:
     """The element's live windows as an array of (window_start_ms, window_end_ms) structs."""
-    windows = assigned_windows(spec, ts)
+    windows = geometry_of(spec).windows(ts)
     live_end_above = live_window_end_above(spec, wm_start_ms)
     if live_end_above is None:
         return windows
     return F.filter(windows, lambda w: w[WE] > long_lit(live_end_above))
-
-
-def has_window_array(spec: WindowSpec) -> bool:
-    """Whether an element may be in several windows (sliding: no window columns, its slice instead)."""
-    return isinstance(spec.assigner, (SlidingEventTimeWindows, SlidingProcessingTimeWindows))
-
-
-def session_gap_ms(spec: WindowSpec) -> Column:
-    """The session gap of each row: the static gap, or the gap column (event- and processing-time sessions)."""
-    assigner = spec.assigner
-    if not isinstance(assigner, MERGING_ASSIGNERS):
-        raise ValueError(f"no Spark session windows for {assigner!r}: only EventTimeSessionWindows or "
-                         f"ProcessingTimeSessionWindows")
-    if assigner.dynamic_gap is None:
-        return long_lit(assigner.gap_ms)
-    if has_gap_function(spec):
-        return F.col(GAP)           # classify computed it (gap_function_column)
-    return F.col(assigner.dynamic_gap.column).cast("long")
-
-
-def has_gap_function(spec: WindowSpec) -> bool:
-    """Session windows whose gap a Python function computes per row (not a gap column)."""
-    gap = getattr(spec.assigner, "dynamic_gap", None)
-    return gap is not None and not isinstance(gap, GapFromColumn)
 
 
 def gap_function_column(df: DataFrame, spec: WindowSpec, checked: Column, ts: Column, pt: Column) -> Column:
@@ -281,29 +239,6 @@ def session_gap_valid(df: DataFrame, spec: WindowSpec) -> Column:
     return F.coalesce(F.col(column) > 0, F.lit(False))
 
 
-def single_window(spec: WindowSpec, ts: Column) -> tuple[Column, Column]:
-    """(start, end) of the one window of a tumbling or global assigner (null for global)."""
-    assigner = spec.assigner
-    if isinstance(assigner, GlobalWindows):
-        return F.lit(None).cast("long"), single_window_end(spec, None)
-    if isinstance(assigner, (TumblingEventTimeWindows, TumblingProcessingTimeWindows)):
-        start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(assigner.size_ms))
-        return start, single_window_end(spec, start)
-    raise ValueError(f"{assigner!r} may assign several windows; use assigned_windows()")
-
-
-def single_window_end(spec: WindowSpec, start: Column | None) -> Column:
-    """The end of the window starting at ``start`` for a tumbling or global assigner (null for global).
-
-    The same expression :func:`single_window` uses, so a plan may group by the
-    start alone and derive the end afterwards: one grouping key fewer to hash,
-    compare and shuffle.
-    """
-    if isinstance(spec.assigner, GlobalWindows):
-        return F.lit(None).cast("long")
-    return start + long_lit(spec.assigner.size_ms)
-
-
 def _mark_duplicates(out: DataFrame, id_column: str, seen_ids: DataFrame | None) -> DataFrame:
     """Set reason ``duplicate_event`` on every valid row but the first of its id, and on ids already seen."""
     event_id = F.col(id_column)
@@ -321,17 +256,5 @@ def _mark_duplicates(out: DataFrame, id_column: str, seen_ids: DataFrame | None)
 
 
 def assigned_windows(spec: WindowSpec, ts: Column) -> Column:
-    """An array of structs (window_start_ms, window_end_ms) per element."""
-    assigner = spec.assigner
-    if isinstance(assigner, (GlobalWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)):
-        start, end = single_window(spec, ts)
-        return F.array(F.struct(start.alias(WS), end.alias(WE)))
-    if isinstance(assigner, (SlidingEventTimeWindows, SlidingProcessingTimeWindows)):
-        size, slide = assigner.size_ms, assigner.slide_ms
-        last_start = ts - F.pmod(ts - long_lit(assigner.offset_ms), long_lit(slide))
-        count = -(-size // slide)  # ceil: the most windows an element can be in
-        starts = F.transform(F.sequence(F.lit(0).cast("long"), long_lit(count - 1)),
-                             lambda i: last_start - i * long_lit(slide))
-        starts = F.filter(starts, lambda s: s > ts - long_lit(size))
-        return F.transform(starts, lambda s: F.struct(s.alias(WS), (s + long_lit(size)).alias(WE)))
-    raise ValueError(f"no Spark window assignment for {assigner!r}")
+    """An array of structs (window_start_ms, window_end_ms) per element (the spec's window geometry)."""
+    return geometry_of(spec).windows(ts)

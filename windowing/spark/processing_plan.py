@@ -30,7 +30,7 @@ from windowing.core.records import ON_TIME
 from windowing.core.time import MIN_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.spark.batch_time import BatchTime
 from windowing.spark.plan_base import PlanContext, PlanOutput, TriggerPlan, merge_pair, window_partials
-from windowing.spark import slicing
+from windowing.spark.window_geometry import geometry_of
 from windowing.spark.prepare import ACCEPTED, END_BUCKET, STATUS, TS, UNASSIGNED, WE, long_lit
 
 PROCESSING_TIME_PLAN = "processing_time"
@@ -57,10 +57,7 @@ def replayed_late(spec, times: BatchTime) -> Column | None:
     if at_rows == MIN_TIMESTAMP_MS:
         return None
     live_end_above = _clamp(at_rows + 1)
-    if slicing.is_sliding(spec):
-        live = slicing.in_live_window(spec.assigner, F.col(TS), live_end_above)
-    else:
-        live = F.col(WE) > long_lit(live_end_above)
+    live = geometry_of(spec).in_live_window(live_end_above)
     return (((F.col(STATUS) == ACCEPTED) & ~live)
             | ((F.col(STATUS) == UNASSIGNED) & (F.col(TS) <= long_lit(at_rows))))
 

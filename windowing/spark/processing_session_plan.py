@@ -26,12 +26,10 @@ phases (:class:`windowing.spark.batch_time.BatchTime` gives the clock):
 A session fires once and is cleaned at once, so no pane of a processing-time
 session supersedes another and every pane has index 0; the state columns
 are the session plan's all the same. The state fingerprint is salted
-(:func:`state_fingerprint`) so state the per-key path wrote for the same
+(:data:`STATE_LAYOUT`) so state the per-key path wrote for the same
 spec (which ran it before) is refused, not misread.
 """
 from __future__ import annotations
-
-import hashlib
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -88,8 +86,3 @@ def relevant_end_ranges(times: BatchTime, min_accepted_ts: int | None) -> list[t
     if times.clock_end_ms > times.clock_before_ms:
         ranges.append((_clamp(times.clock_before_ms + 2), _clamp(times.clock_end_ms + 1)))
     return ranges
-
-
-def state_fingerprint(spec) -> str:
-    """The fingerprint an operator on this plan records: the spec's, salted with the state layout."""
-    return hashlib.sha256(f"{spec.fingerprint()}/{STATE_LAYOUT}".encode()).hexdigest()[:16]

@@ -45,21 +45,15 @@ as the reference model runs processing-time windows:
 * ``is_final`` marks the window's last pane of the batch that cleans it.
 
 The state rows are the trigger plans' (``trigger_count``, ``timer_ms``); the
-fingerprint is salted (:func:`state_fingerprint`) so that state the per-key
+fingerprint is salted (:data:`STATE_LAYOUT`) so that state the per-key
 path wrote for the same spec (which ran it before) is refused, not misread.
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import replace
-
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from windowing.core.assigners import SlidingProcessingTimeWindows, TumblingProcessingTimeWindows
 from windowing.core.time import MAX_TIMESTAMP_MS
-from windowing.core.triggers import (ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger,
-                                     DeltaTrigger, EarlyLateEventTimeTrigger, EventTimeTrigger)
 from windowing.spark.batch_time import BatchTime
 from windowing.spark.prepare import WE, long_lit
 from windowing.spark import session_trigger_plan as stp
@@ -67,51 +61,8 @@ from windowing.spark import trigger_plans as tp
 from windowing.spark.processing_plan import state_end_ranges
 from windowing.spark.processing_session_plan import relevant_end_ranges as session_ranges
 
-_TRIGGER_NAMES = {CountTrigger: "count", ContinuousProcessingTimeTrigger: "continuous", DeltaTrigger: "delta",
-                  EventTimeTrigger: "event_time", EarlyLateEventTimeTrigger: "early_late",
-                  ContinuousEventTimeTrigger: "continuous_event_time"}
-_RULE_SETS = {"count": tp.COUNT_TRIGGER_PLAN, "continuous": tp.CONTINUOUS_PROCESSING_TIME_PLAN,
-              "delta": tp.DELTA_PLAN, "event_time": tp.EARLY_LATE_PLAN, "early_late": tp.EARLY_LATE_PLAN,
-              "continuous_event_time": tp.CONTINUOUS_EVENT_TIME_PLAN}
-"""Trigger name -> the trigger plans' rule set it runs (the plain EventTimeTrigger is the early/late
-rule set with neither early nor late firings)."""
-WINDOW_KINDS = {name: f"processing_time_{name}" for name in _RULE_SETS}
-"""Trigger name -> plan kind on processing-time tumbling/sliding windows."""
-SESSION_KINDS = {name: f"processing_time_session_{name}" for name in _RULE_SETS if name != "delta"}
-"""Trigger name -> plan kind on processing-time session windows (a DeltaTrigger cannot merge: the
-spec refuses it on sessions)."""
-PROCESSING_TRIGGER_PLAN_KINDS = frozenset(WINDOW_KINDS.values())
-PROCESSING_SESSION_TRIGGER_PLAN_KINDS = frozenset(SESSION_KINDS.values())
-_BASE_KIND = {kind: _RULE_SETS[name] for kinds in (WINDOW_KINDS, SESSION_KINDS) for name, kind in kinds.items()}
 STATE_LAYOUT = "processing-time-trigger-state-v1"
 """Salt of the state fingerprint of specs on these plans."""
-ASSIGNERS = (TumblingProcessingTimeWindows, SlidingProcessingTimeWindows)
-
-
-def _trigger_name(trigger) -> str | None:
-    """The name of a (non-purging) built-in trigger these plans cover, else None.
-
-    Exact types only: a user subclass is a user trigger and runs per key; so does a DeltaTrigger
-    with a user delta function.
-    """
-    if type(trigger) is DeltaTrigger and tp.plan_kind(trigger) != tp.DELTA_PLAN:
-        return None
-    return _TRIGGER_NAMES.get(type(trigger))
-
-
-def plan_kind(trigger) -> str | None:
-    """The plan kind of ``trigger`` (not purging) on processing-time tumbling/sliding windows, else None."""
-    return WINDOW_KINDS.get(_trigger_name(trigger))
-
-
-def session_plan_kind(trigger) -> str | None:
-    """The plan kind of ``trigger`` (not purging) on processing-time session windows, else None."""
-    return SESSION_KINDS.get(_trigger_name(trigger))
-
-
-def base_kind(kind: str) -> str:
-    """The trigger-plan rule set of a kind (``processing_time_count`` -> ``count_trigger``)."""
-    return _BASE_KIND[kind]
 
 
 def processing_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: "tp.BatchClock"):
@@ -119,7 +70,7 @@ def processing_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, cl
 
     Args:
         ctx: the batch's :class:`~windowing.spark.plan_base.PlanContext` (watermarks for the panes).
-        plan: the spec's ``TriggerPlan`` (a kind of :data:`PROCESSING_TRIGGER_PLAN_KINDS`).
+        plan: the spec's ``TriggerPlan`` (its trigger rules, trigger, purge).
         elements: accepted rows (replayed-late rows left out), one row per (element, window).
         state: the state rows the batch can touch (:func:`relevant_end_ranges`, :func:`due_timers`).
         clock: the batch's processing-time clock.
@@ -130,7 +81,7 @@ def processing_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, cl
     """
     # A sliding row's windows that the clock closed before the rows are late for it: it joins the others.
     live = elements.where(F.col(WE) > long_lit(tp._clamp(clock.at_rows_ms + 1)))
-    return tp.trigger_plan(ctx, replace(plan, kind=base_kind(plan.kind)), live, state, clock,
+    return tp.trigger_plan(ctx, plan, live, state, clock,
                            processing_time_windows=True)
 
 
@@ -141,7 +92,7 @@ def processing_session_trigger_plan(ctx, plan, elements: DataFrame, state: DataF
 
     Args:
         ctx, clock: as for :func:`processing_trigger_plan`.
-        plan: the spec's ``TriggerPlan`` (a kind of :data:`PROCESSING_SESSION_TRIGGER_PLAN_KINDS`).
+        plan: the spec's ``TriggerPlan`` (its trigger rules, trigger, purge).
         elements: accepted rows with every input column, ``__ts_ms`` (the processing time),
             ``__seq`` and their own window ``[pt, pt + gap)``.
         state: the open sessions the batch may touch
@@ -152,12 +103,11 @@ def processing_session_trigger_plan(ctx, plan, elements: DataFrame, state: DataF
         clock closed before the rows).
     """
 
-    session_kind = stp.SESSION_KINDS[base_kind(plan.kind)]
-    return stp.session_trigger_plan(ctx, replace(plan, kind=session_kind), elements, state, clock,
+    return stp.session_trigger_plan(ctx, plan, elements, state, clock,
                                     processing_time_windows=True)
 
 
-def relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None, max_accepted_ts: int | None,
+def relevant_end_ranges(rules: "type[tp.TriggerRules]", times: BatchTime, min_accepted_ts: int | None, max_accepted_ts: int | None,
                         size_ms: int) -> list[tuple[int, int]]:
     """Window ends (inclusive ranges) of the state rows a batch can touch by their end: those its
     rows fall in, those whose ``max_ts`` the clock passes and (the event-time triggers) those whose
@@ -165,31 +115,20 @@ def relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None
 
     ranges = state_end_ranges(times)
     wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms
-    if base_kind(kind) in (tp.EARLY_LATE_PLAN, tp.CONTINUOUS_EVENT_TIME_PLAN) and wm1 > wm0:
+    if rules.fires_at_window_end and wm1 > wm0:
         ranges.append((tp._clamp(wm0 + 2), tp._clamp(wm1 + 1)))   # max_ts in (wm0, wm1]
     if min_accepted_ts is not None:
         ranges.append((min_accepted_ts + 1, min(max_accepted_ts + size_ms, MAX_TIMESTAMP_MS)))
     return ranges
 
 
-def session_relevant_end_ranges(kind: str, times: BatchTime, min_accepted_ts: int | None) -> list[tuple[int, int]]:
+def session_relevant_end_ranges(rules: "type[tp.TriggerRules]", times: BatchTime, min_accepted_ts: int | None) -> list[tuple[int, int]]:
     """Window ends (inclusive ranges) of the open sessions a batch can touch by their end: those of
     :func:`windowing.spark.processing_session_plan.relevant_end_ranges` and (the event-time triggers)
     those whose ``max_ts`` the watermark passes (see :func:`due_timers` for the rest)."""
 
     ranges = session_ranges(times, min_accepted_ts)
     wm0, wm1 = times.watermark_start_ms, times.watermark_end_ms
-    if base_kind(kind) in (tp.EARLY_LATE_PLAN, tp.CONTINUOUS_EVENT_TIME_PLAN) and wm1 > wm0:
+    if rules.fires_at_window_end and wm1 > wm0:
         ranges.append((tp._clamp(wm0 + 2), tp._clamp(wm1 + 1)))   # max_ts in (wm0, wm1]
     return ranges
-
-
-def due_timers(kind: str, wm_end_ms: int, clock: "tp.BatchClock") -> Column | None:
-    """State rows a batch must read because a timer of theirs comes due: a continuous timer, an
-    early-firing timer (by the clock) or a continuous event-time timer (by the watermark ``wm_end_ms``)."""
-    return tp.due_timers(base_kind(kind), wm_end_ms, clock)
-
-
-def state_fingerprint(spec) -> str:
-    """The fingerprint an operator on these plans records: the spec's, salted with the state layout."""
-    return hashlib.sha256(f"{spec.fingerprint()}/{STATE_LAYOUT}".encode()).hexdigest()[:16]

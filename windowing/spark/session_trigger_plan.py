@@ -31,52 +31,20 @@ runs per row.
 """
 from __future__ import annotations
 
-import hashlib
-from dataclasses import replace
-
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import DataFrame, Window
 from pyspark.sql import functions as F
 
-from windowing.core.triggers import CountTrigger
 from windowing.spark.aggregates import running_exprs
 from windowing.spark.prepare import END_BUCKET, SEQ, TS, WE, WS, count_each, long_lit
 from windowing.spark.session_plan import (EMITTED, SUPERSEDES, SUPERSEDES_TYPE, SessionOutput, _empty_supersedes,
                                           _islands)
 from windowing.spark import trigger_plans as tp
 
-SESSION_KINDS = {tp.EARLY_LATE_PLAN: "session_early_late",
-                 tp.CONTINUOUS_EVENT_TIME_PLAN: "session_continuous_event_time",
-                 tp.PROCESSING_TIME_PLAN: "session_processing_time_trigger",
-                 tp.CONTINUOUS_PROCESSING_TIME_PLAN: "session_continuous_processing_time",
-                 tp.COUNT_TRIGGER_PLAN: "session_count"}
-SESSION_TRIGGER_PLAN_KINDS = frozenset(SESSION_KINDS.values())
-_BASE_KIND = {v: k for k, v in SESSION_KINDS.items()}
 STATE_LAYOUT = "session-trigger-state-v1"
 """Salt of the state fingerprint of specs on these plans (session columns plus trigger-state columns)."""
 
 _OLD = "__old"
 _ISLAND = "__island"
-
-
-def session_plan_kind(trigger) -> str | None:
-    """The plan kind of a (non-purging) built-in trigger on event-time sessions, else None.
-
-    Exact types only: a user subclass is a user trigger and runs per key.
-    """
-    if type(trigger) is CountTrigger:
-        return SESSION_KINDS[tp.COUNT_TRIGGER_PLAN]
-    base = tp.plan_kind(trigger)
-    return None if base is None else SESSION_KINDS[base]
-
-
-def base_kind(kind: str) -> str:
-    """The trigger-plan rule set of a session kind (``session_early_late`` -> ``early_late``)."""
-    return _BASE_KIND[kind]
-
-
-def due_timers(kind: str, wm_end_ms: int, clock: "tp.BatchClock") -> Column | None:
-    """State sessions a batch must read because a timer of theirs comes due (see ``trigger_plans.due_timers``)."""
-    return tp.due_timers(base_kind(kind), wm_end_ms, clock)
 
 
 def _old_sessions_after_phase_a(rules, after_a: DataFrame) -> DataFrame:
@@ -157,7 +125,7 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
 
     Args:
         ctx: the batch's :class:`~windowing.spark.plan_base.PlanContext`.
-        plan: the spec's ``TriggerPlan`` (a kind of :data:`SESSION_TRIGGER_PLAN_KINDS`, trigger, purge).
+        plan: the spec's ``TriggerPlan`` (its trigger rules, trigger, purge).
         elements: accepted rows with every input column, ``__ts_ms``, ``__seq`` and their own
             window ``[window_start_ms, window_end_ms)``.
         state: the state sessions the batch may touch (session and trigger-state columns).
@@ -171,7 +139,7 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
             reaches its ``max_ts`` (after its event-time timers the watermark reached).
     """
 
-    rules = tp._Rules(ctx, replace(plan, kind=base_kind(plan.kind)), clock, processing_time_windows)
+    rules = plan.rules(ctx, plan, clock, processing_time_windows)
     keys = list(ctx.spec.key_columns)
     if processing_time_windows:
         late_end_at_or_below = tp._clamp(clock.at_rows_ms + 1)     # max_ts <= the clock before the rows
@@ -242,15 +210,3 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
     cleaned_count = counts["cleaned"] + counts.get("closed", 0)
     cached = [after_a, united, j] + ([groups] if rules.has_count_rule else [])
     return SessionOutput(panes, upserts, deletes, late, late_count, cleaned_count, cached=cached)
-
-
-def state_fingerprint(spec, kind: str) -> str:
-    """The fingerprint an operator records for ``spec`` on plan ``kind``.
-
-    Specs on these plans ran per key before (their state has another layout): their
-    fingerprint is salted so that such state is refused instead of misread. Every other
-    kind keeps :func:`windowing.spark.trigger_plans.state_fingerprint`'s.
-    """
-    if kind not in SESSION_TRIGGER_PLAN_KINDS:
-        return tp.state_fingerprint(spec, kind)
-    return hashlib.sha256(f"{spec.fingerprint()}/{STATE_LAYOUT}".encode()).hexdigest()[:16]

@@ -37,23 +37,13 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.aggregates import Avg, Collect, Count, First, Last, Max, Min, Reduce, Sum, UserAggregate
-from windowing.core.assigners import SlidingEventTimeWindows, SlidingProcessingTimeWindows
+from windowing.core.assigners import SlidingEventTimeWindows
 from windowing.core.time import MIN_TIMESTAMP_MS
-from windowing.spark.aggregates import (
-    ORDER_TS, SUM_NEGATIVE, SUM_POSITIVE, CompiledAggregate, _user_udfs, ordered_values, partial_exprs, sum_merge_all)
-from windowing.spark.columns import WE, WS, long_lit
+from windowing.spark.aggregates import CompiledAggregate, partial_exprs
+from windowing.spark.columns import SLICE, WE, WS, long_lit
 
-SLICE = "__slice_ms"
 CONTENTS = "__b__n"      # elements per slice / window (the time plan's batch count column)
 _POS, _NEXT = "__pos", "__next_pos"
-_INTEGRAL = (T.ByteType, T.ShortType, T.IntegerType, T.LongType)
-_EXACT = "decimal(38,0)"   # sums of int64 values that cannot overflow
-
-
-def is_sliding(spec) -> bool:
-    """Sliding windows on event time or processing time (the same slices, on the element's timestamp)."""
-    return isinstance(spec.assigner, (SlidingEventTimeWindows, SlidingProcessingTimeWindows))
 
 
 def slice_ms(assigner: SlidingEventTimeWindows) -> int:
@@ -98,34 +88,6 @@ def slice_partials(compiled: list[CompiledAggregate], keys: list[str], elements:
     return elements.groupBy(*keys, SLICE).agg(*partial_exprs(compiled), F.count(F.lit(1)).alias(CONTENTS))
 
 
-def _rollup(agg: CompiledAggregate, column: str) -> Column:
-    """Aggregate expression merging a group of accumulator values of ``agg`` (nulls mean "empty")."""
-    kind = agg.aggregate
-    if isinstance(kind, Sum):
-        return sum_merge_all(F.col(column))
-    if isinstance(kind, (Count, Avg)):
-        return F.sum(column)
-    if isinstance(kind, Min):
-        return F.min(column)
-    if isinstance(kind, Max):
-        return F.max(column)
-    if isinstance(kind, UserAggregate):
-        return _user_udfs(kind).fold(F.collect_list(column))
-    # Slices cover disjoint time ranges: no two slices' elements tie on event time.
-    if isinstance(kind, First):
-        return F.min_by(column, F.col(column)[ORDER_TS])
-    if isinstance(kind, Last):
-        return F.max_by(column, F.col(column)[ORDER_TS])
-    if isinstance(kind, Collect):
-        return F.flatten(ordered_values(F.col(column), (SLICE,)))
-    if isinstance(kind, Reduce):
-        # Slices cover disjoint time ranges and each slice's partial folded its elements in
-        # (event time, sequence) order: folding the slices in slice order folds the window's
-        # elements in that order (a reduce need not commute).
-        return _user_udfs(kind).fold(ordered_values(F.col(column), (SLICE,)))
-    raise ValueError(f"aggregate {kind!r} has no Spark merge")
-
-
 def exploded_window_partials(assigner: SlidingEventTimeWindows, compiled: list[CompiledAggregate], keys: list[str],
                              slices: DataFrame, live_end_above: int | None = None) -> DataFrame:
     """Per (key, window) partials by copying each slice partial into its (live) windows and merging.
@@ -145,7 +107,7 @@ def exploded_window_partials(assigner: SlidingEventTimeWindows, compiled: list[C
     exploded = (slices.where(last >= lowest)
                 .select(*keys, SLICE, *accs, CONTENTS, F.explode(F.sequence(first, last, long_lit(slide))).alias(WS)))
     return (exploded.groupBy(*keys, WS)
-            .agg(*[_rollup(agg, c).alias(c) for agg in compiled for c in agg.columns],
+            .agg(*[agg.form.rollup(agg.aggregate, c).alias(c) for agg in compiled for c in agg.columns],
                  F.sum(CONTENTS).alias(CONTENTS))
             .withColumn(WE, F.col(WS) + long_lit(size)))
 
@@ -154,54 +116,17 @@ def exploded_window_partials(assigner: SlidingEventTimeWindows, compiled: list[C
 
 def invertible(compiled: list[CompiledAggregate], schema: T.StructType) -> bool:
     """Whether every aggregate can be windowed exactly by differences of integer running sums."""
-    def integral(column: str) -> bool:
-        return isinstance(schema[column].dataType, _INTEGRAL)
-    for agg in compiled:
-        kind = agg.aggregate
-        if isinstance(kind, Count):
-            continue
-        if isinstance(kind, (Sum, Avg)) and integral(kind.column):
-            continue
-        return False
-    return True
+    return all(agg.form.invertible(agg.aggregate, schema) for agg in compiled)
 
 
 def _invertible_parts(compiled: list[CompiledAggregate]) -> list[tuple[str, Column]]:
     """(name, per-slice integer partial) pairs whose window sums rebuild every accumulator column."""
-    parts = [(CONTENTS, F.count(F.lit(1)))]
-    for agg in compiled:
-        kind = agg.aggregate
-        if isinstance(kind, Count):
-            parts.append((agg.columns[0], F.count(F.lit(1)) if kind.column is None else F.count(kind.column)))
-        else:
-            # Sum or Avg of an integral column: exact sums of the positive and of the negative values
-            # (decimal, so no running sum can overflow; a Sum's part beyond int64 is then null), and how
-            # many values were not null.
-            value = F.col(kind.column).cast(_EXACT)
-            parts.append((f"__inv__{agg.name}__pos", F.coalesce(F.sum(F.when(value >= 0, value)), F.lit(0).cast(_EXACT))))
-            parts.append((f"__inv__{agg.name}__neg", F.coalesce(F.sum(F.when(value < 0, value)), F.lit(0).cast(_EXACT))))
-            parts.append((f"__inv__{agg.name}__nn", F.count(kind.column)))
-    return parts
+    return [(CONTENTS, F.count(F.lit(1)))] + [part for agg in compiled for part in agg.form.sums(agg)]
 
 
 def _accumulators_from_sums(compiled: list[CompiledAggregate]) -> list[Column]:
     """Accumulator columns (as the time plan names them) from the window sums of :func:`_invertible_parts`."""
-    out = []
-    for agg in compiled:
-        kind = agg.aggregate
-        if isinstance(kind, Count):
-            out.append(F.col(agg.columns[0]))
-            continue
-        pos, neg = F.col(f"__inv__{agg.name}__pos"), F.col(f"__inv__{agg.name}__neg")
-        nn = F.col(f"__inv__{agg.name}__nn")
-        if isinstance(kind, Sum):   # as aggregates.sum_partial builds it: a part beyond int64 is null
-            out.append(F.when(nn > 0, F.struct(F.when(pos <= F.lit(2 ** 63 - 1), pos.cast("long")).alias(SUM_POSITIVE),
-                                               F.when(neg >= F.lit(-(2 ** 63)), neg.cast("long")).alias(SUM_NEGATIVE)))
-                       .alias(agg.columns[0]))
-        else:  # Avg: (double sum, count), as partial_exprs builds it
-            out.append(F.when(nn > 0, (pos + neg).cast("double")).alias(agg.columns[0]))
-            out.append(nn.alias(agg.columns[1]))
-    return out
+    return [column for agg in compiled for column in agg.form.from_sums(agg)]
 
 
 def running_window_partials(assigner: SlidingEventTimeWindows, compiled: list[CompiledAggregate], keys: list[str],

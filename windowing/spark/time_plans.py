@@ -71,12 +71,11 @@ from __future__ import annotations
 from pyspark.sql import Column, DataFrame, Observation, Window
 from pyspark.sql import functions as F
 
-from windowing.core.assigners import GlobalWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.spark.aggregates import partial_exprs, running_exprs
 from windowing.spark import slicing
 from windowing.spark.plan_base import PlanContext, PlanOutput, TriggerPlan, merge_pair, window_partials
-from windowing.spark.prepare import END_BUCKET, SEQ, TS, WE, WS, long_lit, single_window_end
+from windowing.spark.columns import END_BUCKET, SEQ, TS, WE, WS, long_lit
 
 TIME_PLAN, COUNT_PLAN, EVICTING_COUNT_PLAN = "time", "count", "evicting_count"
 
@@ -140,7 +139,7 @@ def closing_time_plan(ctx: PlanContext, elements: DataFrame, observation: Observ
     Raises:
         ValueError: an ``observation`` for sliding windows.
     """
-    if slicing.is_sliding(ctx.spec):
+    if ctx.geometry.slices:
         if observation is not None:
             raise ValueError("an observation of the panes counts elements only when each is in one window; "
                              f"{ctx.spec.assigner!r} puts an element in several")
@@ -156,7 +155,7 @@ def closing_time_plan(ctx: PlanContext, elements: DataFrame, observation: Observ
                                      F.max(TS).alias("__max_ts"))
                         .observe(observation, F.count(F.lit(1)).alias("panes"),
                                  F.sum("__elements").alias("elements"), F.max("__max_ts").alias("max_ts")))
-        partials = partials.withColumn(WE, single_window_end(ctx.spec, F.col(WS)))
+        partials = partials.withColumn(WE, ctx.geometry.window_end(F.col(WS)))
     return (partials
             .withColumns({"pane_index": F.lit(0).cast("long"),
                           "timing": F.when(ctx.max_ts_above(ctx.wm_start_ms), F.lit(ON_TIME)).otherwise(F.lit(LATE)),
@@ -194,7 +193,7 @@ def count_plan(ctx: PlanContext, plan: TriggerPlan, elements: DataFrame, state: 
                 for agg in ctx.compiled for p in agg.parts]
 
     wm0 = ctx.wm_start_ms
-    if isinstance(ctx.spec.assigner, GlobalWindows):
+    if ctx.geometry.never_ends:
         timing = F.lit(ON_TIME)
     else:
         timing = F.when(ctx.max_ts_above(wm0), F.lit(EARLY)).otherwise(F.lit(LATE))

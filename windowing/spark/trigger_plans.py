@@ -1,20 +1,20 @@
 """DataFrame plans for the built-in triggers with timers and per-window trigger state.
 
-Covers, on tumbling and sliding event-time windows and on ``GlobalWindows``
-(keyed or window_all; optionally in ``PurgingTrigger``, i.e. both
-accumulation modes):
-
-* ``early_late``: :class:`EarlyLateEventTimeTrigger` (early firings every N
-  elements and/or every T of processing time, late firings every N late
-  elements);
-* ``continuous_event_time``: :class:`ContinuousEventTimeTrigger`;
-* ``processing_time``: :class:`ProcessingTimeTrigger`;
-* ``continuous_processing_time``: :class:`ContinuousProcessingTimeTrigger`;
-* ``early_late`` also runs the plain :class:`EventTimeTrigger` on global windows
-  (neither early nor late firings: only the end-of-window firing, on a flush);
-* ``delta``: :class:`DeltaTrigger` with the built-in ``AbsoluteDifference``: its
-  firings come from a fold (:mod:`windowing.spark.delta_trigger_plan`) and go
-  through the count-firing code below; the remembered value is kept in :data:`TIMER`.
+Each built-in trigger rule is one :class:`TriggerRules` subclass, whose
+methods are the trigger's part of each phase below:
+:class:`EarlyLateRules` (:class:`EarlyLateEventTimeTrigger`, and the plain
+:class:`EventTimeTrigger` on global windows: neither early nor late firings,
+only the end-of-window firing, on a flush), :class:`ContinuousEventTimeRules`,
+:class:`ProcessingTimeRules`, :class:`ContinuousProcessingTimeRules`,
+:class:`DeltaRules` (``DeltaTrigger`` with the built-in ``AbsoluteDifference``:
+its firings come from a fold, :mod:`windowing.spark.delta_trigger_plan`, and go
+through the count-firing code below; the remembered value is kept in
+:data:`TIMER`) and :class:`CountRules` (the session plans' CountTrigger). The
+plan registry (:mod:`windowing.spark.plan_registry`) says which rule set runs
+on which window family: here on tumbling and sliding event-time windows and on
+``GlobalWindows`` (keyed or window_all; optionally in ``PurgingTrigger``, i.e.
+both accumulation modes); the session and processing-time trigger plans run
+the same phases.
 
 The reference model (``windowing.core.reference``) runs one batch of one
 window in three phases; the plan computes each phase's outcome per window
@@ -48,49 +48,22 @@ processing-time clock is kept in the ``progress`` table's
 """
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.assigners import GlobalWindows
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.core.time import MAX_TIMESTAMP_MS, floor_mod, clamp_ms as _clamp
-from windowing.core.triggers import (AbsoluteDifference, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger,
-                                     DeltaTrigger, EarlyLateEventTimeTrigger, ProcessingTimeTrigger)
 from windowing.spark.aggregates import partial_exprs, running_exprs
 from windowing.spark import delta_trigger_plan
 from windowing.spark.plan_base import PlanOutput
-from windowing.spark.prepare import END_BUCKET, SEQ, TS, WE, long_lit
-
-EARLY_LATE_PLAN = "early_late"
-CONTINUOUS_EVENT_TIME_PLAN = "continuous_event_time"
-PROCESSING_TIME_PLAN = "processing_time_trigger"   # not processing_plan.PROCESSING_TIME_PLAN (processing-time windows)
-CONTINUOUS_PROCESSING_TIME_PLAN = "continuous_processing_time"
-DELTA_PLAN = "delta"   # DeltaTrigger with the built-in AbsoluteDifference (windowing.spark.delta_trigger_plan)
-PLAN_KINDS = {EarlyLateEventTimeTrigger: EARLY_LATE_PLAN, ContinuousEventTimeTrigger: CONTINUOUS_EVENT_TIME_PLAN,
-              ProcessingTimeTrigger: PROCESSING_TIME_PLAN,
-              ContinuousProcessingTimeTrigger: CONTINUOUS_PROCESSING_TIME_PLAN}
-TRIGGER_PLAN_KINDS = frozenset(PLAN_KINDS.values()) | {DELTA_PLAN}
-COUNT_TRIGGER_PLAN = "count_trigger"
-"""CountTrigger as a rule of these phases (the session plans use it; time windows have the count plan)."""
+from windowing.spark.columns import END_BUCKET, SEQ, TS, WE, long_lit
 
 LATE_COUNT, TIMER = "late_count", "timer_ms"
 STATE_LAYOUT = "trigger-state-v1"
 """Salt of the state fingerprint of specs on these plans (their state table has the extra columns)."""
-
-
-def plan_kind(trigger) -> str | None:
-    """The plan kind of a (non-purging) built-in trigger these plans cover, else None.
-
-    Exact types only: a user subclass is a user trigger and runs per key; so does a
-    ``DeltaTrigger`` whose delta function is not the built-in ``AbsoluteDifference`` (user code).
-    """
-    if type(trigger) is DeltaTrigger:
-        return DELTA_PLAN if type(trigger.delta_fn) is AbsoluteDifference else None
-    return PLAN_KINDS.get(type(trigger))
 
 
 def trigger_state_fields() -> list[T.StructField]:
@@ -154,16 +127,28 @@ def _merge(ctx, left_prefix: str, right_prefix: str) -> list[Column]:
             for agg in ctx.compiled for p in agg.parts]
 
 
-class _Rules:
-    """The trigger's rules as column expressions over one window's row.
+class TriggerRules:
+    """A trigger's rules as column expressions over one window's row, for one batch.
 
-    ``max_ts`` conditions are written on the window end with Python-clamped
-    literals, so nothing overflows int64 when a watermark or the clock is at
-    either end of the range.
+    One subclass per built-in trigger rule; the plan registry chooses it once per
+    spec (``TriggerPlan.rules``) and each batch makes one with its context and clock.
+    The phases (see the module docstring) ask it what the trigger does: the
+    subclass overrides the phases its trigger takes part in (the defaults: no
+    timer, nothing fires). ``max_ts`` conditions are written on the window end
+    with Python-clamped literals, so nothing overflows int64 when a watermark or
+    the clock is at either end of the range.
     """
 
+    fires_at_window_end = False
+    """The trigger registers an event-time timer at ``max_ts`` (its end-of-window firing is ON_TIME,
+    or LATE on a late window), so the watermark passing a window's end makes its state relevant."""
+    resets_early_count = False
+    """A time-driven firing restarts the early count (the early/late trigger's counter)."""
+    one_counter = False
+    """One counter for every element, early or late (CountTrigger), instead of an early and a late one."""
+
     def __init__(self, ctx, plan, clock: BatchClock, processing_time_windows: bool = False):
-        self.ctx, self.kind, self.trigger, self.clock, self.purge = ctx, plan.kind, plan.trigger, clock, plan.purge
+        self.ctx, self.trigger, self.clock, self.purge = ctx, plan.trigger, clock, plan.purge
         # Processing-time windows end by the processing-time clock: cleaned when it reaches max_ts
         # (the cleanup timer is a processing-time timer, ordered with the trigger's own, after the
         # event-time timers of the same phase), their late rows were left out before the plan, and
@@ -175,20 +160,50 @@ class _Rules:
         self.processing_time_windows = processing_time_windows
         # The global window (null start/end) has max_ts = Long.MAX: a constant, so its
         # conditions are decided on the driver; its firings are all ON_TIME (the model's rule).
-        self.is_global = isinstance(ctx.spec.assigner, GlobalWindows)
-        t = self.trigger
-        self.early_n = getattr(t, "early_every_n", None) if self.kind == EARLY_LATE_PLAN else None
-        self.late_n = getattr(t, "late_every_n", None) if self.kind == EARLY_LATE_PLAN else None
-        self.early_interval = getattr(t, "early_interval_ms", None) if self.kind == EARLY_LATE_PLAN else None
-        self.interval = getattr(t, "interval_ms", None)
-        # CountTrigger (session plans only): one counter for every element, early or late
-        self.one_counter = self.kind == COUNT_TRIGGER_PLAN
-        if self.one_counter:
-            self.early_n = self.late_n = t.count
+        self.is_global = ctx.geometry.never_ends
+        self.early_n: int | None = None
+        self.late_n: int | None = None
+        self.early_interval: int | None = None
+        self.interval: int | None = getattr(plan.trigger, "interval_ms", None)
         # DeltaTrigger: firings at the positions a fold over the sorted elements finds, grouped
         # like count firings; the remembered value lives in the TIMER column
-        self.delta = t if self.kind == DELTA_PLAN else None
+        self.delta = None
 
+    # ---------------------------------------------------------------- the trigger's phases
+    def pre_rows_fire(self, below_ms: int) -> Column:
+        """Phase A: the window's processing-time timer at or below ``below_ms`` fires."""
+        return F.lit(False)
+
+    def pre_rows_pane_fire(self, fire: Column) -> Column:
+        """Phase A: a fired timer emits the window's contents."""
+        return fire
+
+    def timer_after_pre_rows(self, fire: Column, below_ms: int) -> Column:
+        """Phase A: the pending timer after the phase."""
+        return F.col(TIMER)
+
+    def timer_after_rows(self) -> Column:
+        """Phase B: the timer registrations of the rows (on the joined per-window row)."""
+        return F.lit(None).cast("long")
+
+    def after_rows_firings(self, late: Column, end_due: Column, cleaned: Column,
+                           timer_b: Column) -> tuple[Column, Column, Column]:
+        """Phase C: ``(end of window, event-time timer, processing-time timer)`` firings."""
+        no = F.lit(False)
+        return no, no, no
+
+    def timer_after_firings(self, end_due: Column, end_fire: Column, nf_fire: Column, proc_fire: Column,
+                            timer_b: Column) -> Column:
+        """Phase C: the pending timer after the batch."""
+        return F.lit(None).cast("long")
+
+    @classmethod
+    def due_timers(cls, wm_end_ms: int, clock: BatchClock) -> Column | None:
+        """State rows a batch must read because a timer of theirs comes due (beyond the rows the
+        window-end ranges select), or None."""
+        return None
+
+    # ---------------------------------------------------------------- shared conditions
     def pre_rows_timing(self) -> Column:
         """Timing of a phase-A (processing-time, before the rows) firing: against the old watermark
         (processing-time windows: the clock in that phase)."""
@@ -280,7 +295,178 @@ class _Rules:
         return F.when(F.lit(at is not None), F.least(_opt_lit(at), self.max_ts())).otherwise(F.lit(None).cast("long"))
 
 
-def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
+def _due_by_clock(clock: BatchClock) -> Column:
+    return F.coalesce(F.col(TIMER) <= long_lit(clock.after_ms), F.lit(False))
+
+
+class EarlyLateRules(TriggerRules):
+    """:class:`EarlyLateEventTimeTrigger`: early firings every N elements and/or every T of processing
+    time, the end-of-window firing, late firings every N late elements. The plain
+    :class:`EventTimeTrigger` is this rule set with neither early nor late firings."""
+
+    fires_at_window_end = True
+    resets_early_count = True
+
+    def __init__(self, ctx, plan, clock: BatchClock, processing_time_windows: bool = False):
+        super().__init__(ctx, plan, clock, processing_time_windows)
+        t = plan.trigger
+        self.early_n = getattr(t, "early_every_n", None)
+        self.late_n = getattr(t, "late_every_n", None)
+        self.early_interval = getattr(t, "early_interval_ms", None)
+
+    def pre_rows_fire(self, below_ms: int) -> Column:
+        timer = F.col(TIMER)
+        return F.coalesce(timer <= long_lit(below_ms), F.lit(False)) & self.before_cleanup(timer)
+
+    def pre_rows_pane_fire(self, fire: Column) -> Column:
+        # on_processing_time: CONTINUE (timer cleared) once the window's end is behind the watermark
+        return fire & self.above(self.ctx.wm_start_ms)
+
+    def timer_after_pre_rows(self, fire: Column, below_ms: int) -> Column:
+        return F.when(fire, F.lit(None).cast("long")).otherwise(F.col(TIMER))
+
+    def timer_after_rows(self) -> Column:
+        none = F.lit(None).cast("long")
+        if self.early_interval is None:
+            return none
+        m, k, timer_a = F.col("__m"), F.col("__k"), F.col("__timer_A")
+        at_arrival = _opt_lit(_timer_at(self.clock.arrival_ms + self.early_interval))
+        if self.early_n is None:
+            fresh = F.coalesce(timer_a, at_arrival)
+        else:
+            # a count firing restarts the timer; an element after the last firing sets it again
+            remainder = F.col("__c0") + m - k * F.col("__n")
+            fresh = F.when(k > 0, F.when(remainder > 0, at_arrival).otherwise(none)) \
+                .otherwise(F.coalesce(timer_a, at_arrival))
+        return F.when(~self.late_window() & (m > 0), fresh).otherwise(timer_a)
+
+    def after_rows_firings(self, late, end_due, cleaned, timer_b):
+        m, no = F.col("__m"), F.lit(False)
+        end_fire = end_due & (~late | F.lit(self.late_n is None) & (m > 0)) & ~self.closed_before_rows()
+        proc_fire = (~end_due & F.coalesce(timer_b <= long_lit(self.clock.after_ms), no)
+                     & self.before_cleanup(timer_b))
+        return end_fire, no, proc_fire
+
+    def timer_after_firings(self, end_due, end_fire, nf_fire, proc_fire, timer_b):
+        return F.when(end_fire | proc_fire, F.lit(None).cast("long")).otherwise(timer_b)
+
+    @classmethod
+    def due_timers(cls, wm_end_ms: int, clock: BatchClock) -> Column | None:
+        return _due_by_clock(clock)
+
+
+class ContinuousEventTimeRules(TriggerRules):
+    """:class:`ContinuousEventTimeTrigger`: a firing at each interval boundary the watermark passes,
+    and at the window's end."""
+
+    fires_at_window_end = True
+
+    def timer_after_rows(self) -> Column:
+        m, timer_a, none = F.col("__m"), F.col("__timer_A"), F.lit(None).cast("long")
+        interval = self.interval
+        start = F.col("__min_ts") - F.pmod(F.col("__min_ts"), long_lit(interval))
+        boundary = F.when(start < long_lit(MAX_TIMESTAMP_MS - interval), start + long_lit(interval))
+        first = F.least(boundary, self.max_ts())   # null boundary: no timer (least skips nulls: guard)
+        first = F.when(boundary.isNull(), none).otherwise(first)
+        return F.when(~self.late_window() & (m > 0), F.coalesce(timer_a, first)).otherwise(timer_a)
+
+    def after_rows_firings(self, late, end_due, cleaned, timer_b):
+        # (processing-time windows: the clock's cleanup before the rows took the event-time timers along)
+        m, no = F.col("__m"), F.lit(False)
+        end_fire = end_due & (~late | (m > 0)) & ~self.closed_before_rows()
+        nf_fire = ~end_due & F.coalesce(timer_b <= long_lit(self.ctx.wm_end_ms), no) & ~self.closed_before_rows()
+        return end_fire, nf_fire, no
+
+    def timer_after_firings(self, end_due, end_fire, nf_fire, proc_fire, timer_b):
+        return F.when(end_due, F.lit(None).cast("long")) \
+            .when(nf_fire, self.capped(_boundary_after(self.ctx.wm_end_ms, self.interval))).otherwise(timer_b)
+
+    @classmethod
+    def due_timers(cls, wm_end_ms: int, clock: BatchClock) -> Column | None:
+        return F.coalesce(F.col(TIMER) <= long_lit(wm_end_ms), F.lit(False))
+
+
+class ProcessingTimeRules(TriggerRules):
+    """:class:`ProcessingTimeTrigger`: every window registers a processing-time timer at its ``max_ts``."""
+
+    def pre_rows_fire(self, below_ms: int) -> Column:
+        # Every window in state registered a timer at its max_ts; those above the old clock are pending.
+        return self.above(self.clock.before_ms) & self.at_or_below(below_ms)
+
+    def after_rows_firings(self, late, end_due, cleaned, timer_b):
+        clock, no = self.clock, F.lit(False)
+        pending_from = clock.pre_rows_ms if clock.pre_rows_ms is not None else clock.before_ms
+        registered = (F.col("__m") > 0) | (F.col("__in_state") & self.above(pending_from))
+        return no, no, ~cleaned & self.at_or_below(clock.after_ms) & registered
+
+    @classmethod
+    def due_timers(cls, wm_end_ms: int, clock: BatchClock) -> Column | None:
+        return (F.col(WE) > long_lit(_clamp(clock.before_ms + 1))) & (F.col(WE) <= long_lit(_clamp(clock.after_ms + 1)))
+
+
+class ContinuousProcessingTimeRules(TriggerRules):
+    """:class:`ContinuousProcessingTimeTrigger`: a firing at each interval boundary the clock passes."""
+
+    def pre_rows_fire(self, below_ms: int) -> Column:
+        return F.coalesce(F.col(TIMER) <= long_lit(below_ms), F.lit(False))
+
+    def timer_after_pre_rows(self, fire: Column, below_ms: int) -> Column:
+        # the next boundary after the clock, capped at max_ts; if that cap is due too it fires in
+        # the same phase (same pane) and registers nothing more
+        return F.when(~fire, F.col(TIMER)).when(self.at_or_below(below_ms), F.lit(None).cast("long")) \
+            .otherwise(self.capped(_boundary_after(below_ms, self.interval)))
+
+    def timer_after_rows(self) -> Column:
+        m, timer_a = F.col("__m"), F.col("__timer_A")
+        first = self.capped(_boundary_after(self.clock.arrival_ms, self.interval))
+        return F.when(m > 0, F.coalesce(timer_a, first)).otherwise(timer_a)
+
+    def after_rows_firings(self, late, end_due, cleaned, timer_b):
+        # On event-time windows the watermark's cleanup comes first (event-time timers fire before
+        # processing-time ones); a processing-time window's cleanup timer is at max_ts, at or after
+        # its last continuous timer, so those fire first.
+        no = F.lit(False)
+        alive = F.lit(True) if self.processing_time_windows else ~cleaned
+        return no, no, alive & F.coalesce(timer_b <= long_lit(self.clock.after_ms), no)
+
+    def timer_after_firings(self, end_due, end_fire, nf_fire, proc_fire, timer_b):
+        c1 = self.clock.after_ms
+        return F.when(~proc_fire, timer_b).when(self.at_or_below(c1), F.lit(None).cast("long")) \
+            .otherwise(self.capped(_boundary_after(c1, self.interval)))
+
+    @classmethod
+    def due_timers(cls, wm_end_ms: int, clock: BatchClock) -> Column | None:
+        return _due_by_clock(clock)
+
+
+class DeltaRules(TriggerRules):
+    """:class:`DeltaTrigger` with the built-in ``AbsoluteDifference``: firings where a fold over the
+    window's sorted elements finds them (:mod:`windowing.spark.delta_trigger_plan`); the remembered
+    value is kept in :data:`TIMER`."""
+
+    def __init__(self, ctx, plan, clock: BatchClock, processing_time_windows: bool = False):
+        super().__init__(ctx, plan, clock, processing_time_windows)
+        self.delta = plan.trigger
+
+    def timer_after_rows(self) -> Column:
+        return F.when(F.col("__m") > 0, F.col(delta_trigger_plan.REMEMBERED)).otherwise(F.col("__timer_A"))
+
+    def timer_after_firings(self, end_due, end_fire, nf_fire, proc_fire, timer_b):
+        return timer_b   # the remembered value: no timer, it only changes with the rows
+
+
+class CountRules(TriggerRules):
+    """:class:`CountTrigger` as a rule of these phases (the session plans use it; time windows have
+    the count plan): one counter for every element, early or late."""
+
+    one_counter = True
+
+    def __init__(self, ctx, plan, clock: BatchClock, processing_time_windows: bool = False):
+        super().__init__(ctx, plan, clock, processing_time_windows)
+        self.early_n = self.late_n = plan.trigger.count
+
+
+def _state_after_pre_rows_phase(rules: TriggerRules, state: DataFrame, carry: tuple[str, ...] = ()) -> DataFrame:
     """Phase A: processing-time timers below the batch's processing time fire before its rows.
 
     Adds ``__a_fire`` (a timer fired), ``__a_pane`` (with contents: a pane),
@@ -288,35 +474,17 @@ def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame, carry: tuple[st
     ``__timer_A``) and keeps the state before it as ``__s0__*``; ``carry`` names
     state columns passed through unchanged (the session plans' ``emitted`` and ``supersedes``).
     """
-    ctx, clock, kind = rules.ctx, rules.clock, rules.kind
+    ctx, clock = rules.ctx, rules.clock
     accs = ctx.acc_columns
     a = clock.pre_rows_ms
     timer = F.col(TIMER)
-    if a is None:
-        fire = F.lit(False)
-    elif kind == EARLY_LATE_PLAN:
-        fire = F.coalesce(timer <= long_lit(a), F.lit(False)) & rules.before_cleanup(timer)
-    elif kind == PROCESSING_TIME_PLAN:
-        # Every window in state registered a timer at its max_ts; those above the old clock are pending.
-        fire = rules.above(clock.before_ms) & rules.at_or_below(a)
-    elif kind == CONTINUOUS_PROCESSING_TIME_PLAN:
-        fire = F.coalesce(timer <= long_lit(a), F.lit(False))
-    else:
-        fire = F.lit(False)
-    if kind == EARLY_LATE_PLAN:
-        # on_processing_time: CONTINUE (timer cleared) once the window's end is behind the watermark
-        pane_fire = fire & rules.above(ctx.wm_start_ms)
-    else:
-        pane_fire = fire
-    if kind == CONTINUOUS_PROCESSING_TIME_PLAN and a is not None:
-        # the next boundary after the clock, capped at max_ts; if that cap is due too it fires in
-        # the same phase (same pane) and registers nothing more
-        timer_a = F.when(~fire, timer).when(rules.at_or_below(a), F.lit(None).cast("long")) \
-            .otherwise(rules.capped(_boundary_after(a, rules.interval)))
-    elif kind == EARLY_LATE_PLAN:
-        timer_a = F.when(fire, F.lit(None).cast("long")).otherwise(timer)
-    else:
+    if a is None:   # the batch brings no later processing time: nothing fires before the rows
+        fire = pane_fire = F.lit(False)
         timer_a = timer
+    else:
+        fire = rules.pre_rows_fire(a)
+        pane_fire = rules.pre_rows_pane_fire(fire)
+        timer_a = rules.timer_after_pre_rows(fire, a)
     purge = F.lit(rules.purge)
     has_contents = F.coalesce(F.col("contents_count") > 0, F.lit(False))
     return state.select(
@@ -326,7 +494,7 @@ def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame, carry: tuple[st
         F.col("contents_count").cast("long").alias("__cnt0"),
         F.when(fire & purge, F.lit(0)).otherwise(F.col("contents_count")).cast("long").alias("__cnt_A"),
         F.col("pane_index").cast("long").alias("__p0"),
-        (F.when(fire & F.lit(kind == EARLY_LATE_PLAN), F.lit(0)).otherwise(F.coalesce(F.col("trigger_count"), F.lit(0)))
+        (F.when(fire & F.lit(rules.resets_early_count), F.lit(0)).otherwise(F.coalesce(F.col("trigger_count"), F.lit(0)))
          .cast("long").alias("__ec_A")),
         F.coalesce(F.col(LATE_COUNT), F.lit(0)).cast("long").alias("__lc0"),
         timer_a.cast("long").alias("__timer_A"),
@@ -336,7 +504,7 @@ def _state_after_pre_rows_phase(rules: _Rules, state: DataFrame, carry: tuple[st
         *[F.col(c) for c in carry])
 
 
-def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> DataFrame:
+def _element_groups(rules: TriggerRules, elements: DataFrame, after_a: DataFrame) -> DataFrame:
     """Phase B's count firings: the batch's elements per window in groups that end at a firing.
 
     Group ``__g`` of an element is ``floor((c0 + i - 1) / n)`` for its rank
@@ -388,46 +556,13 @@ def _element_groups(rules: _Rules, elements: DataFrame, after_a: DataFrame) -> D
                          *running_exprs(ctx.compiled, running), *firings)
 
 
-def _timer_after_rows(rules: _Rules) -> Column:
-    """Phase B's timer registrations (on the joined per-window row)."""
-    kind, clock = rules.kind, rules.clock
-    m, k, timer_a = F.col("__m"), F.col("__k"), F.col("__timer_A")
-    late = rules.late_window()
-    none = F.lit(None).cast("long")
-    if kind == EARLY_LATE_PLAN:
-        if rules.early_interval is None:
-            return none
-        at_arrival = _opt_lit(_timer_at(clock.arrival_ms + rules.early_interval))
-        if rules.early_n is None:
-            fresh = F.coalesce(timer_a, at_arrival)
-        else:
-            # a count firing restarts the timer; an element after the last firing sets it again
-            remainder = F.col("__c0") + m - k * F.col("__n")
-            fresh = F.when(k > 0, F.when(remainder > 0, at_arrival).otherwise(none)) \
-                .otherwise(F.coalesce(timer_a, at_arrival))
-        return F.when(~late & (m > 0), fresh).otherwise(timer_a)
-    if kind == CONTINUOUS_EVENT_TIME_PLAN:
-        interval = rules.interval
-        start = F.col("__min_ts") - F.pmod(F.col("__min_ts"), long_lit(interval))
-        boundary = F.when(start < long_lit(MAX_TIMESTAMP_MS - interval), start + long_lit(interval))
-        first = F.least(boundary, rules.max_ts())   # null boundary: no timer (least skips nulls: guard)
-        first = F.when(boundary.isNull(), none).otherwise(first)
-        return F.when(~late & (m > 0), F.coalesce(timer_a, first)).otherwise(timer_a)
-    if kind == CONTINUOUS_PROCESSING_TIME_PLAN:
-        first = rules.capped(_boundary_after(clock.arrival_ms, rules.interval))
-        return F.when(m > 0, F.coalesce(timer_a, first)).otherwise(timer_a)
-    if kind == DELTA_PLAN:
-        return F.when(m > 0, F.col(delta_trigger_plan.REMEMBERED)).otherwise(timer_a)
-    return none
-
-
 def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchClock,
                  processing_time_windows: bool = False):
     """Panes and state changes of one batch for the triggers of this module.
 
     Args:
         ctx: the batch's :class:`windowing.spark.plan_base.PlanContext`.
-        plan: the :class:`windowing.spark.plan_base.TriggerPlan` (kind, trigger, purge).
+        plan: the :class:`windowing.spark.plan_base.TriggerPlan` (rules, trigger, purge).
         elements: accepted elements, one row per (element, live window).
         state: the state rows the batch can touch (with :func:`trigger_state_fields`).
         clock: the batch's processing-time clock.
@@ -437,7 +572,7 @@ def trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock: BatchC
             this batch included).
     """
 
-    rules = _Rules(ctx, plan, clock, processing_time_windows)
+    rules = plan.rules(ctx, plan, clock, processing_time_windows)
     keys = ctx.window_keys
     after_a = _state_after_pre_rows_phase(rules, state)
     groups, j = rows_and_timers(rules, elements, after_a)
@@ -467,13 +602,13 @@ def pane_rows(ctx, frame: DataFrame, accs_prefix: str, pane_index: Column, timin
             .select(*ctx.pane_columns(), *ctx.pane_tail(), *list(extra)))
 
 
-def time_driven_panes(rules: "_Rules", j: DataFrame, extra: dict[str, Column] | None = None) -> DataFrame:
+def time_driven_panes(rules: "TriggerRules", j: DataFrame, extra: dict[str, Column] | None = None) -> DataFrame:
     """Phase C's pane (at most one per window): the contents after the rows, the last firing's timing."""
     return pane_rows(rules.ctx, j.where("__c_pane"), "__acc_B__", F.col("__p_A") + F.col("__k"),
                      F.col("__c_timing"), F.col("__cleaned"), rules.ctx.wm_end_ms, extra)
 
 
-def count_firing_panes(rules: "_Rules", groups: DataFrame, j: DataFrame, carry: tuple[str, ...] = (),
+def count_firing_panes(rules: "TriggerRules", groups: DataFrame, j: DataFrame, carry: tuple[str, ...] = (),
                        extra: dict[str, Column] | None = None) -> DataFrame:
     """Phase B's count firings: one pane per complete group of n elements (``__g < __k``).
 
@@ -502,7 +637,7 @@ def count_firing_panes(rules: "_Rules", groups: DataFrame, j: DataFrame, carry: 
                      extra)
 
 
-def state_after_batch(rules: "_Rules") -> list[Column]:
+def state_after_batch(rules: "TriggerRules") -> list[Column]:
     """A window's state columns after the batch (on a row of :func:`rows_and_timers`' frame)."""
     accs = rules.ctx.acc_columns
     purged = F.col("__c_fire") & F.lit(rules.purge)
@@ -514,7 +649,7 @@ def state_after_batch(rules: "_Rules") -> list[Column]:
             F.col("__lc_B").cast("long").alias(LATE_COUNT), F.col("__timer_C").cast("long").alias(TIMER)]
 
 
-def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
+def rows_and_timers(rules: "TriggerRules", elements: DataFrame, after_a: DataFrame,
                     carry: tuple[str, ...] = ()) -> tuple[DataFrame, DataFrame]:
     """Phases B (the rows: count firings, timer registrations) and C (due timers, cleanup) per window.
 
@@ -532,10 +667,9 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
         ``__c_pane``, ``__c_timing``, ``__timer_C``, ``__ec_C``, ``__cleaned``, ``__p_A`` (pane
         index after phase A) and the counters ``__m``, ``__k``.
     """
-    ctx, clock, plan_purge, kind = rules.ctx, rules.clock, rules.purge, rules.kind
+    ctx, plan_purge = rules.ctx, rules.purge
     keys, accs = ctx.window_keys, ctx.acc_columns
     wm1 = ctx.wm_end_ms
-    none = F.lit(None).cast("long")
 
     groups = _element_groups(rules, elements, after_a)
     if rules.has_count_rule:
@@ -589,81 +723,24 @@ def rows_and_timers(rules: "_Rules", elements: DataFrame, after_a: DataFrame,
     else:
         ec_b = F.when(~late & (m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__ec_A"))
         lc_b = F.when(late & (m > 0) & n.isNotNull(), count_rem).otherwise(F.col("__lc0"))
-    j = j.select("*", ec_b.alias("__ec_B"), lc_b.alias("__lc_B"), _timer_after_rows(rules).alias("__timer_B"))
+    j = j.select("*", ec_b.alias("__ec_B"), lc_b.alias("__lc_B"), rules.timer_after_rows().alias("__timer_B"))
 
     # phase C: event-time timers, then processing-time timers, then cleanup
     timer_b = F.col("__timer_B")
     end_due = rules.at_or_below(wm1)
     cleaned = rules.cleaned()
-    no = F.lit(False)
-    end_fire, nf_fire, proc_fire = no, no, no
-    if kind == EARLY_LATE_PLAN:
-        end_fire = end_due & (~late | F.lit(rules.late_n is None) & (m > 0)) & ~rules.closed_before_rows()
-        proc_fire = ~end_due & F.coalesce(timer_b <= long_lit(clock.after_ms), no) & rules.before_cleanup(timer_b)
-    elif kind == CONTINUOUS_EVENT_TIME_PLAN:
-        # (processing-time windows: the clock's cleanup before the rows took the event-time timers along)
-        end_fire = end_due & (~late | (m > 0)) & ~rules.closed_before_rows()
-        nf_fire = ~end_due & F.coalesce(timer_b <= long_lit(wm1), no) & ~rules.closed_before_rows()
-    elif kind == PROCESSING_TIME_PLAN:
-        pending_from = clock.pre_rows_ms if clock.pre_rows_ms is not None else clock.before_ms
-        registered = (m > 0) | (F.col("__in_state") & rules.above(pending_from))
-        proc_fire = ~cleaned & rules.at_or_below(clock.after_ms) & registered
-    elif kind == CONTINUOUS_PROCESSING_TIME_PLAN:
-        # On event-time windows the watermark's cleanup comes first (event-time timers fire before
-        # processing-time ones); a processing-time window's cleanup timer is at max_ts, at or after
-        # its last continuous timer, so those fire first.
-        alive = F.lit(True) if rules.processing_time_windows else ~cleaned
-        proc_fire = alive & F.coalesce(timer_b <= long_lit(clock.after_ms), no)
+    end_fire, nf_fire, proc_fire = rules.after_rows_firings(late, end_due, cleaned, timer_b)
     c_fire = end_fire | nf_fire | proc_fire
     if rules.is_global:
         c_timing = F.lit(ON_TIME)
-    elif rules.processing_time_windows:
-        c_timing = rules.after_rows_timing()   # an end-of-window firing as any other: by the clock
-    elif kind in (EARLY_LATE_PLAN, CONTINUOUS_EVENT_TIME_PLAN):
+    elif rules.fires_at_window_end and not rules.processing_time_windows:
         c_timing = (F.when(end_fire, F.when(late, F.lit(LATE)).otherwise(F.lit(ON_TIME))).otherwise(F.lit(EARLY)))
-    else:
+    else:   # (processing-time windows: an end-of-window firing as any other, by the clock)
         c_timing = rules.after_rows_timing()
-    if kind == EARLY_LATE_PLAN:
-        timer_c = F.when(end_fire | proc_fire, none).otherwise(timer_b)
-    elif kind == CONTINUOUS_EVENT_TIME_PLAN:
-        timer_c = F.when(end_due, none).when(nf_fire, rules.capped(_boundary_after(wm1, rules.interval))) \
-            .otherwise(timer_b)
-    elif kind == CONTINUOUS_PROCESSING_TIME_PLAN:
-        c1 = clock.after_ms
-        timer_c = F.when(~proc_fire, timer_b).when(rules.at_or_below(c1), none) \
-            .otherwise(rules.capped(_boundary_after(c1, rules.interval)))
-    elif kind == DELTA_PLAN:
-        timer_c = timer_b   # the remembered value: no timer, it only changes with the rows
-    else:
-        timer_c = none
-    ec_c = F.when((end_fire | proc_fire) & F.lit(kind == EARLY_LATE_PLAN), F.lit(0)).otherwise(F.col("__ec_B"))
+    timer_c = rules.timer_after_firings(end_due, end_fire, nf_fire, proc_fire, timer_b)
+    ec_c = F.when((end_fire | proc_fire) & F.lit(rules.resets_early_count), F.lit(0)).otherwise(F.col("__ec_B"))
     j = j.select("*", c_fire.alias("__c_fire"), (c_fire & (F.col("__cnt_B") > 0)).alias("__c_pane"),
                  c_timing.alias("__c_timing"), timer_c.alias("__timer_C"), ec_c.alias("__ec_C"),
                  cleaned.alias("__cleaned"),
                  (F.col("__p0") + F.col("__a_pane").cast("long")).alias("__p_A")).persist()
     return groups, j
-
-
-def due_timers(kind: str, wm_end_ms: int, clock: BatchClock) -> Column | None:
-    """State rows a batch must read because a timer of theirs comes due (beyond the rows the
-    window-end ranges select): pending timers at or below the clock / watermark."""
-    if kind in (EARLY_LATE_PLAN, CONTINUOUS_PROCESSING_TIME_PLAN):
-        return F.coalesce(F.col(TIMER) <= long_lit(clock.after_ms), F.lit(False))
-    if kind == CONTINUOUS_EVENT_TIME_PLAN:
-        return F.coalesce(F.col(TIMER) <= long_lit(wm_end_ms), F.lit(False))
-    if kind == PROCESSING_TIME_PLAN:
-        return (F.col(WE) > long_lit(_clamp(clock.before_ms + 1))) & (F.col(WE) <= long_lit(_clamp(clock.after_ms + 1)))
-    return None
-
-
-def state_fingerprint(spec, kind: str) -> str:
-    """The fingerprint an operator records for ``spec`` on plan ``kind``.
-
-    Specs on these plans keep trigger state in extra columns of the windows
-    table, a layout the per-key path (which ran them before) does not have:
-    their fingerprint is salted so that state written by the other layout is
-    refused instead of misread. Every other spec keeps ``spec.fingerprint()``.
-    """
-    if kind not in TRIGGER_PLAN_KINDS:
-        return spec.fingerprint()
-    return hashlib.sha256(f"{spec.fingerprint()}/{STATE_LAYOUT}".encode()).hexdigest()[:16]
