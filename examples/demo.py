@@ -116,7 +116,12 @@ def run_demo(spark: SparkSession, root: str, arrivals: int = 4) -> dict:
     print(stream_report.summary())
     backfill_report = validate_job(spark, backfill_job, run_kind="backfill")
     print(backfill_report.summary())
+    from pipelines.visual.report import write_report
+    report_page = write_report(spark, job)
     print(f"\nData Docs report: {stream_report.data_docs_path}")
+    print(f"Data quality over time: {report_page}")
+    print(f"Timeline of the windows: ./dev winjob inspect --job {DEMO_JOB} --root {root_path} --timeline "
+          f"--out {root_path / 'timeline.svg'}")
     # The other jobs of jobs/ read from the same data root (./dev airflow uses it too): custom_trigger
     # reads the purchases above; the sensor job gets readings of its own.
     from examples.sensor_readings import SENSOR_JOB, land_readings
@@ -127,4 +132,4 @@ def run_demo(spark: SparkSession, root: str, arrivals: int = 4) -> dict:
     return {"compared": compared, "differ": differ, "late": late.count(), "quarantined": quarantine.count(),
             "stream_total": stream_total, "backfill_total": backfill_total, "raw": len(rows),
             "quality": {"stream": stream_report, "backfill": backfill_report},
-            "data_docs": stream_report.data_docs_path}
+            "data_docs": stream_report.data_docs_path, "quality_report": str(report_page)}

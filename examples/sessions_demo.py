@@ -1,6 +1,7 @@
 """The second example: session windows with early firings and a late bridge.
 
-Run with ``winjob demo --sessions`` (or ``./dev winjob demo --sessions``). Four
+Run with ``winjob demo --sessions`` (or ``./dev winjob demo --sessions``); its job file is
+``examples/sessions_demo.toml`` (so ``winjob inspect --timeline`` draws it). Four
 arrivals of clicks land in a raw Delta table; after each, the streaming
 driver runs (``availableNow``), so the session state lives in Delta between
 micro-batches. The spec: sessions per user with a 30-second gap, an
@@ -27,12 +28,9 @@ from pyspark.sql import SparkSession
 
 from examples.demo import RAW_SCHEMA, land
 from pipelines.drivers import log, run_stream
-from pipelines.job import Job
-from windowing.core.aggregates import Count, Sum
-from windowing.core.assigners import EventTimeSessionWindows
+from pipelines.job import Job, load_job
 from windowing.core.reference import ReferenceOperator
-from windowing.core.spec import WindowSpec, WindowSpecBuilder
-from windowing.core.triggers import EventTimeTrigger
+from windowing.core.spec import WindowSpec
 from windowing.spark.dispatch import execution_path
 
 T0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.timezone.utc)
@@ -57,19 +55,17 @@ ARRIVALS: list[tuple[str, list[tuple]]] = [
 ]
 
 
+SESSIONS_JOB = Path(__file__).resolve().parent / "sessions_demo.toml"
+"""The example's job file: its spec, and its tables directly under the example's folder."""
+
+
 def sessions_spec() -> WindowSpec:
-    return (WindowSpecBuilder().key_by("user_id").event_time("event_time", max_out_of_orderness="0 seconds")
-            .window(EventTimeSessionWindows.with_gap("30 seconds"))
-            .trigger(EventTimeTrigger().with_early_firings(every_n_elements=3))
-            .allowed_lateness("2 minutes").side_output_late_data()
-            .aggregate(items=Sum("item_count"), clicks=Count()))
+    """Sessions per user (30 s gap), an early pane every 3 clicks, 2 minutes of allowed lateness, a late table."""
+    return load_job(SESSIONS_JOB, root=".").spec
 
 
 def sessions_job(root: Path) -> Job:
-    return Job(name="sessions_demo", operator_id="sessions_demo", spec=sessions_spec(),
-               source_path=str(root / "raw"), state_root=str(root / "state"),
-               results_path=str(root / "results"), late_path=str(root / "late"),
-               quarantine_path=str(root / "quarantine"), checkpoint_path=str(root / "checkpoint"))
+    return load_job(SESSIONS_JOB, root=root)
 
 
 def _hms(ms: int) -> str:
@@ -124,4 +120,5 @@ def run_sessions_demo(spark: SparkSession, root: str | Path = "demo-output/sessi
                           r["pane_index"], r["items"], r["clicks"]) for r in rows)
     same = spark_panes == model_panes(job.spec)
     print(f"\nthe Spark run emitted exactly the reference model's panes: {'yes' if same else 'NO'}")
+    print(f"its timeline: ./dev winjob inspect --job {SESSIONS_JOB} --root {root} --timeline --out {root / 'timeline.svg'}")
     return same

@@ -21,6 +21,12 @@ EVENT_TIME_MS = "_event_time_ms"
 DEFAULT_SKEW_MS = 86_400_000  # when the spec sets no limit, a day ahead is already suspicious
 
 
+def _utc(ms: int) -> str:
+    """Epoch ms as a UTC date and time (how Data Docs show the event-time range)."""
+    import datetime as dt
+    return dt.datetime.fromtimestamp(ms / 1000, dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S")
+
+
 def expectations(job, columns: list[str], now_ms: int) -> list:
     spec = job.spec
     found = []
@@ -37,7 +43,9 @@ def expectations(job, columns: list[str], now_ms: int) -> list:
     skew = spec.input.max_event_time_skew_ms if spec.input.max_event_time_skew_ms is not None else DEFAULT_SKEW_MS
     found.append(gx.expectations.ExpectColumnValuesToBeBetween(
         column=EVENT_TIME_MS, min_value=now_ms - job.raw_max_age_ms, max_value=now_ms + skew, severity=WARNING,
-        notes=f"event time in epoch ms, within [processing time - {job.raw_max_age_ms} ms, + {skew} ms]"))
+        notes=f"event time in epoch ms, within [processing time - {job.raw_max_age_ms} ms, + {skew} ms]",
+        description=(f"{spec.event_time_column} (as epoch ms) is between {_utc(now_ms - job.raw_max_age_ms)} "
+                     f"and {_utc(now_ms + skew)} UTC")))
     id_column = job.event_id_column or spec.input.dedup_column
     if id_column and id_column in columns:
         found.append(gx.expectations.ExpectColumnValuesToBeUnique(column=id_column, severity=WARNING))

@@ -8,7 +8,7 @@
     winjob replay --job jobs/demo.toml --into NAME [--from-batch A --to-batch B] [--window '{"size": "5 minutes"}']
                   [--diff]
     winjob inspect --job jobs/demo.toml [--root DIR]
-    winjob inspect --job jobs/demo.toml --timeline [--key K] [--from ISO --to ISO] --out FILE.svg
+    winjob inspect --job jobs/demo.toml --timeline [--key K] [--from ISO --to ISO] [--max-keys N] --out FILE.svg
     winjob report --job jobs/demo.toml [--root DIR] [--out FILE.html]
     winjob validate --job jobs/demo.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
 
@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--from", dest="from_time", type=_time, default=None, help="timeline: event time from")
             p.add_argument("--to", dest="to_time", type=_time, default=None, help="timeline: event time to")
             p.add_argument("--out", default=None, help="timeline: the .svg to write (an .html page beside it)")
+            p.add_argument("--max-keys", type=int, default=None, help="timeline: draw the keys with the most rows "
+                                                                      "and panes, this many (default 12; 0: every key)")
         if name == "report":
             p.add_argument("--out", default=None, help="the .html to write (default: beside the Data Docs index)")
         if name == "stream":
@@ -222,7 +224,9 @@ def main(argv: list[str] | None = None) -> int:
             timeline = load_timeline(spark, job, key=args.key,
                                      from_ms=int(args.from_time.timestamp() * 1000) if args.from_time else None,
                                      to_ms=int(args.to_time.timestamp() * 1000) if args.to_time else None)
-            for path in write_timeline(timeline, args.out):
+            from pipelines.visual.timeline import DEFAULT_MAX_KEYS
+            max_keys = DEFAULT_MAX_KEYS if args.max_keys is None else args.max_keys
+            for path in write_timeline(timeline, args.out, max_keys):
                 print(path)
         else:
             print(json.dumps(inspect(spark, job), indent=2, default=str))

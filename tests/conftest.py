@@ -143,6 +143,24 @@ def production_settings():
     return _production_settings
 
 
+@pytest.fixture(scope="session")
+def demo_run(spark, tmp_path_factory):
+    """The demo (``examples/demo.py``, 3 arrivals) run once per test process, with production's Spark
+    settings: ``{"root", "summary", "out"}`` (its folder, what it returned, what it printed).
+
+    Its tests share it and are in the ``xdist_group`` ``demo`` (one process): the end-to-end demo
+    test and the browser checks of its pictures. A test may read the folder and run what leaves its
+    tables as they are (a stream with nothing new); it may not change them.
+    """
+    import io
+    from examples.demo import run_demo
+    root = tmp_path_factory.mktemp("demo_run") / "demo"
+    printed = io.StringIO()
+    with _production_settings(spark), contextlib.redirect_stdout(printed):
+        summary = run_demo(spark, str(root), arrivals=3)
+    return {"root": root, "summary": summary, "out": printed.getvalue()}
+
+
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items):
     """``--dist loadgroup``: the tests of one ``xdist_group`` run in one test process.

@@ -3,17 +3,25 @@
 Every bar is a ``<rect class="bar">`` with ``data-series``, ``data-category``
 and ``data-value``; every line point a ``<circle class="point">`` with the same
 attributes, so a page can be checked against the numbers it was drawn from.
+
+A chart is drawn at one width whatever its number of categories (the page scales it to its
+own width). Category labels are horizontal and monospace, and only every n-th is written when
+they would not fit side by side; each bar and point names its category on hover. Axis values are
+written out in full (``1,500,000``), never in exponent form: a chart of durations chooses its
+unit for the range first (:func:`duration_unit`).
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from pipelines.visual.svg import element, svg, text
 
-PALETTE = ("#2ca02c", "#ff7f0e", "#9467bd", "#7f7f7f", "#d62728", "#1f77b4", "#8c564b", "#e377c2", "#bcbd22",
-           "#17becf")
-LEFT_PX, TOP_PX, BOTTOM_PX, LEGEND_W_PX = 70, 34, 46, 230
-PLOT_H_PX, MAX_PLOT_W_PX, MIN_BAR_PX = 200, 900, 4
+LEFT_PX, TOP_PX, PLOT_W_PX, PLOT_H_PX, LEGEND_W_PX = 80, 40, 800, 200, 240
+BOTTOM_PX = 34
+MAX_BAR_PX, MIN_BAR_PX = 48, 2
+CATEGORY_FONT_PX, MONO_ADVANCE_EM = 10, 0.62
+DURATION_UNITS = (("ms", 0.001), ("seconds", 1), ("minutes", 60), ("hours", 3600), ("days", 86_400))
 
 
 @dataclass(frozen=True)
@@ -29,52 +37,78 @@ class Series:
             raise ValueError("a chart series needs a name")
 
 
+def duration_unit(largest_s: float) -> tuple[str, float]:
+    """``(unit, seconds per unit)`` to write durations up to ``largest_s`` seconds with short numbers."""
+    largest_s = abs(largest_s)
+    for (name, size), (_, bigger) in zip(DURATION_UNITS, DURATION_UNITS[1:]):
+        if largest_s < 2 * bigger:
+            return name, size
+    return DURATION_UNITS[-1]
+
+
+def number_text(value: float) -> str:
+    """An axis value written out: thousands separated, at most three decimals, no exponent."""
+    if float(value).is_integer():
+        return f"{int(value):,}"
+    return f"{value:,.3f}".rstrip("0").rstrip(".")
+
+
 def _nice_max(value: float) -> float:
     if value <= 0:
         return 1.0
-    magnitude = 10 ** (len(str(int(value))) - 1) if value >= 1 else 1
+    magnitude = 10 ** math.floor(math.log10(value))
     for step in (1, 2, 2.5, 5, 10):
-        if value <= step * magnitude:
+        if value <= step * magnitude * (1 + 1e-9):
             return step * magnitude
     return 10 * magnitude
 
 
-def _frame(title: str, categories: list[str], y_max: float, y_unit: str) -> tuple[list[str], float, float]:
-    width = min(MAX_PLOT_W_PX, max(200, 14 * len(categories)))
-    body = [element("text", text(title), x=LEFT_PX, y=18, font_size=13, font_weight="bold")]
+def _category_every(categories: list[str], slot: float) -> int:
+    """Write every n-th category label, n the smallest that keeps the labels apart."""
+    widest = max((len(c) for c in categories), default=0) * MONO_ADVANCE_EM * CATEGORY_FONT_PX
+    return max(1, math.ceil((widest + 8) / slot))
+
+
+def _frame(title: str, categories: list[str], y_max: float, y_unit: str, lo: float = 0.0) -> tuple[list[str], float]:
+    body = [element("text", text(title), x=LEFT_PX, y=16, font_size=13, font_weight="bold", class_="chart-title"),
+            element("text", text(y_unit), x=8, y=TOP_PX - 8, font_size=10, fill="#555", class_="axis-title")]
     for i in range(5):
-        value = y_max * i / 4
+        value = lo + y_max * i / 4
         y = TOP_PX + PLOT_H_PX - PLOT_H_PX * i / 4
-        body.append(element("line", x1=LEFT_PX, y1=y, x2=LEFT_PX + width, y2=y, stroke="#e5e5e5"))
-        label = f"{value:g}" if value < 1e6 else f"{value:.3g}"
-        body.append(element("text", text(label), x=LEFT_PX - 5, y=y + 4, font_size=10, text_anchor="end"))
-    body.append(element("text", text(y_unit), x=8, y=TOP_PX - 6, font_size=10, fill="#555"))
-    every = max(1, len(categories) // 20)
-    slot = width / max(1, len(categories))
+        body.append(element("line", x1=LEFT_PX, y1=y, x2=LEFT_PX + PLOT_W_PX, y2=y, stroke="#e5e5e5"))
+        body.append(element("text", text(number_text(round(value, 6))), x=LEFT_PX - 5, y=y + 4, font_size=10,
+                            text_anchor="end", class_="tick-label"))
+    slot = PLOT_W_PX / max(1, len(categories))
+    every = _category_every(categories, slot)
     for i, c in enumerate(categories):
         if i % every == 0:
-            x = LEFT_PX + slot * (i + 0.5)
-            y = TOP_PX + PLOT_H_PX + 14
-            body.append(element("text", text(c), x=x, y=y, font_size=10, text_anchor="end",
-                                transform=f"rotate(-35 {x:.1f} {y:.1f})"))
-    return body, width, slot
+            body.append(element("text", text(c), x=LEFT_PX + slot * (i + 0.5), y=TOP_PX + PLOT_H_PX + 16,
+                                font_size=CATEGORY_FONT_PX, font_family="monospace", text_anchor="middle",
+                                class_="category-label"))
+    return body, slot
 
 
-def _legend(series: list[Series], x: float) -> list[str]:
-    out = []
+def _legend(series: list[Series]) -> list[str]:
+    out, x = [], LEFT_PX + PLOT_W_PX + 20
     for i, s in enumerate(series):
-        y = TOP_PX + 14 * i
+        y = TOP_PX + 16 * i
         out.append(element("rect", x=x, y=y, width=10, height=10, fill=s.colour))
-        out.append(element("text", text(s.name), x=x + 14, y=y + 9, font_size=11))
+        out.append(element("text", text(s.name), x=x + 14, y=y + 9, font_size=11, class_="legend-label"))
     return out
+
+
+def _chart(body: list[str], series: list[Series], title: str) -> str:
+    body += _legend(series)
+    height = max(TOP_PX + PLOT_H_PX + BOTTOM_PX, TOP_PX + 16 * len(series) + 10)
+    return svg(LEFT_PX + PLOT_W_PX + LEGEND_W_PX, height, body, title).replace("<svg ", '<svg class="chart" ', 1)
 
 
 def stacked_bars(title: str, categories: list[str], series: list[Series], y_unit: str = "rows") -> str:
     """Stacked bars, one stack per category; an SVG string."""
     totals = [sum(s.values[i] or 0 for s in series) for i in range(len(categories))]
     y_max = _nice_max(max(totals, default=0))
-    body, width, slot = _frame(title, categories, y_max, y_unit)
-    bar = max(MIN_BAR_PX, slot * 0.7)
+    body, slot = _frame(title, categories, y_max, y_unit)
+    bar = min(MAX_BAR_PX, max(MIN_BAR_PX, slot * 0.7))
     for i, category in enumerate(categories):
         base = TOP_PX + PLOT_H_PX
         for s in series:
@@ -83,11 +117,10 @@ def stacked_bars(title: str, categories: list[str], series: list[Series], y_unit
                 continue
             h = PLOT_H_PX * value / y_max
             base -= h
-            body.append(element("rect", element("title", text(f"{category}: {s.name} {value:g}")),
+            body.append(element("rect", element("title", text(f"{category}: {s.name} {number_text(value)}")),
                                 x=LEFT_PX + slot * (i + 0.5) - bar / 2, y=base, width=bar, height=h, fill=s.colour,
                                 class_="bar", data_series=s.name, data_category=category, data_value=value))
-    body += _legend(series, LEFT_PX + width + 20)
-    return svg(LEFT_PX + width + LEGEND_W_PX, TOP_PX + PLOT_H_PX + BOTTOM_PX + 14, body, title)
+    return _chart(body, series, title)
 
 
 def line(title: str, categories: list[str], series: list[Series], y_unit: str) -> str:
@@ -95,7 +128,7 @@ def line(title: str, categories: list[str], series: list[Series], y_unit: str) -
     values = [v for s in series for v in s.values if v is not None]
     lo = min(0.0, min(values, default=0.0))
     y_max = _nice_max(max(values, default=0.0) - lo)
-    body, width, slot = _frame(title, categories, y_max, y_unit)
+    body, slot = _frame(title, categories, y_max, y_unit, lo)
 
     def y_of(v: float) -> float:
         return TOP_PX + PLOT_H_PX - PLOT_H_PX * (v - lo) / y_max
@@ -109,11 +142,10 @@ def line(title: str, categories: list[str], series: list[Series], y_unit: str) -
             x = LEFT_PX + slot * (i + 0.5)
             path.append(f"{pen}{x:.1f},{y_of(v):.1f}")
             pen = "L"
-            points.append(element("circle", element("title", text(f"{categories[i]}: {s.name} {v:g}")),
+            points.append(element("circle", element("title", text(f"{categories[i]}: {s.name} {number_text(v)}")),
                                   cx=x, cy=y_of(v), r=3, fill=s.colour, class_="point", data_series=s.name,
                                   data_category=categories[i], data_value=v))
         if path:
             body.append(element("path", d=" ".join(path), fill="none", stroke=s.colour, stroke_width=1.5))
         body += points
-    body += _legend(series, LEFT_PX + width + 20)
-    return svg(LEFT_PX + width + LEGEND_W_PX, TOP_PX + PLOT_H_PX + BOTTOM_PX + 14, body, title)
+    return _chart(body, series, title)

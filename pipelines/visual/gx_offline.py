@@ -13,7 +13,9 @@ templates through :class:`OfflineTemplateLoader`:
 * the templates that only work with those assets are replaced by the ones in
   ``gx_templates/``: tables are plain HTML tables (rows in the order GX lists them),
   the navigation bar has no remote logo, charts (Vega) are replaced by a note,
-  and a small stylesheet (``offline.css``) stands in for Bootstrap.
+  the favicon is linked at each page's depth, and a small stylesheet (``offline.css``)
+  stands in for Bootstrap (readable headings; "Show more info" opens its block by the
+  link's target, without a script).
 
 GX builds a view, and so a Jinja environment, for every page of every Data Docs
 build. The views here share :data:`TEMPLATE_CODE`, so a process compiles each
@@ -34,13 +36,18 @@ REMOTE_ASSET = re.compile(
     re.IGNORECASE)
 REMOTE_CSS_URL = re.compile(r"url\(\s*['\"]?(?:https?:)?//[^)]*\)", re.IGNORECASE)
 
+SEVERITY = "pipelines.visual.gx_severity"
 SITE_VIEWS = {
-    "site_index_builder": {"class_name": "DefaultSiteIndexBuilder",
+    "site_index_builder": {"module_name": SEVERITY, "class_name": "SeverityIndexBuilder",
+                           "renderer": {"module_name": SEVERITY, "class_name": "SeverityIndexPageRenderer"},
                            "view": {"module_name": __name__, "class_name": "OfflineIndexPageView"}},
     "site_section_builders": {section: {"view": {"module_name": __name__, "class_name": "OfflinePageView"}}
                               for section in ("expectations", "validations", "profiling")},
 }
-"""The parts of a GX ``SiteBuilder`` configuration that make its pages render offline."""
+SITE_VIEWS["site_section_builders"]["validations"]["renderer"] = {
+    "module_name": SEVERITY, "class_name": "SeverityValidationPageRenderer"}
+"""The parts of a GX ``SiteBuilder`` configuration that make its pages render offline, and say which
+failed validations only failed WARNING expectations (:mod:`pipelines.visual.gx_severity`)."""
 
 
 class OfflineTemplateLoader(BaseLoader):

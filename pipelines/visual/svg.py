@@ -16,8 +16,12 @@ table { border-collapse: collapse; margin: .6em 0; font-size: .85em; }
 th, td { border: 1px solid #ccc; padding: .25em .5em; text-align: right; }
 th { background: #f2f2f2; } td.text, th.text { text-align: left; }
 .note { color: #555; font-size: .9em; max-width: 60em; }
+h3 { font-size: 1em; margin-top: 1.2em; }
 svg { display: block; margin: .5em 0; }
+svg.chart { width: 100%; max-width: 1400px; height: auto; }
 svg text { font-family: Helvetica, Arial, sans-serif; }
+svg text[font-family="monospace"] { font-family: monospace; }
+.guide { max-width: 60em; font-size: .9em; margin: .8em 0; } .guide summary { cursor: pointer; font-weight: bold; }
 """
 
 

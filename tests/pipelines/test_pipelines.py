@@ -6,31 +6,31 @@ import json
 import pytest
 
 from pipelines.cli import main as winjob
-from examples.demo import run_demo
 from pipelines.job import load_job
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.production_spark]
 
 
-def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, tmp_path, capsys):
-    summary = run_demo(spark, str(tmp_path / "demo"), arrivals=3)
+@pytest.mark.xdist_group("demo")     # shares the process's demo run (tests/conftest.py) with the browser checks
+def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, demo_run, capsys):
+    summary, root = demo_run["summary"], demo_run["root"]
     assert summary["compared"] > 100
     assert summary["differ"] == 0
     assert summary["late"] > 0 and summary["quarantined"] == 3
     # Complete backfill: every valid raw row is counted in a final window.
     assert summary["backfill_total"] == summary["raw"] - summary["quarantined"]
-    out = capsys.readouterr().out
+    out = demo_run["out"]
     assert "Late rows" in out and "0 differ" in out
 
     # inspect reads the stream's tables; a rerun of the stream finds nothing new.
-    job = load_job("jobs/demo.toml", root=tmp_path / "demo")
-    assert winjob(["inspect", "--job", "jobs/demo.toml", "--root", str(tmp_path / "demo")]) == 0
+    job = load_job("jobs/demo.toml", root=root)
+    assert winjob(["inspect", "--job", "jobs/demo.toml", "--root", str(root)]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["tables"]["raw"]["rows"] == summary["raw"]
     assert info["tables"]["late"]["rows"] == summary["late"]
     assert info["last_batch_id"] == 2 and info["watermark_ms"] > 0
     results_before = spark.read.format("delta").load(job.results_path).count()
-    assert winjob(["stream", "--job", "jobs/demo.toml", "--root", str(tmp_path / "demo")]) == 0
+    assert winjob(["stream", "--job", "jobs/demo.toml", "--root", str(root)]) == 0
     assert spark.read.format("delta").load(job.results_path).count() == results_before
     assert "nothing new since batch 2" in capsys.readouterr().err
 

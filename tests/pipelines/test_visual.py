@@ -16,9 +16,11 @@ from pathlib import Path
 
 import pytest
 
-from pipelines.visual.charts import Series, line, stacked_bars
-from pipelines.visual.timeline import (EVENT, LATE_ROW, MIN_MS, QUARANTINED_ROW, BatchRow, PaneMark, RowMark,
-                                       Timeline, arrival_batches, render_svg, write_timeline)
+from pipelines.visual.charts import Series, duration_unit, line, number_text, stacked_bars
+from pipelines.visual.timeline import (EVENT, LATE_ROW, MAX_MS, MIN_MS, NULL_KEY, PLOT_LEFT_PX, PLOT_RIGHT_PX,
+                                       QUARANTINED_ROW, BatchRow, PaneMark, RowMark, Timeline, _Scale,
+                                       arrival_batches, label_width_px, pane_labels, render_page, render_svg,
+                                       write_timeline)
 
 REMOTE_RESOURCE = re.compile(r"<(?:script|img|iframe|link)\b[^>]*\b(?:src|href)=\"(?:https?:)?//", re.IGNORECASE)
 CSS_REMOTE_URL = re.compile(r"url\(\s*['\"]?(?:https?:)?//", re.IGNORECASE)
@@ -78,6 +80,43 @@ def test_picture_has_one_mark_per_pane_row_and_superseded_session():
     assert re.search(r'class="pane LATE" data-key="alice" data-batch="2"', picture)
 
 
+def test_pane_labels_fit_apart_inside_the_plot():
+    """Sliding windows every 10 s over 20 minutes: labels only where they fit, none on another or past the plot."""
+    panes = [PaneMark("k", s, s + 60_000, 0, "ON_TIME", 0, False, f"items={s // 1000}, purchases=12, max=5")
+             for s in range(0, 1_200_000, 10_000)]
+    scale = _Scale(0, 1_260_000)
+    placed = pane_labels(panes, scale)
+    assert 10 < len(placed) < len(panes)          # some fit, not all: the rest are on hover only
+    boxes = sorted((left, left + label_width_px(label)) for _, label, left in placed)
+    assert all(PLOT_LEFT_PX < a and b < PLOT_RIGHT_PX for a, b in boxes)
+    assert all(b1 < a2 for (_, b1), (a2, _) in zip(boxes, boxes[1:]))
+    few = pane_labels(panes[::40], scale)         # room enough: every aggregate is written
+    assert [label for _, label, _ in few] == [p.values for p in panes[::40]]
+
+
+def test_watermark_infinities_are_written_not_drawn():
+    batches = (BatchRow(0, MIN_MS, MIN_MS, 1_000, None), BatchRow(1, MIN_MS, 20_000, 2_000, 30_000),
+               BatchRow(2, 20_000, MAX_MS, 3_000, 30_000))
+    picture = render_svg(Timeline("t", batches, (RowMark("a", 30_000, 1, EVENT),), ()))
+    (path,) = re.findall(r'<path[^>]*class="watermark"[^>]*>', picture)
+    xs = [float(x) for x in re.findall(r"[ML]([0-9.]+),", re.search(r' d="([^"]+)"', path).group(1))]
+    assert xs and all(PLOT_LEFT_PX < x < PLOT_RIGHT_PX for x in xs)      # only the finite watermark, 20 s
+    assert "wm: none yet" in picture and "wm: end of input" in picture
+
+
+def test_timeline_draws_the_busiest_keys_and_the_null_key_apart():
+    batches = (BatchRow(0, MIN_MS, 1_000, 1_000, 2_000),)
+    rows = tuple(RowMark(f"k{i:02d}", 1_000, 0, EVENT) for i in range(15) for _ in range(i + 1))
+    rows += (RowMark(NULL_KEY, None, 0, QUARANTINED_ROW, "null_key"),)
+    timeline = Timeline("t", batches, rows, ())
+    picture = render_svg(timeline, max_keys=3)
+    titles = re.findall(r'class="panel-title">([^<]+)<', picture)
+    assert titles == ["quarantined rows without a key", "key k12", "key k13", "key k14"]
+    assert "12 more key(s) are not drawn" in picture and "--max-keys 0" in picture
+    assert "Not drawn: k00, k01" in render_page(timeline, picture, max_keys=3)
+    assert len(re.findall(r'class="panel-title"', render_svg(timeline, max_keys=0))) == 16
+
+
 def test_timeline_output_must_be_svg(tmp_path):
     with pytest.raises(ValueError, match=r"must name an \.svg file"):
         write_timeline(Timeline("t", (), (), ()), tmp_path / "t.png")
@@ -90,6 +129,14 @@ def test_charts_carry_their_values():
     assert sorted(values) == [("in windows", "b0", "3"), ("late", "b0", "1"), ("late", "b1", "2")]
     lag = line("lag", ["b0", "b1", "b2"], [Series("lag", (1.5, None, 3.0), "#1f77b4")], "seconds")
     assert _count(lag, "point") == 2
+
+
+def test_axis_values_are_written_out_in_a_unit_for_their_range():
+    assert duration_unit(5e6) == ("days", 86_400) and duration_unit(90) == ("seconds", 1)
+    assert duration_unit(0.2) == ("ms", 0.001) and duration_unit(3_000) == ("minutes", 60)
+    assert number_text(1_500_000.0) == "1,500,000" and number_text(0.125) == "0.125"
+    chart = line("lag", ["b0", "b1"], [Series("lag", (4.9e6, 5.2e6), "#000")], "seconds")
+    assert "e+" not in chart and ("5,000,000" in chart or "6,000,000" in chart)
 
 
 def test_offline_templates_reference_nothing_remote():
