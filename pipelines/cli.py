@@ -184,6 +184,15 @@ def main(argv: list[str] | None = None) -> int:
             from pipelines.drivers import require_raw_table
             require_raw_table(None, job)   # a missing raw table is told before Spark starts
         spark = _spark(job, args.verbose, args.master)
+        from pipelines import transforms
+        if isinstance(job, transforms.TransformJob):   # a stateless stage: stream and backfill only
+            if args.command not in ("stream", "backfill"):
+                raise JobError(f"{args.job} is a [transform] job: it runs with stream and backfill only")
+            if args.command == "stream":
+                transforms.run_stream(spark, job, processing_time=args.processing_time, timeout_s=args.timeout)
+            else:
+                transforms.run_backfill(spark, job)
+            return ExitCode.OK
         if args.command == "stream":
             from pipelines.drivers import run_stream
             from pipelines.errors import raw_schema_checked

@@ -426,6 +426,9 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         raise ValueError(f"job definition {path} is not valid TOML: {error}") from None
     root = root or os.environ.get("WINDOWING_DATA_ROOT", ".")
     resolve = lambda p: resolve_path(root, p)  # noqa: E731
+    from pipelines import transforms
+    if transforms.is_transform(data):   # a stateless stage (docs/jobs.md, "[transform]")
+        return transforms.transform_job(data, path, resolve)
     job, source, out = data.get("job", {}), data.get("source", {}), data.get("output", {})
     for section, keys in (("job", ("name", "operator_id")), ("source", ("path", "event_time", "key"))):
         missing = [k for k in keys if k not in data.get(section, {})]

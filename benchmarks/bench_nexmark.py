@@ -1,0 +1,154 @@
+"""Nexmark: the queries as this project's jobs, streamed in arrivals and backfilled, checked against batch SQL.
+
+    ./dev bench bench_nexmark.py                                    # 10M events, V1 and V2 shapes
+    ./dev bench bench_nexmark.py --events 1000000 --arrival 250000 --shape V2 --queries q1 q7
+
+Per shape (V1: 10M events per second of event time; V2: 100K per second):
+
+1. the generator writes the person, auction and bid tables in one pass (its events/s);
+2. streaming: the same events land again in arrivals of ``--arrival`` events; after each arrival,
+   every stage of every query runs ``winjob stream`` (availableNow: one micro-batch, state in
+   Delta, exactly-once); a query's seconds are the sum over arrivals of its stages';
+3. backfill: every stage runs ``winjob backfill`` (one pass) on the one-pass tables;
+4. Spark batch SQL: the query's reference SQL (Spark's ``window`` / ``session_window``) written to
+   Delta, timed: what plain Spark takes for the same answer in one pass;
+5. correctness: the streamed and the backfilled answers against the reference SQL (windowed
+   answers up to the last window the stream closed).
+
+Wall seconds and CPU seconds (the Spark JVM plus this Python process, from /proc); events/s
+counts all events (persons, auctions and bids, Nexmark's convention), per core divides by the
+cores used (``local[2]``: 2). The published anchors (per core) are printed beside them.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from nexmark.config import NexmarkConfig
+from nexmark.generator import arrivals, write_events
+from nexmark.queries import QUERIES
+from pipelines.cli import main as winjob
+from windowing.spark.session import get_spark
+
+CORES = 2
+ANCHORS_PER_CORE = {   # events per second per core, published (see docs/nexmark.md)
+    "Flink 1.13 (V1)": {"q5": 22.1e3, "q7": 12.3e3, "q11": 39.7e3, "q12": 75.7e3},
+    "Flink 2.0 (V2)": {"q5": 74.5e3, "q7": 22.9e3, "q11": 46.1e3, "q12": 194e3},
+    "Flink, 16 cores (Feldera)": {"q5": 41.4e3, "q7": 17.6e3, "q11": 34.2e3, "q12": 125e3},
+    "Feldera, 16 cores": {"q5": 412e3, "q7": 196e3, "q12": 418e3},
+}
+
+
+def cpu_s(spark) -> float:
+    """CPU seconds so far of the Spark JVM (driver and local executors) and this process."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK") + time.process_time()
+
+
+def timed(spark, fn) -> tuple[float, float]:
+    wall0, cpu0 = time.perf_counter(), cpu_s(spark)
+    fn()
+    return time.perf_counter() - wall0, cpu_s(spark) - cpu0
+
+
+def run_stages(query, command: str, root: Path) -> None:
+    for job_file in query.job_files:
+        code = winjob([command, "--job", str(job_file), "--root", str(root)])
+        if code != 0:
+            raise SystemExit(f"winjob {command} --job {job_file} --root {root} exited with {code}")
+
+
+def rate(events: int, seconds: float) -> str:
+    return f"{events / seconds:,.0f}" if seconds > 0 else "-"
+
+
+def bench_shape(spark, shape: str, args, folder: Path) -> list[dict]:
+    config = NexmarkConfig.shape(shape, args.events, seed=args.seed)
+    print(f"\n=== {shape}: {config.events:,} events at {config.rate_per_s:,}/s of event time, "
+          f"span {config.span_ms / 1000:.1f} s", flush=True)
+    fill_root, stream_root = folder / shape / "backfill", folder / shape / "stream"
+    wall, cpu = timed(spark, lambda: write_events(spark, config, str(fill_root / "nexmark")))
+    print(f"generator: {wall:.1f} s, {cpu:.1f} CPU s: {rate(config.events, wall)} events/s "
+          f"({rate(config.events, cpu)} per CPU second); load average {os.getloadavg()[0]:.1f}", flush=True)
+    queries = [QUERIES[name] for name in args.queries]
+    stream = {q.name: [0.0, 0.0] for q in queries}
+    for first, end in arrivals(config, args.arrival):
+        write_events(spark, config, str(stream_root / "nexmark"), first, end)
+        for query in queries:
+            wall, cpu = timed(spark, lambda: run_stages(query, "stream", stream_root))
+            stream[query.name][0] += wall
+            stream[query.name][1] += cpu
+        print(f"arrival [{first:,}, {end:,}) streamed through {len(queries)} queries", flush=True)
+    rows = []
+    for query in queries:
+        fill = timed(spark, lambda: run_stages(query, "backfill", fill_root))
+        sql_out = str(folder / shape / "spark_sql" / query.name)
+        spark_sql = timed(spark, lambda: query.reference(spark, str(fill_root / "nexmark"))
+                          .write.format("delta").mode("overwrite").save(sql_out))
+        checks = {side: query.mismatches(spark, str(root / "nexmark"),
+                                         str(root / "output" / "nexmark" / query.name / "results"))
+                  for side, root in (("stream", stream_root), ("backfill", fill_root))}
+        ok = all(c["missing"] == 0 and c["extra"] == 0 for c in checks.values())
+        row = {"shape": shape, "query": query.name, "events": config.events, "span_s": config.span_ms / 1000,
+               "stream_s": stream[query.name][0], "stream_cpu_s": stream[query.name][1],
+               "backfill_s": fill[0], "backfill_cpu_s": fill[1], "spark_sql_s": spark_sql[0],
+               "spark_sql_cpu_s": spark_sql[1], "correct": ok,
+               "checks": {k: {x: v[x] for x in ("rows", "missing", "extra")} for k, v in checks.items()}}
+        rows.append(row)
+        print(f"{query.name}: stream {row['stream_s']:.1f} s / {row['stream_cpu_s']:.1f} CPU s, "
+              f"backfill {fill[0]:.1f} s / {fill[1]:.1f} CPU s, Spark SQL {spark_sql[0]:.1f} s / "
+              f"{spark_sql[1]:.1f} CPU s; answers {'equal' if ok else 'DIFFER: ' + json.dumps(checks, default=str)}",
+              flush=True)
+    return rows
+
+
+def report(rows: list[dict]) -> None:
+    print("\n| shape | query | events | event-time span | side | wall s | CPU s | events/s | per core "
+          "| per CPU s | correct |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        for side, key in (("stream", "stream"), ("backfill", "backfill"), ("Spark batch SQL", "spark_sql")):
+            wall, cpu = r[f"{key}_s"], r[f"{key}_cpu_s"]
+            print(f"| {r['shape']} | {r['query']} | {r['events']:,} | {r['span_s']:.1f} s | {side} | {wall:.1f} | "
+                  f"{cpu:.1f} | {rate(r['events'], wall)} | {rate(r['events'], wall * CORES)} | "
+                  f"{rate(r['events'], cpu)} | {'yes' if r['correct'] or key == 'spark_sql' else 'NO'} |")
+    print("\nanchors, events/s per core:")
+    for system, figures in ANCHORS_PER_CORE.items():
+        print(f"  {system}: " + ", ".join(f"{q} {v:,.0f}" for q, v in figures.items()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--events", type=int, default=10_000_000)
+    parser.add_argument("--arrival", type=int, default=1_000_000, help="events per streaming arrival")
+    parser.add_argument("--shape", nargs="+", default=["V1", "V2"], choices=["V1", "V2"])
+    parser.add_argument("--queries", nargs="+", default=sorted(QUERIES), choices=sorted(QUERIES))
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--keep", action="store_true", help="keep the tables (printed folder)")
+    args = parser.parse_args()
+    spark = get_spark("bench_nexmark", conf={"spark.sql.shuffle.partitions": "4"})
+    spark.sparkContext.setLogLevel("ERROR")
+    folder = Path(tempfile.mkdtemp(prefix="bench_nexmark_"))
+    try:
+        rows = [row for shape in args.shape for row in bench_shape(spark, shape, args, folder)]
+        report(rows)
+        out = Path(__file__).resolve().parent / "out"
+        out.mkdir(exist_ok=True)
+        (out / "nexmark.json").write_text(json.dumps(rows, indent=2))
+        if not all(r["correct"] for r in rows):
+            raise SystemExit("some answers differ from the batch SQL (see above)")
+    finally:
+        if args.keep:
+            print(f"tables kept in {folder}")
+        else:
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,134 @@
+"""Nexmark: the generator's rules on small counts, and every query's job files against batch SQL.
+
+One module-scoped stream of 3,000 events (100 per second of event time: 30 s, so the 10 s
+windows and sessions close several times), landed in two arrivals; each query (q0 on its backfill only) runs
+through ``winjob stream`` after each arrival and through ``winjob backfill`` under another root, and
+both answers are compared with the query's Spark batch SQL (:mod:`nexmark.queries`).
+"""
+from __future__ import annotations
+
+import pytest
+from pyspark.sql import functions as F
+
+from nexmark.config import (FIRST_AUCTION_ID, FIRST_PERSON_ID, HOT_GROUP, TOTAL_PROPORTION, NexmarkConfig, counts)
+from nexmark.generator import AUCTION, BID, EVENT_NUMBER, EVENT_TIME, INGESTED_AT, PERSON, arrivals, write_events
+from nexmark.queries import QUERIES
+from pipelines.cli import main as winjob
+
+pytestmark = pytest.mark.spark
+
+SMALL = NexmarkConfig(events=5_000, rate_per_s=100, seed=7)
+
+
+@pytest.fixture(scope="module")
+def frames(spark):
+    """Each type's rows of SMALL, collected once."""
+    return {t.name: t.frame(spark, SMALL).toPandas() for t in (PERSON, AUCTION, BID)}
+
+
+def test_the_mix_is_one_person_three_auctions_46_bids_by_event_number(frames):
+    assert {name: len(rows) for name, rows in frames.items()} == counts(SMALL.events) == \
+        {"person": 100, "auction": 300, "bid": 4600}
+    offsets = {name: set(rows[EVENT_NUMBER] % TOTAL_PROPORTION) for name, rows in frames.items()}
+    assert offsets == {"person": {0}, "auction": {1, 2, 3}, "bid": set(range(4, 50))}
+    numbers = sorted(n for rows in frames.values() for n in rows[EVENT_NUMBER])
+    assert numbers == list(range(SMALL.events))
+
+
+def test_ids_and_event_times_follow_the_event_numbers(frames):
+    persons, auctions, bids = frames["person"], frames["auction"], frames["bid"]
+    assert list(persons["id"]) == list(range(FIRST_PERSON_ID, FIRST_PERSON_ID + 100))
+    assert sorted(auctions["id"]) == list(range(FIRST_AUCTION_ID, FIRST_AUCTION_ID + 300))
+    for rows in (persons, auctions, bids):
+        rows = rows.sort_values(EVENT_NUMBER)
+        ms = [SMALL.time_ms(n) for n in rows[EVENT_NUMBER]]
+        assert [int(t.value // 1_000_000) for t in rows[EVENT_TIME]] == ms
+        assert ms == sorted(ms)
+    # A bid names an auction and a person that exist by then, or one up to the lead of 10 ahead.
+    epoch = bids[EVENT_NUMBER] // TOTAL_PROPORTION
+    assert (bids["auction"] >= FIRST_AUCTION_ID).all() and (bids["auction"] <= FIRST_AUCTION_ID + 3 * epoch + 2 + 10).all()
+    assert (bids["bidder"] >= FIRST_PERSON_ID).all() and (bids["bidder"] <= FIRST_PERSON_ID + epoch + 10).all()
+    assert (auctions["expires"] > auctions[EVENT_TIME]).all() and (auctions["reserve"] > auctions["initial_bid"]).all()
+    assert bids["price"].between(100, 100_000_000).all()
+
+
+def test_hot_auctions_bidders_and_sellers_have_the_configured_shares(frames):
+    bids, auctions = frames["bid"], frames["auction"]
+    epoch = bids[EVENT_NUMBER] // TOTAL_PROPORTION
+    hot_auction = (3 * epoch + 2) // HOT_GROUP * HOT_GROUP + FIRST_AUCTION_ID
+    hot_bidder = epoch // HOT_GROUP * HOT_GROUP + 1 + FIRST_PERSON_ID
+    # Hot with probability 1 - 1/ratio (ratios 2 and 4); a cold draw may hit the hot id too.
+    assert 0.45 < (bids["auction"] == hot_auction).mean() < 0.6
+    assert 0.72 < (bids["bidder"] == hot_bidder).mean() < 0.8
+    hot_seller = auctions[EVENT_NUMBER] // TOTAL_PROPORTION // HOT_GROUP * HOT_GROUP + FIRST_PERSON_ID
+    assert 0.65 < (auctions["seller"] == hot_seller).mean() < 0.85
+    assert (bids["extra"].str.len().between(54, 82)).all()
+
+
+def test_the_same_seed_gives_the_same_rows_and_another_seed_others(spark, frames):
+    again = BID.frame(spark, SMALL).toPandas()
+    assert again.equals(frames["bid"])
+    other = BID.frame(spark, SMALL.with_seed(8)).toPandas()
+    assert list(other[EVENT_NUMBER]) == list(again[EVENT_NUMBER])
+    assert (other["price"] != again["price"]).mean() > 0.9
+
+
+def test_arrivals_cut_the_same_rows_and_out_of_order_groups_permute_arrivals(spark, frames):
+    cut = BID.frame(spark, SMALL, 0, 1234).union(BID.frame(spark, SMALL, 1234, SMALL.events)).toPandas()
+    assert cut.sort_values(EVENT_NUMBER).reset_index(drop=True).equals(frames["bid"])
+    shuffled = NexmarkConfig(events=1000, rate_per_s=100, out_of_order_group=100)
+    numbers = [r[0] for r in BID.frame(spark, shuffled, 0, 250).select(EVENT_NUMBER).collect()]
+    # Arrivals 0-249 are the events the permutation puts there: not simply the first 250 numbers.
+    assert sorted(numbers) == sorted(n for n in (shuffled.event_at_arrival(p) for p in range(250))
+                                     if n % TOTAL_PROPORTION >= 4)
+    assert max(numbers) >= 250
+    assert [shuffled.arrival_position(shuffled.event_at_arrival(p)) for p in range(1000)] == list(range(1000))
+    with pytest.raises(ValueError, match="multiple of out_of_order_group"):
+        NexmarkConfig(events=1001, out_of_order_group=100)
+
+
+# ------------------------------------------------------------------ the queries as jobs
+JOBS_STREAM = NexmarkConfig(events=3_000, rate_per_s=100, seed=3)
+STREAMED = [q for q in QUERIES.values() if q.name != "q0"]
+"""q0 streams like q1 and q2 (the same transform driver); it is checked on its backfill only, to keep the module cheap."""
+
+
+@pytest.fixture(scope="module")
+def streamed(spark, tmp_path_factory):
+    """The raw tables landed in two arrivals, every query streamed after each; then backfilled elsewhere."""
+    stream_root, backfill_root = tmp_path_factory.mktemp("nexmark_stream"), tmp_path_factory.mktemp("nexmark_fill")
+    for first, end in arrivals(JOBS_STREAM, 1_500):
+        write_events(spark, JOBS_STREAM, str(stream_root / "nexmark"), first, end, types=(BID,))
+        for query in STREAMED:
+            for job_file in query.job_files:
+                assert winjob(["stream", "--job", str(job_file), "--root", str(stream_root)]) == 0, job_file
+    spark.read.format("delta").load(str(stream_root / "nexmark" / "bid")).write.format("delta") \
+        .save(str(backfill_root / "nexmark" / "bid"))
+    for query in QUERIES.values():
+        for job_file in query.job_files:
+            assert winjob(["backfill", "--job", str(job_file), "--root", str(backfill_root)]) == 0, job_file
+    return stream_root, backfill_root
+
+
+@pytest.mark.parametrize("name", sorted(QUERIES))
+def test_each_query_streamed_and_backfilled_equals_its_batch_sql(spark, streamed, name):
+    query = QUERIES[name]
+    for root in streamed if query in STREAMED else streamed[1:]:
+        results = str(root / "output" / "nexmark" / name / "results")
+        found = query.mismatches(spark, str(root / "nexmark"), results)
+        assert (found["missing"], found["extra"]) == (0, 0), (root, found)
+        assert found["rows"] > 0
+        if query.windowed and root == streamed[0]:
+            assert found["bound_ms"] > JOBS_STREAM.base_time_ms + 10_000 or name == "q12"
+
+
+def test_a_transform_job_rerun_writes_nothing_twice(spark, streamed):
+    stream_root = streamed[0]
+    results = str(stream_root / "output" / "nexmark" / "q1" / "results")
+    before = spark.read.format("delta").load(results).count()
+    assert winjob(["stream", "--job", str(QUERIES["q1"].job_files[0]), "--root", str(stream_root)]) == 0
+    assert spark.read.format("delta").load(results).count() == before == 2 * 1380
+    assert sorted(r[0] for r in spark.read.format("delta").load(results).select("batch_id").distinct().collect()) \
+        == [0, 1]
+    assert spark.read.format("delta").load(str(stream_root / "nexmark" / "bid")) \
+        .select(F.countDistinct(INGESTED_AT)).first()[0] == 2
