@@ -11,7 +11,7 @@ from dataclasses import replace
 import pytest
 
 from transcripts.joins import (
-    TRANSCRIPTS, JoinPaneExpected, JoinStep, JoinTranscript, LateExpected, PairExpected, by_name)
+    JOIN_TRANSCRIPTS, JoinPaneExpected, JoinStep, JoinTranscript, LateExpected, PairExpected, by_name)
 from windowing.core.joins import LEFT, RIGHT, IntervalJoinOperator, IntervalJoinSpec, WindowJoinOperator
 from windowing.core.records import BatchMetrics
 
@@ -82,13 +82,13 @@ def run_join_transcript(transcript: JoinTranscript) -> None:
             raise AssertionError(f"{transcript.name}, step {batch_id}:\n  " + "\n  ".join(problems))
 
 
-@pytest.mark.parametrize("transcript", TRANSCRIPTS, ids=lambda t: t.name)
+@pytest.mark.parametrize("transcript", JOIN_TRANSCRIPTS, ids=lambda t: t.name)
 def test_join_transcript(transcript):
     run_join_transcript(transcript)
 
 
 def test_transcript_names_are_unique():
-    names = [t.name for t in TRANSCRIPTS]
+    names = [t.name for t in JOIN_TRANSCRIPTS]
     assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
 
 

@@ -11,7 +11,8 @@ lateness, count windows, aggregates, input hygiene), ``model`` (sessions, every 
 evictors, window functions, processing time, sources, non-keyed windows), ``triggers`` and
 ``global_triggers`` (timer triggers), ``session_triggers``, ``delta_triggers``,
 ``processing_sessions``, ``processing_triggers``, ``watermarks`` (the watermark strategies) and
-``ordered_aggregates`` (First, Last, Collect; Sum overflow).
+``ordered_aggregates`` (First, Last, Collect; Sum overflow). ``joins`` holds the two-input
+transcripts under ``JOIN_TRANSCRIPTS``, run by their own runner (``tests/core/test_join_transcripts.py``).
 """
 from __future__ import annotations
 

@@ -161,11 +161,11 @@ class CountSides:
         return [{"lefts": len(lefts), "rights": len(rights), "start": window.window_start_ms}]
 
 
-TRANSCRIPTS: list[JoinTranscript] = []
+JOIN_TRANSCRIPTS: list[JoinTranscript] = []
 
 
 def transcript(name: str, spec, *steps: JoinStep, doc: str = "") -> None:
-    TRANSCRIPTS.append(JoinTranscript(name, spec, tuple(steps), doc))
+    JOIN_TRANSCRIPTS.append(JoinTranscript(name, spec, tuple(steps), doc))
 
 
 # ------------------------------------------------------------------ window joins
@@ -448,7 +448,7 @@ transcript(
 
 def by_name(name: str) -> JoinTranscript:
     """The join transcript called ``name`` (KeyError naming it when there is none)."""
-    for t in TRANSCRIPTS:
+    for t in JOIN_TRANSCRIPTS:
         if t.name == name:
             return t
     raise KeyError(f"no join transcript named {name!r}")
