@@ -33,6 +33,9 @@ from windowing.core.watermarks import EventTimeWatermarks, ExplicitWatermarks, W
 
 _AGGREGATE = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*\(\s*([A-Za-z_][A-Za-z0-9_]*)?\s*\)\s*$")
 
+TRANSFORM_SECTION = "transform"
+"""The job-file table of a stateless stage (:mod:`pipelines.transforms`)."""
+
 
 _CRON_ALIASES = ("@hourly", "@daily", "@weekly", "@monthly", "@yearly")
 
@@ -426,8 +429,8 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
         raise ValueError(f"job definition {path} is not valid TOML: {error}") from None
     root = root or os.environ.get("WINDOWING_DATA_ROOT", ".")
     resolve = lambda p: resolve_path(root, p)  # noqa: E731
-    from pipelines import transforms
-    if transforms.is_transform(data):   # a stateless stage (docs/jobs.md, "[transform]")
+    if TRANSFORM_SECTION in data:   # a stateless stage (docs/jobs.md, "[transform]"); its module imports Spark
+        from pipelines import transforms
         return transforms.transform_job(data, path, resolve)
     job, source, out = data.get("job", {}), data.get("source", {}), data.get("output", {})
     for section, keys in (("job", ("name", "operator_id")), ("source", ("path", "event_time", "key"))):

@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 INPUT_VIEW = "input"
 BATCH_ID = "batch_id"
-TRANSFORM = "transform"
+from pipelines.job import TRANSFORM_SECTION as TRANSFORM  # noqa: E402  (defined once, with the job files)
 _TRANSFORM_KEYS = {"sql", "tables"}
 
 

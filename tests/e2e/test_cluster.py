@@ -122,7 +122,7 @@ def test_job_paths_under_an_object_store_root_stay_uris(tmp_path):
     assert job.results_path == "s3a://bucket/prefix/output/purchases_per_minute/results"
     assert job.output_root == "s3a://bucket/prefix/output/purchases_per_minute"
     assert job.with_operator("x", "backfill").results_path.startswith("s3a://bucket/prefix/output/")
-    assert asset_uri(job, "stream") == job.results_path
+    assert asset_uri(job, "stream") == "windowing://purchases_per_minute/results"   # named, root-free
     assert resolve_path(tmp_path, "s3a://other/t") == "s3a://other/t"
     assert resolve_path(tmp_path, "raw") == str(tmp_path.resolve() / "raw")
     assert parent_of("s3a://b/a/results") == "s3a://b/a" and parent_of("/x/y/results") == "/x/y"

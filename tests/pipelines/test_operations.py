@@ -95,9 +95,10 @@ def test_a_batch_committed_before_a_crash_is_validated_by_the_next_run(spark, st
     suites = {r["suite"] for r in replayed}
     assert {"raw_events", "row_accounting"} <= suites, "the replay validates with the batch's raw rows"
     assert all(r["failed_critical"] == 0 for r in replayed)
-    # The replayed batch (its size not known to the run, its state not read into the driver) is
-    # validated in the session's own settings.
-    assert stream_root["rerun_validations"] == [(1, None)]
+    # The replayed batch is validated with the small-batch settings: the new run read the operator's
+    # small committed state into the driver when it opened its tables.
+    assert stream_root["rerun_validations"] == [(1, {"spark.sql.adaptive.enabled": "false",
+                                                     "spark.sql.shuffle.partitions": "2"})]
     # A run with nothing new validates nothing again.
     run_stream(spark, job)
     assert read_runs(spark, job).where("run_kind = 'stream'").select("run_id").distinct().count() == 2

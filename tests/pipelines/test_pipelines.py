@@ -38,7 +38,7 @@ def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, demo_ru
     from pathlib import Path
     from windowing.spark import delta_io
     for path in sorted(Path("jobs").glob("*.toml")):
-        source = load_job(path, root=tmp_path / "demo").source_path
+        source = load_job(path, root=root).source_path
         assert delta_io.table_exists(spark, source), (path, source)
         assert spark.read.format("delta").load(source).count() > 100, (path, source)
 
