@@ -13,6 +13,12 @@ triggerer; LocalExecutor) with:
 * task tokens that outlive a long queue (``[execution_api]
   jwt_expiration_time``: a task queued longer than the token's lifetime would
   fail before it runs with "Invalid auth token");
+* a watch on the scheduler: Airflow 3.3's LocalExecutor can deadlock the
+  scheduler's loop (apache/airflow#70526, #67870: the process stays alive, its
+  heartbeat stops, no task is scheduled again); :meth:`LocalAirflow.watch`
+  restarts Airflow when the scheduler's heartbeat is older than
+  ``SCHEDULER_STALL_S`` and writes the stalled process's kernel wait to the
+  log first. Tasks it interrupts are retried (their jobs commit exactly once);
 * the task environment Spark needs (``PYSPARK_PYTHON``, ``SPARK_LOCAL_IP``,
   the repository on ``PYTHONPATH``), relative job tables under
   ``WINDOWING_DATA_ROOT`` (default: ``demo-output/``, where ``./dev demo``
@@ -44,6 +50,8 @@ STREAM_POOL = "windowing_streams"
 STREAM_POOL_SLOTS = 1
 TASK_TOKEN_LIFETIME_S = 24 * 3600
 """Lifetime of a task's execution API token: longer than any queue of a busy local machine."""
+SCHEDULER_STALL_S = 180
+"""A scheduler whose heartbeat (every 5 s) is older than this is deadlocked: its loop has stopped."""
 
 
 def free_port() -> int:
@@ -75,6 +83,7 @@ class LocalAirflow:
     process: subprocess.Popen | None = None
     log_path: Path | None = None
     log_server_ports: tuple[int, int] = (0, 0)
+    restarts: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.home = Path(self.home).resolve()
@@ -200,6 +209,66 @@ class LocalAirflow:
             time.sleep(3)
         raise RuntimeError(f"Airflow at {self.url} not healthy after {timeout_s:.0f}s:\n{self.log_tail()}")
 
+    def scheduler_heartbeat_age_s(self) -> float | None:
+        """Seconds since the running scheduler's last heartbeat, or None when no scheduler runs yet.
+
+        Read from the metadata database (read-only): no Airflow import, no CLI process.
+        """
+        import sqlite3
+        from contextlib import closing
+        db = self.home / "airflow.db"
+        if not db.exists():
+            return None
+        try:
+            with closing(sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=10)) as conn:
+                row = conn.execute("SELECT (julianday('now') - julianday(MAX(latest_heartbeat))) * 86400.0 "
+                                   "FROM job WHERE job_type = 'SchedulerJob' AND state = 'running'").fetchone()
+        except sqlite3.OperationalError:  # locked by a writer, or the tables are not created yet
+            return None
+        return None if row is None or row[0] is None else float(row[0])
+
+    def watch(self, stall_s: float = SCHEDULER_STALL_S) -> bool:
+        """Restart Airflow if its scheduler is deadlocked (heartbeat older than ``stall_s``); True if it did.
+
+        Call it while waiting on runs. The reason, with the stalled scheduler's kernel wait
+        (``/proc/<pid>/wchan`` and ``syscall``), goes to the log and to :attr:`restarts`.
+        """
+        age_s = self.scheduler_heartbeat_age_s()
+        if self.process is None or age_s is None or age_s <= stall_s:
+            return False
+        waits = "; ".join(f"pid {pid}: {wait}" for pid, wait in self._scheduler_waits())
+        reason = f"scheduler heartbeat {age_s:.0f}s old (limit {stall_s:.0f}s); kernel wait: {waits or 'unknown'}"
+        with open(self.log_path, "a") as log:
+            log.write(f"[local-airflow] restarting: {reason}\n")
+        self.restarts.append(reason)
+        self.stop()
+        self.start()
+        self.wait_ready()
+        return True
+
+    def scheduler_pids(self) -> list[int]:
+        """The PIDs of the running ``airflow scheduler`` processes this instance started."""
+        import psutil
+        pids = []
+        for pid in self.started_pids():
+            try:
+                if "scheduler" in psutil.Process(pid).cmdline():
+                    pids.append(pid)
+            except psutil.Error:
+                continue
+        return pids
+
+    def _scheduler_waits(self) -> list[tuple[int, str]]:
+        waits = []
+        for pid in self.scheduler_pids():
+            proc = Path("/proc") / str(pid)
+            try:
+                waits.append((pid, f"{(proc / 'wchan').read_text().strip()} "
+                                   f"[{(proc / 'syscall').read_text().strip()[:60]}]"))
+            except OSError:
+                continue
+        return waits
+
     def log_tail(self, lines: int = 40) -> str:
         if not self.log_path or not self.log_path.exists():
             return "(no log)"
@@ -286,7 +355,9 @@ def main(argv: list[str] | None = None) -> int:
         airflow.wait_ready()
         print("[airflow] ready.\n" + login_info(airflow), flush=True)
         while airflow.process.poll() is None:
-            time.sleep(1)
+            if airflow.watch():
+                print(f"[airflow] restarted: {airflow.restarts[-1]}", flush=True)
+            time.sleep(5)
         print(f"[airflow] airflow standalone exited with {airflow.process.returncode}:\n{airflow.log_tail()}")
         return 1
     except KeyboardInterrupt:
