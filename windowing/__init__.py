@@ -25,16 +25,14 @@ from windowing.core.joins import (
     ANTI, FULL_OUTER, INNER, LEFT_OUTER, RIGHT_OUTER, SEMI, CoGroupFunction, IntervalJoinOperator, IntervalJoinSpec,
     JoinFunction, JoinInput, WindowJoinOperator, WindowJoinSpec)
 
-_SPARK_NAMES = {"SparkWindowOperator": "windowing.spark.operator", "get_spark": "windowing.spark.session",
-                "DeltaStore": "windowing.spark.stores", "MemoryStore": "windowing.spark.stores",
-                "KeyedModelOperator": "windowing.spark.keyed", "make_operator": "windowing.spark.dispatch",
-                "operator_on_delta": "windowing.spark.dispatch", "execution_path": "windowing.spark.dispatch"}
+_SPARK_NAMES = {"SparkWindowOperator", "get_spark", "DeltaStore", "MemoryStore", "KeyedModelOperator",
+                "make_operator", "operator_on_delta", "execution_path"}
 
 
 def __getattr__(name):
     if name in _SPARK_NAMES:
         import importlib
-        return getattr(importlib.import_module(_SPARK_NAMES[name]), name)
+        return getattr(importlib.import_module("windowing.spark"), name)
     raise AttributeError(f"module 'windowing' has no attribute {name!r}")
 
 

@@ -20,9 +20,9 @@ from windowing.core.triggers import (BUILTIN_TRIGGERS, ContinuousEventTimeTrigge
                                      ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger,
                                      EarlyLateEventTimeTrigger, EventTimeTrigger, NeverTrigger,
                                      ProcessingTimeTrigger, PurgingTrigger)
-from windowing.spark import aggregates as spark_aggregates  # noqa: E402
-from windowing.spark import plan_registry  # noqa: E402
-from windowing.spark import trigger_plans  # noqa: E402
+from windowing.spark.plans import aggregates as spark_aggregates  # noqa: E402
+from windowing.spark.plans import registry as plan_registry  # noqa: E402
+from windowing.spark.plans import trigger_rules  # noqa: E402
 
 TRIGGERS = [EventTimeTrigger(), CountTrigger(2), NeverTrigger(), ProcessingTimeTrigger(),
             ContinuousEventTimeTrigger(10), ContinuousProcessingTimeTrigger(10),
@@ -45,7 +45,7 @@ def test_every_builtin_trigger_has_a_plan(trigger):
     assert plans, f"{rule} has no plan on any window family"
     for plan in plans:   # a plan that reads the trigger's parameters runs them as a rule set
         if plan.takes_trigger:
-            assert isinstance(plan.rules, type) and issubclass(plan.rules, trigger_plans.TriggerRules), plan.name
+            assert isinstance(plan.rules, type) and issubclass(plan.rules, trigger_rules.TriggerRules), plan.name
     # PurgingTrigger is the same plan, purging
     purging = plan_registry.trigger_rule(PurgingTrigger(trigger).nested)
     assert purging is rule
@@ -64,7 +64,7 @@ def test_every_rule_set_overrides_a_phase():
     rule_sets = {plan.rules for plan in plan_registry.PLANS.values() if plan.rules is not None}
     assert len(rule_sets) == 6, rule_sets
     for rules in rule_sets:
-        overridden = [p for p in phases if getattr(rules, p) is not getattr(trigger_plans.TriggerRules, p)]
+        overridden = [p for p in phases if getattr(rules, p) is not getattr(trigger_rules.TriggerRules, p)]
         assert overridden or rules.one_counter, rules.__name__
 
 
