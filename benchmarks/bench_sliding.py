@@ -29,7 +29,8 @@ from windowing import Count, SlidingEventTimeWindows, Sum, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
 from windowing.spark.plans import slicing
 from windowing.spark.plans.aggregates import compile_aggregates, partial_exprs
-from windowing.spark.input.prepare import TS, WE, WS, assigned_windows, event_time_ms
+from windowing.spark.input.columns import TS, WE, WS
+from windowing.spark.input.prepare import assigned_windows, event_time_ms
 from windowing.spark.runtime.spark_session import get_spark
 
 OUT = Path(__file__).resolve().parent / "out"

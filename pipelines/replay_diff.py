@@ -18,7 +18,8 @@ from pyspark.sql import functions as F
 
 from pipelines.drivers import format_epoch_ms
 from windowing.spark.lake import delta_lake_io
-from windowing.spark.state.stores import WE, WS, result_keys
+from windowing.spark.input.columns import WE, WS
+from windowing.spark.state.output_modes import result_keys
 
 EXAMPLES_PER_KIND = 5
 """How many panes or rows of each kind of difference the summary shows."""

@@ -9,7 +9,8 @@ from windowing.core.spec import APPEND, WindowSpec
 from windowing.spark.lake import delta_lake_io
 from windowing.spark.operator.dispatch import make_operator
 from windowing.spark.keyed.executor import KeyedModelOperator
-from windowing.spark.state.stores import MemoryStore, delta_store, local_frame
+from windowing.spark.runtime.local_frames import local_frame
+from windowing.spark.state.stores import MemoryStore, delta_store
 
 _SPARK_TYPES = {bool: "boolean", int: "bigint", float: "double", str: "string"}
 
@@ -230,7 +231,7 @@ def assert_plan_refuses_per_key_state(spark, spec: WindowSpec, processing_time_m
     DataFrame-plan operator refuses it (the salted fingerprint) and accepts it after the reset the
     message names."""
     import pytest
-    from windowing.spark.operator.protocol import SparkWindowOperator, SpecMismatchError
+    from windowing.spark import SparkWindowOperator, SpecMismatchError
     store = MemoryStore(spark)
     KeyedModelOperator(spark, spec, store).process_batch(
         spark.createDataFrame([("a", 1, 1)], "k string, ts bigint, v bigint"), 0, processing_time_ms=processing_time_ms)

@@ -21,7 +21,7 @@ from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
 from windowing.spark.lake import delta_lake_io
 from windowing.spark.operator.protocol import SparkWindowOperator
-from windowing.spark.state.stores import ConcurrentWriterError
+from windowing.spark import ConcurrentWriterError
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("writers")]
 

@@ -15,7 +15,8 @@ from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
 from windowing.spark.operator.protocol import SparkWindowOperator
 from windowing.spark.lake import delta_lake_io
-from windowing.spark.state.stores import PROGRESS_SCHEMA, ConcurrentWriterError, DeltaStore
+from windowing.spark import ConcurrentWriterError
+from windowing.spark.state.stores import PROGRESS_SCHEMA, DeltaStore
 
 pytestmark = pytest.mark.spark
 

@@ -19,7 +19,7 @@ from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
 from windowing.spark.keyed.executor import KeyedModelOperator
 from windowing.spark.operator.protocol import SparkWindowOperator
-from windowing.spark.state.stores import ConcurrentWriterError, SpecMismatchError
+from windowing.spark import ConcurrentWriterError, SpecMismatchError
 
 pytestmark = pytest.mark.spark
 

@@ -16,6 +16,7 @@ from windowing.core.assigners import (BUILTIN_ASSIGNERS, EventTimeSessionWindows
                                       SlidingProcessingTimeWindows, TumblingEventTimeWindows,
                                       TumblingProcessingTimeWindows)
 from windowing.core.registry import JOB_AGGREGATES  # noqa: E402
+from windowing.core.sinks import MODES  # noqa: E402
 from windowing.core.triggers import (BUILTIN_TRIGGERS, ContinuousEventTimeTrigger,  # noqa: E402
                                      ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger,
                                      EarlyLateEventTimeTrigger, EventTimeTrigger, NeverTrigger,
@@ -23,6 +24,7 @@ from windowing.core.triggers import (BUILTIN_TRIGGERS, ContinuousEventTimeTrigge
 from windowing.spark.plans import aggregates as spark_aggregates  # noqa: E402
 from windowing.spark.plans import registry as plan_registry  # noqa: E402
 from windowing.spark.plans import trigger_rules  # noqa: E402
+from windowing.spark.state.output_modes import SinkMode, sink_mode  # noqa: E402
 
 TRIGGERS = [EventTimeTrigger(), CountTrigger(2), NeverTrigger(), ProcessingTimeTrigger(),
             ContinuousEventTimeTrigger(10), ContinuousProcessingTimeTrigger(10),
@@ -115,3 +117,12 @@ def test_every_output_mode_is_an_object_that_knows_what_it_writes():
     assert output_mode(None) is MODES["append"]
     with pytest.raises(ValueError, match=r"output mode 'replace' is not one of \('append', 'upsert', 'final'\)"):
         output_mode("replace")
+
+
+@pytest.mark.parametrize("name", sorted(MODES))
+def test_every_output_mode_has_its_spark_form(name):
+    """An output mode's Spark form writes what the core mode says a sink holds: one held table per
+    mode, and ``final`` counts the panes emitted apart (its write keeps only some)."""
+    mode = sink_mode(name)
+    assert mode.core is MODES[name] and mode.name == name
+    assert (type(mode).results is not SinkMode.results) == (not MODES[name].writes_every_pane)

@@ -85,7 +85,7 @@ def test_memory_store_frames_are_local_relations_for_flat_columns(spark):
     import decimal
     import datetime as dt
     from pyspark.sql import types as T
-    from windowing.spark.state.stores import local_frame
+    from windowing.spark.runtime.local_frames import local_frame
     flat = T.StructType([T.StructField("k", T.StringType()), T.StructField("n", T.LongType()),
                          T.StructField("x", T.DoubleType()), T.StructField("ok", T.BooleanType()),
                          T.StructField("d", T.DecimalType(10, 2))])

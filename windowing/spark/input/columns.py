@@ -12,6 +12,9 @@ SEQ = "__seq"
 STATUS = "__status"
 REASON = "__reason"
 WS, WE = "window_start_ms", "window_end_ms"
+EMITTED, SUPERSEDES = "emitted", "supersedes"
+"""A session window's state columns (whether it fired, the windows its next pane replaces); a pane's
+``supersedes`` column."""
 END_BUCKET = "end_bucket"
 """The windows table's partition column: a window's end divided by the operator's bucket width."""
 EVENT_MS, PT, SRC = "__event_ms", "__pt_ms", "__source"
@@ -24,7 +27,6 @@ GAP = "__gap_ms"
 ACCEPTED, LATE, UNASSIGNED, QUARANTINED = "accepted", "late", "unassigned", "quarantined"
 DELETE_FLAG = "__delete"
 """A state change set's column: true for a row that deletes the state row with its key."""
-
 
 
 def long_lit(value: int) -> Column:

@@ -21,8 +21,8 @@ from windowing.core.input_policy import InputPolicy
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
-from windowing.spark.input.columns import (  # noqa: F401  (the phases import these names from here too)
-    ACCEPTED, END_BUCKET, EVENT_MS, GAP, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS, long_lit)
+from windowing.spark.input.columns import (ACCEPTED, EVENT_MS, GAP, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS,
+                                           UNASSIGNED, WE, long_lit)
 from windowing.spark.plans.window_geometry import geometry_of, has_gap_function
 
 

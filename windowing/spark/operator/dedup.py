@@ -21,8 +21,8 @@ from pyspark.sql import types as T
 
 from windowing.core.spec import WindowSpec
 from windowing.spark.lake import delta_lake_io
-from windowing.spark.input.prepare import QUARANTINED, STATUS, TS, long_lit
-from windowing.spark.state.stores import local_frame
+from windowing.spark.input.columns import QUARANTINED, STATUS, TS, long_lit
+from windowing.spark.runtime.local_frames import local_frame
 
 SEEN_TS = "event_time_ms"
 SEEN_BATCH = "batch_id"

@@ -50,8 +50,8 @@ from windowing.spark.operator.dedup import SeenIds
 from windowing.spark.operator.executor import BatchReport, BatchWork, Executor
 from windowing.spark.plans.executor import PlanExecutor
 from windowing.spark.input.prepare import simple_types
-from windowing.spark.state.stores import (ConcurrentWriterError, SpecMismatchError,  # noqa: F401  (raised through here)
-                                    bind_output_mode, check_fingerprint, delta_store, local_frame)
+from windowing.spark.runtime.local_frames import local_frame
+from windowing.spark.state.stores import bind_output_mode, check_fingerprint, delta_store
 
 
 class WindowOperator:

@@ -276,8 +276,19 @@ def _over(aggregate_fn) -> Callable[[Column, object], Column]:
     return lambda c, w: aggregate_fn(c).over(w)
 
 
+class _SignedSumsForm(AggregateForm):
+    """An aggregate of sums of its column (``Sum``, ``Avg``): exact running differences when the
+    column is integral, over the positive and negative parts of the column (``_signed_sums``)."""
+
+    def invertible(self, agg, input_schema):
+        return _integral(input_schema, agg.column)
+
+    def sums(self, compiled):
+        return _signed_sums(compiled)
+
+
 @spark_form(Sum)
-class _SumForm(AggregateForm):
+class _SumForm(_SignedSumsForm):
     def parts(self, agg, column):
         return [AccumulatorPart(column("sum"), lambda order: sum_partial(F.col(agg.column)),
                                 _null_aware(sum_merge), sum_running)]
@@ -290,12 +301,6 @@ class _SumForm(AggregateForm):
 
     def rollup(self, agg, column):
         return sum_merge_all(F.col(column))
-
-    def invertible(self, agg, input_schema):
-        return _integral(input_schema, agg.column)
-
-    def sums(self, compiled):
-        return _signed_sums(compiled)
 
     def from_sums(self, compiled):
         # as sum_partial builds it: a part beyond int64 is null
@@ -330,32 +335,30 @@ class _CountForm(AggregateForm):
         return [F.col(compiled.columns[0])]
 
 
-@spark_form(Min)
-class _MinForm(AggregateForm):
+class _ExtremeForm(AggregateForm):
+    """``Min`` and ``Max``: one part, the extreme value of the column, of the column's type; the same
+    function aggregates, runs over a window and rolls slices up; ``merge`` keeps the extreme of two."""
+
+    def __init__(self, part: str, extreme, merge):
+        self.part, self.extreme, self.merge = part, extreme, merge
+
     def parts(self, agg, column):
-        return [AccumulatorPart(column("min"), lambda order: F.min(agg.column), _least, _over(F.min))]
+        return [AccumulatorPart(column(self.part), lambda order: self.extreme(agg.column), self.merge,
+                                _over(self.extreme))]
 
     def result_type(self, agg, input_schema):
         return input_schema[agg.column].dataType
 
     def rollup(self, agg, column):
-        return F.min(column)
+        return self.extreme(column)
 
 
-@spark_form(Max)
-class _MaxForm(AggregateForm):
-    def parts(self, agg, column):
-        return [AccumulatorPart(column("max"), lambda order: F.max(agg.column), _greatest, _over(F.max))]
-
-    def result_type(self, agg, input_schema):
-        return input_schema[agg.column].dataType
-
-    def rollup(self, agg, column):
-        return F.max(column)
+_FORMS[Min] = _ExtremeForm("min", F.min, _least)
+_FORMS[Max] = _ExtremeForm("max", F.max, _greatest)
 
 
 @spark_form(Avg)
-class _AvgForm(AggregateForm):
+class _AvgForm(_SignedSumsForm):
     def parts(self, agg, column):
         return [AccumulatorPart(column("sum"), lambda order: F.sum(F.col(agg.column).cast("double")), _add,
                                 _over(F.sum)),
@@ -370,12 +373,6 @@ class _AvgForm(AggregateForm):
 
     def rollup(self, agg, column):
         return F.sum(column)
-
-    def invertible(self, agg, input_schema):
-        return _integral(input_schema, agg.column)
-
-    def sums(self, compiled):
-        return _signed_sums(compiled)
 
     def from_sums(self, compiled):
         # (double sum, count), as the partial builds it

@@ -31,7 +31,7 @@ from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.spark.input.prepare import SEQ, TS
+from windowing.spark.input.columns import SEQ, TS
 
 REMEMBERED = "__remembered"
 """The remembered value after the batch, encoded for the ``timer_ms`` column."""

@@ -23,7 +23,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING_TIME_WINDOW_FIRED, BatchMetrics
-from windowing.core.sinks import output_mode
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE
@@ -36,10 +35,9 @@ from windowing.spark.input import batch_time
 from windowing.spark.input.batch_settings import SMALL_BATCH_ROWS, ScopedSettings, runs_small, small_batch_settings
 from windowing.spark.plans.processing_time_plan import replayed_late
 from windowing.spark.plans.session_window_plan import SessionOutput
-from windowing.spark.input.prepare import (
-    ACCEPTED, END_BUCKET, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, UNASSIGNED, WE, WS,
-    classify, live_windows, long_lit)
-from windowing.spark.plans.slicing import SLICE
+from windowing.spark.input.columns import (ACCEPTED, END_BUCKET, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SLICE, SRC,
+                                           STATUS, TS, UNASSIGNED, WE, WS, long_lit)
+from windowing.spark.input.prepare import classify, live_windows
 from windowing.spark.plans.window_geometry import geometry_of
 from windowing.spark.plans import trigger_rules
 
@@ -110,6 +108,11 @@ class PlanExecutor:
         self.state_write = StateWrite.MERGE if self.geometry.never_ends else StateWrite.REWRITE_BUCKETS
         self._state_schemas: tuple | None = None
         """The last input schema and the state tables' schemas derived from it."""
+
+    @property
+    def sink_mode(self):
+        """The results' output mode as the store writes them (chosen once: the spec's, bound by the operator)."""
+        return self.store.sink_modes()["results"]
 
     def reset(self) -> None:
         """The plans keep no state beside the store's tables."""
@@ -370,20 +373,13 @@ class _PlanWork(BatchWork):
         self.seen_rows = classified
 
     def results(self) -> Output:
-        # Metrics that are only metrics cost no Spark job: the panes emitted are the rows the
-        # results commit recorded (an empty append records no commit: 0). Counting first would
-        # compute the plan once more. A mode that writes only some panes (``final``): count them all first.
-        if output_mode(self.executor.store.output_mode).writes_every_pane:
-            return Output(self.out.panes, None)
-        panes = self.out.panes.persist()
-        self.cached.append(panes)
-        self.metrics.panes_emitted = panes.count()
-        return Output(panes, self.metrics.panes_emitted)
+        # Metrics that are only metrics cost no Spark job where the mode writes every pane: the
+        # panes emitted are the rows the results commit recorded (an empty append records no
+        # commit: 0). Counting first would compute the plan once more.
+        return Output(*self.executor.sink_mode.results(self.out.panes, self.metrics, self.cached))
 
     def results_written(self, rows_written: int | None) -> None:
-        if output_mode(self.executor.store.output_mode).writes_every_pane:
-            # None: a replay found the batch's results already written (or the commit has no count)
-            self.metrics.panes_emitted = self.out.panes.count() if rows_written is None else rows_written
+        self.executor.sink_mode.results_written(self.out.panes, rows_written, self.metrics)
 
     def late(self) -> Output | None:
         ex, df, wm0 = self.executor, self.df, self.watermark_start_ms

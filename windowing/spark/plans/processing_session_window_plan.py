@@ -37,8 +37,8 @@ from pyspark.sql import functions as F
 from windowing.core.records import ON_TIME
 from windowing.core.time import MAX_TIMESTAMP_MS
 from windowing.spark.input.batch_time import BatchTime
-from windowing.spark.input.prepare import END_BUCKET, WE, long_lit
-from windowing.spark.plans.session_window_plan import SUPERSEDES, SessionClock, SessionOutput, _clamp, _empty_supersedes, session_plan
+from windowing.spark.input.columns import END_BUCKET, SUPERSEDES, WE, long_lit
+from windowing.spark.plans.session_window_plan import SessionClock, SessionOutput, _clamp, _empty_supersedes, session_plan
 
 PROCESSING_TIME_SESSION_PLAN = "processing_time_session"
 STATE_LAYOUT = "processing-time-session-state-v1"

@@ -31,7 +31,7 @@ from windowing.core.time import MIN_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.spark.input.batch_time import BatchTime
 from windowing.spark.plans.base import PlanContext, PlanOutput, TriggerPlan, merge_pair, window_partials
 from windowing.spark.plans.window_geometry import geometry_of
-from windowing.spark.input.prepare import ACCEPTED, END_BUCKET, STATUS, TS, UNASSIGNED, WE, long_lit
+from windowing.spark.input.columns import ACCEPTED, END_BUCKET, STATUS, TS, UNASSIGNED, WE, long_lit
 
 PROCESSING_TIME_PLAN = "processing_time"
 

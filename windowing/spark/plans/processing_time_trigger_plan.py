@@ -55,7 +55,7 @@ from pyspark.sql import functions as F
 
 from windowing.core.time import MAX_TIMESTAMP_MS
 from windowing.spark.input.batch_time import BatchTime
-from windowing.spark.input.prepare import WE, long_lit
+from windowing.spark.input.columns import WE, long_lit
 from windowing.spark.plans import session_window_trigger_plan as stp
 from windowing.spark.plans import trigger_rules as tp
 from windowing.spark.plans.processing_time_plan import state_end_ranges

@@ -342,16 +342,20 @@ def _on_processing_time_sessions(name: str, rules: type) -> Plan:
 
 
 _F, _R = WindowFamily, TriggerRule
+_TIMER_RULE_SETS = {
+    _R.EARLY_LATE: ("early_late", tp.EarlyLateRules),
+    _R.CONTINUOUS_EVENT_TIME: ("continuous_event_time", tp.ContinuousEventTimeRules),
+    _R.PROCESSING_TIME: ("processing_time_trigger", tp.ProcessingTimeRules),
+    _R.CONTINUOUS_PROCESSING_TIME: ("continuous_processing_time", tp.ContinuousProcessingTimeRules),
+    _R.DELTA: ("delta", tp.DeltaRules),
+}
+"""The trigger rules with timers and trigger state that time and global windows both run: plan name, rule set."""
+
 PLANS: dict[tuple[WindowFamily, TriggerRule], Plan] = {
     (_F.TIME, _R.EVENT_TIME): TIME,
     (_F.TIME, _R.NEVER): TIME_NEVER,
     (_F.TIME, _R.COUNT): COUNT,
-    (_F.TIME, _R.EARLY_LATE): _on_time_windows("early_late", tp.EarlyLateRules),
-    (_F.TIME, _R.CONTINUOUS_EVENT_TIME): _on_time_windows("continuous_event_time", tp.ContinuousEventTimeRules),
-    (_F.TIME, _R.PROCESSING_TIME): _on_time_windows("processing_time_trigger", tp.ProcessingTimeRules),
-    (_F.TIME, _R.CONTINUOUS_PROCESSING_TIME): _on_time_windows("continuous_processing_time",
-                                                               tp.ContinuousProcessingTimeRules),
-    (_F.TIME, _R.DELTA): _on_time_windows("delta", tp.DeltaRules),
+    **{(_F.TIME, rule): _on_time_windows(name, rules) for rule, (name, rules) in _TIMER_RULE_SETS.items()},
 
     (_F.GLOBAL, _R.NEVER): GLOBAL_NEVER,
     (_F.GLOBAL, _R.COUNT): GLOBAL_COUNT,
@@ -360,13 +364,7 @@ PLANS: dict[tuple[WindowFamily, TriggerRule], Plan] = {
     # neither early nor late firings: it fires only once the watermark is at +infinity (a flush),
     # and after that on every element, always ON_TIME, never final.
     (_F.GLOBAL, _R.EVENT_TIME): _on_time_windows("early_late", tp.EarlyLateRules, _all_rows),
-    (_F.GLOBAL, _R.EARLY_LATE): _on_time_windows("early_late", tp.EarlyLateRules, _all_rows),
-    (_F.GLOBAL, _R.CONTINUOUS_EVENT_TIME): _on_time_windows("continuous_event_time", tp.ContinuousEventTimeRules,
-                                                            _all_rows),
-    (_F.GLOBAL, _R.PROCESSING_TIME): _on_time_windows("processing_time_trigger", tp.ProcessingTimeRules, _all_rows),
-    (_F.GLOBAL, _R.CONTINUOUS_PROCESSING_TIME): _on_time_windows("continuous_processing_time",
-                                                                 tp.ContinuousProcessingTimeRules, _all_rows),
-    (_F.GLOBAL, _R.DELTA): _on_time_windows("delta", tp.DeltaRules, _all_rows),
+    **{(_F.GLOBAL, rule): _on_time_windows(name, rules, _all_rows) for rule, (name, rules) in _TIMER_RULE_SETS.items()},
 
     # (a DeltaTrigger cannot merge: the spec refuses it on sessions)
     (_F.SESSION, _R.EVENT_TIME): SESSION,

@@ -38,18 +38,19 @@ sessions are deleted in the same MERGE that writes their cover.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql.window import WindowSpec
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.records import LATE, ON_TIME
 from windowing.core.time import clamp_ms as _clamp
 from windowing.spark.plans.aggregates import partial_exprs, running_exprs
-from windowing.spark.input.prepare import SEQ, TS, WE, WS, long_lit
+from windowing.spark.input.columns import EMITTED, SEQ, SUPERSEDES, TS, WE, WS, long_lit
 
 SESSION_PLAN = "session"
-EMITTED, SUPERSEDES = "emitted", "supersedes"
 SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True),
                                             T.StructField(WE, T.LongType(), True)]), True)
 """``array<struct<window_start_ms: bigint, window_end_ms: bigint>>``: the model's ``Pane.supersedes``."""
@@ -115,6 +116,53 @@ def _islands(frame: DataFrame, keys: list[str]) -> DataFrame:
     return frame.withColumn("__starts", starts).withColumn(_ISLAND, F.sum("__starts").over(upto)).drop("__starts")
 
 
+def merged_islands(elements: DataFrame, old: DataFrame, keys: list[str], late_end_at_or_below: int,
+                   extra: Callable[[WindowSpec], list[Column]]) -> DataFrame:
+    """Every batch element (own window) and open session (``old``) with its island's facts: the cover
+    ``__isl_ws``/``__isl_we``, the number of sessions (``__n_old``) and elements (``__b_n``) in it, the
+    bounds and ``emitted`` flag of its session when it has one (``__old_ws``, ``__old_we``,
+    ``__old_emitted``), the windows already emitted (``__emitted_parts``) and superseded (``__sup_old``),
+    whether it is late (``__late``: new windows only, cleanup behind ``late_end_at_or_below``), and
+    ``extra(island)``: each plan's own facts over the island window."""
+    united = _islands(elements.withColumn(_OLD, F.lit(False)).unionByName(old, allowMissingColumns=True), keys)
+    island = (Window.partitionBy(*keys, _ISLAND).orderBy(WS, WE, _OLD, SEQ)
+              .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
+    is_old = F.col(_OLD)
+    united = united.select(
+        "*",
+        F.min(WS).over(island).alias("__isl_ws"), F.max(WE).over(island).alias("__isl_we"),
+        F.sum(is_old.cast("long")).over(island).alias("__n_old"),
+        F.sum((~is_old).cast("long")).over(island).alias("__b_n"),
+        F.max(F.when(is_old, F.col(WS))).over(island).alias("__old_ws"),
+        F.max(F.when(is_old, F.col(WE))).over(island).alias("__old_we"),
+        F.max(F.when(is_old, F.col(EMITTED).cast("int"))).over(island).alias("__old_emitted"),
+        F.collect_list(F.when(is_old & F.col(EMITTED), F.struct(F.col(WS), F.col(WE)))).over(island)
+        .alias("__emitted_parts"),
+        F.flatten(F.collect_list(F.when(is_old, F.col(SUPERSEDES))).over(island)).alias("__sup_old"),
+        *extra(island))
+    late_island = (F.col("__n_old") == 0) & (F.col("__isl_we") <= long_lit(late_end_at_or_below))
+    return united.withColumn("__late", late_island)
+
+
+ISLAND_FACTS = ["__isl_ws", "__isl_we", "__n_old", "__old_ws", "__old_we", "__old_emitted", "__emitted_parts",
+                "__sup_old"]
+"""The island facts :func:`merged_islands` computes that an island's row keeps (with ``__b_n``, ``__late``)."""
+
+
+def island_cover() -> tuple[Column, Column, Column, Column]:
+    """An island row's cover ``(window_start_ms, window_end_ms)``, whether it is its one open session
+    unchanged, and the windows its next pane supersedes: those superseded before and those emitted
+    (other than the cover itself)."""
+    ws, we = F.col("__isl_ws"), F.col("__isl_we")
+    cover = F.struct(ws.alias(WS), we.alias(WE)).cast(SUPERSEDES_TYPE.elementType)
+    unchanged = (F.col("__n_old") == 1) & (F.col("__old_ws") == ws) & (F.col("__old_we") == we)
+    superseded = F.array_sort(F.array_distinct(F.concat(
+        F.coalesce(F.col("__sup_old").cast(SUPERSEDES_TYPE), _empty_supersedes()),
+        F.filter(F.coalesce(F.col("__emitted_parts").cast(SUPERSEDES_TYPE), _empty_supersedes()),
+                 lambda w: w != cover))))
+    return ws, we, F.coalesce(unchanged, F.lit(False)), superseded.cast(SUPERSEDES_TYPE)
+
+
 def closing_session_plan(ctx, elements: DataFrame) -> DataFrame:
     """Panes of a first batch in which every session closes (watermark to +infinity).
 
@@ -163,32 +211,14 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
     input_columns = [c for c in elements.columns if c not in (TS, SEQ, WS, WE)]
     old_rows = state.select(*keys, WS, WE, *accs, "contents_count", "pane_index", EMITTED, SUPERSEDES,
                             F.lit(True).alias(_OLD))
-    united = elements.withColumn(_OLD, F.lit(False)).unionByName(old_rows, allowMissingColumns=True)
-    united = _islands(united, keys)
-
     # Island-wide facts on every row (one more sort inside each key's partition, no shuffle).
-    island = (Window.partitionBy(*keys, _ISLAND).orderBy(WS, WE, _OLD, SEQ)
-              .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
-    old = F.col(_OLD)
-    united = united.select(
-        "*",
-        F.min(WS).over(island).alias("__isl_ws"), F.max(WE).over(island).alias("__isl_we"),
-        F.sum(old.cast("long")).over(island).alias("__n_old"),
-        F.sum((~old).cast("long")).over(island).alias("__b_n"),
+    united = merged_islands(elements, old_rows, keys, late_end_at_or_below, lambda island: [
         F.coalesce(F.max("pane_index").over(island), F.lit(0)).cast("long").alias("__pi0"),
         F.coalesce(F.sum("contents_count").over(island), F.lit(0)).cast("long").alias("__contents0"),
-        F.max(F.when(old, F.col(WS))).over(island).alias("__old_ws"),
-        F.max(F.when(old, F.col(WE))).over(island).alias("__old_we"),
-        F.max(F.when(old, F.col(EMITTED).cast("int"))).over(island).alias("__old_emitted"),
-        F.collect_list(F.when(old & F.col(EMITTED), F.struct(F.col(WS), F.col(WE)))).over(island)
-        .alias("__emitted_parts"),
-        F.flatten(F.collect_list(F.when(old, F.col(SUPERSEDES))).over(island)).alias("__sup_old"),
-        *running_exprs(ctx.compiled, island, prefix=_OLD_ACC))
-    late_island = (F.col("__n_old") == 0) & (F.col("__isl_we") <= long_lit(late_end_at_or_below))
-    united = united.withColumn("__late", late_island).persist()
+        *running_exprs(ctx.compiled, island, prefix=_OLD_ACC)]).persist()
+    old = F.col(_OLD)
 
-    island_facts = ["__isl_ws", "__isl_we", "__n_old", "__b_n", "__pi0", "__contents0", "__old_ws", "__old_we",
-                    "__old_emitted", "__emitted_parts", "__sup_old", "__late", *[_OLD_ACC + c for c in accs]]
+    island_facts = [*ISLAND_FACTS, "__b_n", "__pi0", "__contents0", "__late", *[_OLD_ACC + c for c in accs]]
     with_elements = (united.where(~old).groupBy(*keys, _ISLAND)
                      .agg(*partial_exprs(ctx.compiled), *[F.first(c).alias(c) for c in island_facts]))
     # Sessions the batch adds nothing to: they may still fire (watermark) or be cleaned.
@@ -197,20 +227,14 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
 
     merged = [p.merge(F.col(_OLD_ACC + p.column), F.col(p.column)).alias(p.column)
               for agg in ctx.compiled for p in agg.parts]
-    ws, we = F.col("__isl_ws"), F.col("__isl_we")
-    cover = F.struct(ws.alias(WS), we.alias(WE)).cast(SUPERSEDES_TYPE.elementType)
-    unchanged = (F.col("__n_old") == 1) & (F.col("__old_ws") == ws) & (F.col("__old_we") == we)
-    superseded = F.array_sort(F.array_distinct(F.concat(
-        F.coalesce(F.col("__sup_old").cast(SUPERSEDES_TYPE), _empty_supersedes()),
-        F.filter(F.coalesce(F.col("__emitted_parts").cast(SUPERSEDES_TYPE), _empty_supersedes()),
-                 lambda w: w != cover))))
+    ws, we, unchanged, superseded = island_cover()
     j = islands.select(
         *keys, ws.alias(WS), we.alias(WE), *merged,
         (F.col("__contents0") + F.col("__b_n")).alias("contents_count"),
         "__b_n", "__pi0", "__late",
-        F.coalesce(unchanged, F.lit(False)).alias("__unchanged"),
+        unchanged.alias("__unchanged"),
         F.coalesce(F.col("__old_emitted") == 1, F.lit(False)).alias("__old_emitted"),
-        superseded.cast(SUPERSEDES_TYPE).alias(SUPERSEDES))
+        superseded.alias(SUPERSEDES))
     if plan.fires_at_end:
         crossed = ctx.max_ts_above(wm0) & ctx.max_ts_at_or_below(wm1)
         late_elements = ctx.max_ts_at_or_below(wm0) & (F.col("__b_n") > 0)

@@ -31,20 +31,19 @@ runs per row.
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from windowing.spark.plans.aggregates import running_exprs
-from windowing.spark.input.prepare import END_BUCKET, SEQ, TS, WE, WS, count_each, long_lit
-from windowing.spark.plans.session_window_plan import (EMITTED, SUPERSEDES, SUPERSEDES_TYPE, SessionOutput, _empty_supersedes,
-                                          _islands)
+from windowing.spark.input.columns import EMITTED, END_BUCKET, SEQ, SUPERSEDES, TS, WE, WS, long_lit
+from windowing.spark.input.prepare import count_each
+from windowing.spark.plans.session_window_plan import (_ISLAND, _OLD, ISLAND_FACTS, SessionOutput, _empty_supersedes,
+                                                      island_cover, merged_islands)
 from windowing.spark.plans import trigger_rules as tp
 
 STATE_LAYOUT = "session-trigger-state-v1"
 """Salt of the state fingerprint of specs on these plans (session columns plus trigger-state columns)."""
 
-_OLD = "__old"
-_ISLAND = "__island"
 
 
 def _old_sessions_after_phase_a(rules, after_a: DataFrame) -> DataFrame:
@@ -62,50 +61,27 @@ def _old_sessions_after_phase_a(rules, after_a: DataFrame) -> DataFrame:
 
 
 def _merged(rules, elements: DataFrame, old: DataFrame, late_end_at_or_below: int) -> DataFrame:
-    """Every element and open session with its island's merged facts (window functions per island)."""
+    """Every element and open session with its island's merged facts, trigger state included (the
+    triggers' ``on_merge``: counters add, the earliest pending timer wins, the pane index continues)."""
     ctx = rules.ctx
-    keys = list(ctx.spec.key_columns)
-    united = _islands(elements.withColumn(_OLD, F.lit(False)).unionByName(old, allowMissingColumns=True), keys)
-    island = (Window.partitionBy(*keys, _ISLAND).orderBy(WS, WE, _OLD, SEQ)
-              .rowsBetween(Window.unboundedPreceding, Window.unboundedFollowing))
-    is_old = F.col(_OLD)
-    united = united.select(
-        "*",
-        F.min(WS).over(island).alias("__isl_ws"), F.max(WE).over(island).alias("__isl_we"),
-        F.sum(is_old.cast("long")).over(island).alias("__n_old"),
-        F.sum((~is_old).cast("long")).over(island).alias("__b_n"),
+    return merged_islands(elements, old, list(ctx.spec.key_columns), late_end_at_or_below, lambda island: [
         F.coalesce(F.max("__pA").over(island), F.lit(0)).cast("long").alias("__i_p"),
         F.coalesce(F.sum("__cnt_A").over(island), F.lit(0)).cast("long").alias("__i_cnt"),
         F.coalesce(F.sum("__ec_A").over(island), F.lit(0)).cast("long").alias("__i_ec"),
         F.coalesce(F.sum("__lc0").over(island), F.lit(0)).cast("long").alias("__i_lc"),
         F.min("__timer_A").over(island).alias("__i_timer"),
         F.coalesce(F.max(F.col("__a_fire").cast("int")).over(island), F.lit(0)).alias("__i_a_fire"),
-        F.max(F.when(is_old, F.col(WS))).over(island).alias("__old_ws"),
-        F.max(F.when(is_old, F.col(WE))).over(island).alias("__old_we"),
-        F.max(F.when(is_old, F.col(EMITTED).cast("int"))).over(island).alias("__old_emitted"),
-        F.collect_list(F.when(is_old & F.col(EMITTED), F.struct(F.col(WS), F.col(WE)))).over(island)
-        .alias("__emitted_parts"),
-        F.flatten(F.collect_list(F.when(is_old, F.col(SUPERSEDES))).over(island)).alias("__sup_old"),
-        *running_exprs(ctx.compiled, island, prefix="__i_acc__"))
-    late_island = (F.col("__n_old") == 0) & (F.col("__isl_we") <= long_lit(late_end_at_or_below))
-    return united.withColumn("__late", late_island)
+        *running_exprs(ctx.compiled, island, prefix="__i_acc__")])
 
 
 def _island_state(rules, united: DataFrame) -> DataFrame:
     """One row per (non-late) island: its merged state in the columns of ``trigger_rules``' phase A."""
     ctx = rules.ctx
     keys = list(ctx.spec.key_columns)
-    facts = ["__isl_ws", "__isl_we", "__n_old", "__i_p", "__i_cnt", "__i_ec", "__i_lc", "__i_timer", "__i_a_fire",
-             "__old_ws", "__old_we", "__old_emitted", "__emitted_parts", "__sup_old",
+    facts = [*ISLAND_FACTS, "__i_p", "__i_cnt", "__i_ec", "__i_lc", "__i_timer", "__i_a_fire",
              *[f"__i_acc__{c}" for c in ctx.acc_columns]]
     islands = united.where(~F.col("__late")).groupBy(*keys, _ISLAND).agg(*[F.first(c).alias(c) for c in facts])
-    ws, we = F.col("__isl_ws"), F.col("__isl_we")
-    cover = F.struct(ws.alias(WS), we.alias(WE)).cast(SUPERSEDES_TYPE.elementType)
-    unchanged = (F.col("__n_old") == 1) & (F.col("__old_ws") == ws) & (F.col("__old_we") == we)
-    superseded = F.array_sort(F.array_distinct(F.concat(
-        F.coalesce(F.col("__sup_old").cast(SUPERSEDES_TYPE), _empty_supersedes()),
-        F.filter(F.coalesce(F.col("__emitted_parts").cast(SUPERSEDES_TYPE), _empty_supersedes()),
-                 lambda w: w != cover))))
+    ws, we, unchanged, superseded = island_cover()
     return islands.select(
         *keys, ws.alias(WS), we.alias(WE),
         *[F.col(f"__i_acc__{c}").alias(f"__acc_A__{c}") for c in ctx.acc_columns],
@@ -113,9 +89,9 @@ def _island_state(rules, united: DataFrame) -> DataFrame:
         F.col("__i_lc").alias("__lc0"), F.col("__i_timer").cast("long").alias("__timer_A"),
         (F.col("__i_a_fire") == 1).alias("__a_fire"), F.lit(False).alias("__a_pane"),
         (F.col("__n_old") > 0).alias("__in_state"),
-        superseded.cast(SUPERSEDES_TYPE).alias(SUPERSEDES),
+        superseded.alias(SUPERSEDES),
         # An island that is one open session unchanged is that session: its emitted flag stays.
-        (F.coalesce(unchanged, F.lit(False)) & F.coalesce(F.col("__old_emitted") == 1, F.lit(False)))
+        (unchanged & F.coalesce(F.col("__old_emitted") == 1, F.lit(False)))
         .alias("__still_emitted"))
 
 

@@ -1,10 +1,11 @@
 """Where an operator keeps its state and writes its outputs.
 
 The results table follows the spec's output mode (:mod:`windowing.core.sinks`
-states the semantics): ``append`` appends every pane; ``final`` appends only
-final panes; ``upsert`` MERGEs each batch's panes on (key, window), keeping
-the latest pane per window, and deletes the rows of the sessions a pane
-``supersedes`` (merged away), so no stale fragment stays. Every write lands once
+states the semantics, :mod:`windowing.spark.state.output_modes` holds each mode's
+write): ``append`` appends every pane; ``final`` appends only final panes; ``upsert``
+MERGEs each batch's panes on (key, window), keeping the latest pane per window, and
+deletes the rows of the sessions a pane ``supersedes`` (merged away), so no stale
+fragment stays. Every write lands once
 per (operator, batch) (``delta_lake_io``: a marker in the commit, checked before
 writing), so a replayed batch is not applied twice.
 
@@ -23,22 +24,19 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from delta.exceptions import (ConcurrentAppendException, ConcurrentWriteException, MetadataChangedException,
                               ProtocolChangedException)
-from pyspark.sql import DataFrame, SparkSession, Window
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.spec import APPEND, FINAL, OUTPUT_MODES, UPSERT
 from windowing.spark.lake import delta_lake_io
 from windowing.spark.state import cache as state_cache
 from windowing.spark.state import log as state_log
 from windowing.spark.lake.claims import ConcurrentWriterError, app_id, open_claim_log, release
-from windowing.spark.input.columns import DELETE_FLAG
+from windowing.spark.input.columns import DELETE_FLAG, END_BUCKET, WE, WS
 from windowing.spark.runtime.local_frames import arrow_frame, local_frame
-from windowing.spark.input.prepare import END_BUCKET
 from windowing.spark.state.cache import MAX_CACHED_STATE_ROWS, CachedState, apply_changes
 from windowing.spark.state.log import LOG_FIELDS, STATE_CHANGES, StatePin
-
-WS, WE, SUPERSEDES = "window_start_ms", "window_end_ms", "supersedes"
+from windowing.spark.state.output_modes import APPEND_MODE, OutputTable, SinkMode, sink_mode
 
 PROGRESS_SCHEMA = T.StructType([
     T.StructField("batch_id", T.LongType(), False),
@@ -152,50 +150,32 @@ def merge_source(upserts: DataFrame, deletes: DataFrame, schema: T.StructType) -
             .unionByName(delta_lake_io.conform(deletes, schema).withColumn(DELETE_FLAG, F.lit(True))))
 
 
-def _check_mode(mode: str | None) -> str | None:
-    if mode is not None and mode not in OUTPUT_MODES:
-        raise ValueError(f"output mode {mode!r} is not one of {OUTPUT_MODES}")
-    return mode
-
-
 def bind_output_mode(store, mode: str) -> None:
     """Give ``store`` the spec's output mode, or refuse a store built for another one."""
-    if getattr(store, "output_mode", None) is None:
-        store.output_mode = _check_mode(mode)
-    elif store.output_mode != mode:
-        raise ValueError(f"the store writes output mode {store.output_mode!r} but the spec says "
+    if store.mode is None:
+        store.mode = sink_mode(mode)
+    elif store.mode.name != mode:
+        raise ValueError(f"the store writes output mode {store.mode.name!r} but the spec says "
                          f"{mode!r}; give the store the spec's mode")
 
 
-def result_keys(panes: DataFrame) -> list[str]:
-    """The key columns of a panes frame: the columns before ``window_start_ms``."""
-    return panes.columns[:panes.columns.index(WS)]
+class _OutputModeOwner:
+    """A store's output mode: chosen once, from the constructor or the operator's spec."""
+
+    mode: SinkMode | None
+
+    @property
+    def output_mode(self) -> str | None:
+        """The name of the results table's output mode (None: not chosen yet)."""
+        return None if self.mode is None else self.mode.name
+
+    def sink_modes(self) -> dict[str, SinkMode]:
+        """Each output's mode: the results follow the store's (``append`` until chosen); the late and
+        quarantine rows are appended."""
+        return {"results": self.mode or APPEND_MODE, "late": APPEND_MODE, "quarantine": APPEND_MODE}
 
 
-def upsert_changes(panes: DataFrame) -> tuple[DataFrame, DataFrame]:
-    """What an upsert sink does with a batch's panes: ``(rows to insert or replace, windows to delete)``.
-
-    The latest pane (highest index) per (key, window) replaces the window's
-    row; the windows that a pane ``supersedes`` are deleted, and a pane of a
-    window that a later pane of the same batch superseded is not written.
-    """
-    keys = result_keys(panes)
-    ident = [*keys, WS, WE]
-    latest = (panes.withColumn("__rank", F.row_number().over(
-        Window.partitionBy(*ident).orderBy(F.col("pane_index").desc()))).where("__rank = 1").drop("__rank"))
-    if SUPERSEDES not in panes.columns:
-        return latest, panes.select(*ident).where(F.lit(False))
-    gone = (panes.select(*keys, F.explode(SUPERSEDES).alias("__w"))
-            .select(*keys, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)).distinct())
-    cond = None
-    for c in ident:
-        term = F.col(f"l.{c}").eqNullSafe(F.col(f"g.{c}"))
-        cond = term if cond is None else cond & term
-    latest = latest.alias("l").join(gone.alias("g"), cond, "left_anti")
-    return latest, gone
-
-
-class DeltaStore:
+class DeltaStore(_OutputModeOwner):
     """State and outputs of one operator as Delta tables.
 
     State under ``state_root/operator_id/{windows,buffers,progress,claims}``; outputs
@@ -209,7 +189,7 @@ class DeltaStore:
     def __init__(self, spark: SparkSession, operator_id: str, state_root: str, results_path: str | None = None,
                  late_path: str | None = None, quarantine_path: str | None = None, output_mode: str | None = None):
         self.spark, self.operator_id = spark, operator_id
-        self.output_mode = _check_mode(output_mode)   # None: the operator sets its spec's mode
+        self.mode = sink_mode(output_mode)   # None: the operator sets its spec's mode
         base = f"{delta_lake_io.absolute(state_root).rstrip('/')}/{operator_id}"
         self.windows_path, self.buffers_path, self.progress_path = (
             f"{base}/windows", f"{base}/buffers", f"{base}/progress")
@@ -413,8 +393,14 @@ class DeltaStore:
     def read_buffers(self, version):
         return delta_lake_io.read_as_of(self.spark, self.buffers_path, version)
 
+    def _output_tables(self) -> dict[str, OutputTable]:
+        return {"results": OutputTable("results", self.results_path, RESULTS_PROPERTIES, False),
+                "late": OutputTable("late", self.late_path, SET_ASIDE_PROPERTIES, True),
+                "quarantine": OutputTable("quarantine", self.quarantine_path, SET_ASIDE_PROPERTIES, True)}
+
     def write_output(self, kind: str, df: DataFrame, rows: int | None, batch_id: int) -> int | None:
-        """Write a batch's output rows; an empty output only makes sure the table exists.
+        """Write a batch's ``results``, ``late`` or ``quarantine`` rows; an empty output only makes sure
+        the table exists.
 
         ``results`` follow the output mode (see the module docstring); late and
         quarantine rows are appended. ``rows=None`` means the count is not
@@ -423,39 +409,20 @@ class DeltaStore:
         the append's commit or counted on the cached MERGE source; None when
         ``rows`` was given or the commit has no count.
         """
-        path = {"results": self.results_path, "late": self.late_path, "quarantine": self.quarantine_path}[kind]
-        properties = RESULTS_PROPERTIES if kind == "results" else SET_ASIDE_PROPERTIES
-        mode = (self.output_mode or APPEND) if kind == "results" else APPEND
-        if kind == "results" and mode == UPSERT and kind not in self._outputs_ready:
-            delta_lake_io.create_empty(self.spark, df.schema, path, properties=properties)   # MERGE needs a table
-        if mode == FINAL:
-            df = df.where(F.col("is_final"))
-        written = None
-        if (rows or rows is None) and mode == UPSERT:
-            # The panes feed both sides of the MERGE source (rows and superseded windows):
-            # computed once.
-            df = df.persist()
-            try:
-                written = df.count() if rows is None else None
-                if written != 0:          # a MERGE of nothing would still cost its Spark jobs
-                    upserts, deletes = upsert_changes(df)
-                    self._merge(path, upserts, deletes, [*result_keys(df), WS, WE], batch_id, update=True,
-                                app=self.app_id)
-            finally:
-                df.unpersist()
-            self._outputs_ready.add(kind)
-        elif rows or rows is None:
-            # Late and quarantine rows carry the whole input row: when the source gains a
-            # column (schema drift), the table gains it too instead of refusing the batch.
-            appended = delta_lake_io.append(df, path, self.app_id, batch_id, merge_schema=kind != "results",
-                                       properties=properties)
-            if rows is None and appended:
-                written = delta_lake_io.appended_rows(self.spark, path, self.app_id, batch_id)
-            self._outputs_ready.add(kind)
-        elif kind not in self._outputs_ready:
-            delta_lake_io.create_empty(self.spark, df.schema, path, properties=properties)  # readers always find it
-            self._outputs_ready.add(kind)
-        return written
+        return self.sink_modes()[kind].write_delta(self, self._output_tables()[kind], df, rows, batch_id)
+
+    def is_output_ready(self, table: OutputTable) -> bool:
+        """Whether this store made sure ``table`` exists."""
+        return table.name in self._outputs_ready
+
+    def output_ready(self, table: OutputTable) -> None:
+        self._outputs_ready.add(table.name)
+
+    def merge_output(self, table: OutputTable, upserts: DataFrame, deletes: DataFrame, keys: list[str],
+                     batch_id: int) -> None:
+        """MERGE a batch's changes into an output table, once per (application id, batch id)."""
+        self._merge(table.path, upserts, deletes, keys, batch_id, update=True, app=self.app_id)
+        self.output_ready(table)
 
     def _merge(self, path: str, upserts: DataFrame, deletes: DataFrame, keys: list[str], batch_id: int,
                update: bool, app: str | None = None) -> int:
@@ -676,17 +643,17 @@ class DeltaStore:
             f"operator's state at the same time.")
 
 
-class MemoryStore:
+class MemoryStore(_OutputModeOwner):
     """The same tables as Python rows in memory (for tests of the plans' semantics)."""
 
     def __init__(self, spark: SparkSession, operator_id: str = "memory", output_mode: str | None = None):
         self.spark, self.operator_id = spark, operator_id
-        self.output_mode = _check_mode(output_mode)
+        self.mode = sink_mode(output_mode)
         self.progress: list[dict] = []
         self.outputs: dict[str, list] = {"results": [], "late": [], "quarantine": []}
         """Every row written, in order (the results log, whatever the output mode)."""
-        self.results_table: list[dict] = []
-        """What the results table holds under the output mode (as DeltaStore's)."""
+        self.held: dict[str, list] = {"results": [], "late": [], "quarantine": []}
+        """What each table holds under its mode (as DeltaStore's): the results table's mode is the store's."""
         self._windows = self._buffers = None
         self._schemas: dict = {}
         self.windows_deleted: int | None = None
@@ -730,25 +697,13 @@ class MemoryStore:
             return None
         written = [r.asDict() for r in df.collect()]
         self.outputs[kind].extend(written)
-        count = len(written) if rows is None else None
-        if kind != "results":
-            return count
-        mode = self.output_mode or APPEND
-        if mode == APPEND:
-            self.results_table.extend(written)
-        elif mode == FINAL:
-            self.results_table.extend(r for r in written if r["is_final"])
-            count = sum(1 for r in written if r["is_final"]) if rows is None else None
-        else:
-            keys = result_keys(df)
-            ident = lambda r, ws, we: (tuple(r[k] for k in keys), ws, we)  # noqa: E731
-            table = {ident(r, r[WS], r[WE]): r for r in self.results_table}
-            for r in sorted(written, key=lambda r: r["pane_index"]):
-                for w in r.get(SUPERSEDES) or ():
-                    table.pop(ident(r, w[WS], w[WE]), None)
-                table[ident(r, r[WS], r[WE])] = r
-            self.results_table = list(table.values())
-        return count
+        self.held[kind], count = self.sink_modes()[kind].hold(self.held[kind], written, df)
+        return count if rows is None else None
+
+    @property
+    def results_table(self) -> list[dict]:
+        """What the results table holds under the output mode."""
+        return self.held["results"]
 
     def _apply(self, rows, upserts, deletes, keys, kind):
         schema = self._schemas[kind]
