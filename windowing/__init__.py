@@ -9,7 +9,8 @@ spec the reference model runs also runs on Spark.
 from windowing.core.aggregates import (
     AggregateFunction, Avg, Collect, Count, First, Last, Max, Min, Reduce, ReduceFunction, Sum, UserAggregate)
 from windowing.core.assigners import (
-    EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows, SessionGapExtractor,
+    CumulativeEventTimeWindows, EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows,
+    SessionGapExtractor,
     SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows,
     WindowAssigner)
 from windowing.core.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
@@ -37,7 +38,8 @@ def __getattr__(name):
 
 
 __all__ = ["APPEND", "AbsoluteDifference", "AggregateFunction", "Avg", "Collect", "ContinuousEventTimeTrigger",
-           "ContinuousProcessingTimeTrigger", "Count", "CountEvictor", "CountTrigger", "DeltaEvictor",
+           "ContinuousProcessingTimeTrigger", "Count", "CountEvictor", "CountTrigger", "CumulativeEventTimeWindows",
+           "DeltaEvictor",
            "DeltaFunction", "DeltaTrigger", "EarlyLateEventTimeTrigger", "EventTimeSessionWindows", "Evictor",
            "EventTimeTrigger", "FINAL", "First", "GapFromColumn", "GlobalWindows", "Last", "Max", "Min", "NeverTrigger", "Process",
            "ProcessContext", "ProcessWindowFunction", "ProcessingTimeSessionWindows", "ProcessingTimeTrigger",
