@@ -27,8 +27,8 @@ from bench_windows import timed_cpu  # noqa: E402
 from pyspark.sql import functions as F  # noqa: E402
 
 from windowing import Count, Sum, TumblingEventTimeWindows, WindowSpecBuilder  # noqa: E402
-from windowing.spark.dispatch import operator_on_delta  # noqa: E402
-from windowing.spark.session import get_spark  # noqa: E402
+from windowing.spark.operator.dispatch import operator_on_delta  # noqa: E402
+from windowing.spark.runtime.spark_session import get_spark  # noqa: E402
 
 BASE_MS = 1_793_491_200_000
 
@@ -40,7 +40,8 @@ def attribute_jobs(jobs) -> Counter:
     """
     import functools
     from pyspark.sql.classic.dataframe import DataFrame
-    from windowing.spark import delta_io, stores
+    from windowing.spark.lake import delta_lake_io
+    from windowing.spark.state import stores
     counts: Counter = Counter()
     stack: list[list] = []
 
@@ -70,7 +71,7 @@ def attribute_jobs(jobs) -> Counter:
         wrap(DataFrame, name, f"DataFrame.{name}", by_caller=True)
     for name in ("merge_once", "append", "latest_version", "committed_batch", "appended_rows", "create_empty",
                  "table_exists", "read_as_of"):
-        wrap(delta_io, name, f"delta_io.{name}")
+        wrap(delta_lake_io, name, f"delta_lake_io.{name}")
     for name in ("commit_progress", "write_output", "merge_windows", "last_progress", "ensure_tables"):
         wrap(stores.DeltaStore, name, f"DeltaStore.{name}")
     return counts

@@ -209,11 +209,14 @@ def product_caller() -> str:
 def wrap_operator_steps(profiler: StepProfiler) -> None:
     """The operator's Spark and Delta calls (what one batch spends where)."""
     from pyspark.sql.classic.dataframe import DataFrame
-    from windowing.spark import claims, delta_io, operator, stores
+    from windowing.spark.lake import claims
+    from windowing.spark.lake import delta_lake_io
+    from windowing.spark.operator import protocol as operator
+    from windowing.spark.state import stores
     profiler.wrap_all(DataFrame, ("count", "first", "collect", "persist", "toArrow"), "DataFrame", by_caller=True)
-    profiler.wrap_all(delta_io, ("merge_once", "append", "latest_version", "committed_batch", "appended_rows",
+    profiler.wrap_all(delta_lake_io, ("merge_once", "append", "latest_version", "committed_batch", "appended_rows",
                                  "create_empty", "table_exists", "version_before_marks", "first_writer",
-                                 "merge_deleted_rows", "landed", "run_once"), "delta_io")
+                                 "merge_deleted_rows", "landed", "run_once"), "delta_lake_io")
     profiler.wrap_all(stores.DeltaStore, ("claim", "commit_progress", "write_output", "write_windows",
                                           "read_windows", "last_progress", "ensure_tables", "start_versions"),
                       "DeltaStore")

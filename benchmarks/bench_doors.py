@@ -277,7 +277,7 @@ def main() -> None:
     args = parser.parse_args()
     print(commit_line())
     print(load_line("at start"), flush=True)
-    from windowing.spark.session import get_spark
+    from windowing.spark.runtime.spark_session import get_spark
     spark = get_spark("bench_doors", shuffle_partitions=4)
     spark.sparkContext.setLogLevel("ERROR")
     root = Path(tempfile.mkdtemp(prefix="bench_doors_"))

@@ -33,7 +33,7 @@ from nexmark.config import NexmarkConfig
 from nexmark.generator import arrivals, write_events
 from nexmark.queries import QUERIES
 from pipelines.cli import main as winjob
-from windowing.spark.session import get_spark
+from windowing.spark.runtime.spark_session import get_spark
 
 CORES = 2
 ANCHORS_PER_CORE = {   # events per second per core, published (see docs/nexmark.md)

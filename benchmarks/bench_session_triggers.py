@@ -29,10 +29,10 @@ from pyspark.sql import functions as F
 
 from bench_windows import OUT, START_MS, generate, timed_cpu
 from windowing import Count, EventTimeSessionWindows, EventTimeTrigger, Sum, WindowSpecBuilder
-from windowing.spark.keyed import KeyedModelOperator
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.session import get_spark
-from windowing.spark.stores import DeltaStore
+from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.runtime.spark_session import get_spark
+from windowing.spark.state.stores import DeltaStore
 
 PT_STEP_MS = 15_000
 

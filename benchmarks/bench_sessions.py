@@ -30,7 +30,7 @@ from pipelines.drivers import run_backfill
 from pipelines.job import Job
 from windowing import Count, EventTimeSessionWindows, Sum, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
-from windowing.spark.session import get_spark
+from windowing.spark.runtime.spark_session import get_spark
 
 
 def session_spec(gap: str):

@@ -27,10 +27,11 @@ from pipelines.drivers import run_backfill
 from pipelines.job import Job
 from windowing import Count, SlidingEventTimeWindows, Sum, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
-from windowing.spark import slicing
-from windowing.spark.aggregates import compile_aggregates, partial_exprs
-from windowing.spark.prepare import TS, WE, WS, assigned_windows, event_time_ms
-from windowing.spark.session import get_spark
+from windowing.spark.plans import slicing
+from windowing.spark.plans.aggregates import compile_aggregates, partial_exprs
+from windowing.spark.input.columns import TS, WE, WS
+from windowing.spark.input.prepare import assigned_windows, event_time_ms
+from windowing.spark.runtime.spark_session import get_spark
 
 OUT = Path(__file__).resolve().parent / "out"
 

@@ -42,8 +42,8 @@ from pathlib import Path
 from bench_common import (StepProfiler, append_round, compare_windows, our_final_results, spark_results,
                           spark_windowed_stream, wrap_operator_steps)
 from windowing import Count, Max, Sum, TumblingEventTimeWindows, WindowSpecBuilder
-from windowing.spark.dispatch import operator_on_delta
-from windowing.spark.session import get_spark
+from windowing.spark.operator.dispatch import operator_on_delta
+from windowing.spark.runtime.spark_session import get_spark
 
 
 def jobs_counter(spark):

@@ -26,10 +26,10 @@ from pyspark.sql import functions as F
 import bench_keyed
 from bench_windows import DAY_MS, OUT, START_MS, generate, timed_cpu
 from windowing import Count, EventTimeTrigger, Sum, TumblingEventTimeWindows, WindowSpecBuilder
-from windowing.spark.keyed import KeyedModelOperator
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.stores import DeltaStore
-from windowing.spark.session import get_spark
+from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.state.stores import DeltaStore
+from windowing.spark.runtime.spark_session import get_spark
 
 PT_STEP_MS = 15_000
 

@@ -29,8 +29,8 @@ from bench_common import jvm_cpu_s, memory_line
 from windowing import Count, Sum, TumblingEventTimeWindows, WindowSpecBuilder
 from pipelines.drivers import run_backfill
 from pipelines.job import Job
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.session import get_spark
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.runtime.spark_session import get_spark
 
 OUT = Path(__file__).resolve().parent / "out"
 DAY_MS = 86_400_000

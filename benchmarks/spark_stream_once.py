@@ -3,7 +3,7 @@
     python benchmarks/spark_stream_once.py RAW CHECKPOINT RESULTS
 
 The query of the streaming benchmarks (:func:`bench_common.spark_windowed_stream`) on the session
-``winjob`` would use (:func:`windowing.spark.session.get_spark`, 4 shuffle partitions): what a
+``winjob`` would use (:func:`windowing.spark.runtime.spark_session.get_spark`, 4 shuffle partitions): what a
 plain Spark script of the same job, started the same way, pays per arrival.
 """
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 
 from bench_common import spark_windowed_stream
-from windowing.spark.session import get_spark
+from windowing.spark.runtime.spark_session import get_spark
 
 
 def main() -> None:

@@ -1,8 +1,8 @@
 """Print which Spark path each feature takes, as the dispatch decides it.
 
 Every row pairs a feature with an example spec that uses it and asks
-:func:`windowing.spark.dispatch.execution_path` (which asks
-:func:`windowing.spark.plan_registry.plan_for`) where that spec runs. The table in
+:func:`windowing.spark.operator.dispatch.execution_path` (which asks
+:func:`windowing.spark.plans.registry.plan_for`) where that spec runs. The table in
 ``docs/execution-paths.md`` is this script's output; ``tests/test_repository.py``
 checks that it still is.
 
@@ -227,7 +227,7 @@ FEATURES: list[tuple[str, Callable[[], WindowSpec]]] = [
 
 def rows() -> list[tuple[str, str]]:
     """``(feature, path)`` for every feature: ``dataframe plan <kind>`` or ``per-key model``."""
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     out = []
     for feature, make_spec in FEATURES:
         path = execution_path(make_spec())

@@ -31,7 +31,7 @@ from pipelines.drivers import log, run_stream
 from pipelines.job import Job, load_job
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpec
-from windowing.spark.dispatch import execution_path
+from windowing.spark import execution_path
 
 T0 = dt.datetime(2026, 11, 1, 9, 0, tzinfo=dt.timezone.utc)
 

@@ -107,7 +107,7 @@ def q(column: str) -> str:
 
 def read_delta(spark, path: str):
     """The Delta table at ``path``, or None when there is none yet."""
-    from windowing.spark import delta_io
-    if not delta_io.table_exists(spark, path):
+    from windowing.spark.lake import delta_lake_io
+    if not delta_lake_io.table_exists(spark, path):
         return None
     return spark.read.format("delta").load(path)

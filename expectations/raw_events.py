@@ -57,7 +57,7 @@ def expectations(job, columns: list[str], now_ms: int) -> list:
 
 def checks(spark, job, scope: Scope) -> list[Check]:
     from pyspark.sql import functions as F
-    from windowing.spark.prepare import event_time_ms
+    from windowing.spark.input.prepare import event_time_ms
     raw = scope.raw if scope.raw is not None else read_delta(spark, job.source_path)
     if raw is None:
         return [Check(suite(SUITE, []), job.source_path, None, skip_reason="raw table does not exist")]

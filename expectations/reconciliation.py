@@ -67,7 +67,7 @@ def valid_raw_rows(raw, job, now_ms: int) -> int:
     """Raw rows the spec accepts, recomputed from its rules (not from the operator's output)."""
     from pyspark.sql import Window
     from pyspark.sql import functions as F
-    from windowing.spark.prepare import event_time_ms
+    from windowing.spark.input.prepare import event_time_ms
     spec = job.spec
     ts = event_time_ms(raw, spec.event_time_column)
     ok = ts.isNotNull()

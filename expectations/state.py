@@ -1,7 +1,7 @@
 """Suites ``state_windows`` and ``state_progress``: the operator's Delta state (CRITICAL).
 
 Windows (the state the last committed batch left: the table as of the version it
-recorded, with the changes logged since folded in, :mod:`windowing.spark.state_log`): no open
+recorded, with the changes logged since folded in, :mod:`windowing.spark.state.log`): no open
 time window whose cleanup time ``window_end_ms - 1 + allowed_lateness`` is at
 or below the committed watermark (it should have been cleaned up); fixed
 windows have the spec's length; open sessions are at least the gap long and no two of
@@ -83,7 +83,8 @@ def progress_expectations() -> list:
 
 
 def checks(spark, job, scope: Scope) -> list[Check]:
-    from windowing.spark import delta_io, state_log
+    from windowing.spark.lake import delta_lake_io
+    from windowing.spark.state import log as state_log
     base = f"{job.state_root.rstrip('/')}/{job.operator_id}"
     progress = read_delta(spark, f"{base}/progress")
     if progress is None:
@@ -94,14 +95,14 @@ def checks(spark, job, scope: Scope) -> list[Check]:
     # No expectation reads the state changes a batch logged (JSON, some 300 KB for a batch of
     # 50,000 rows): the progress frame a validation caches leaves them out.
     progress = progress.drop(state_log.STATE_CHANGES)
-    last = delta_io.newest_rows(progress, "batch_id")
+    last = delta_lake_io.newest_rows(progress, "batch_id")
     found = []
-    if last and delta_io.table_exists(spark, f"{base}/windows"):
+    if last and delta_lake_io.table_exists(spark, f"{base}/windows"):
         wm, version = last[0]["watermark_ms"], last[0]["windows_version"]
         due_by, lateness = wm, job.spec.allowed_lateness_ms
         if not job.spec.is_event_time and not isinstance(job.spec.assigner, GlobalWindows):
             # Processing-time windows are cleaned when the processing-time clock (kept in the
-            # progress row's time_state, windowing.spark.batch_time) reaches max_ts, with no lateness.
+            # progress row's time_state, windowing.spark.input.batch_time) reaches max_ts, with no lateness.
             import json
             saved = last[0].asDict().get("time_state")
             due_by, lateness = (json.loads(saved)["clock_ms"] if saved else -(2**63)), 0

@@ -84,7 +84,7 @@ def jump_rows(spark, job, batch_id: int, raw):
     :data:`JUMP_MS`, ``watermark_before_ms``, ``watermark_after_ms``, ``supported_watermark_ms``.
     """
     from pyspark.sql import functions as F
-    from windowing.spark.prepare import event_time_ms
+    from windowing.spark.input.prepare import event_time_ms
     spec = job.spec
     base = f"{job.state_root.rstrip('/')}/{job.operator_id}"
     progress = read_delta(spark, f"{base}/progress")

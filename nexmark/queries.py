@@ -49,7 +49,7 @@ class Query:
 
     def reference(self, spark: SparkSession, raw_root: str) -> DataFrame:
         """The answer computed by Spark batch SQL from the raw tables under ``raw_root``."""
-        from windowing.spark.delta_io import table_exists
+        from windowing.spark.lake.delta_lake_io import table_exists
         for table in ("person", "auction", "bid"):   # the tables written (most queries read bids only)
             path = f"{str(raw_root).rstrip('/')}/{table}"
             if table_exists(spark, path):

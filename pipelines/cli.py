@@ -59,7 +59,7 @@ def _spark(job=None, verbose: bool = False, master: str | None = None):
     failure ends as one line of :func:`main` (a session the caller started keeps its log level).
     """
     from pyspark.sql import SparkSession
-    from windowing.spark.session import get_spark
+    from windowing.spark import get_spark
     started_here = SparkSession.getActiveSession() is None
     spark = get_spark("winjob", master=master, conf=(job.spark_conf if job else None))
     if started_here and not verbose:
@@ -69,11 +69,12 @@ def _spark(job=None, verbose: bool = False, master: str | None = None):
 
 def inspect(spark, job) -> dict:
     """Watermark, last batch, open windows and row counts of every table of a job."""
-    from windowing.spark import delta_io, state_log
-    from windowing.spark.stores import DeltaStore
+    from windowing.spark.lake import delta_lake_io
+    from windowing.spark.state import log as state_log
+    from windowing.spark import DeltaStore
     store = DeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
     last = store.last_progress()
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark import execution_path
     info = {"job": job.name, "operator_id": job.operator_id, "spec": job.spec.describe(),
             "execution_path": execution_path(job.spec),
             "last_batch_id": last["batch_id"] if last else None,
@@ -91,7 +92,7 @@ def inspect(spark, job) -> dict:
             frame = state_log.committed_windows(spark, path.rsplit("/", 1)[0], job.operator_id)
             if frame is not None:
                 info["tables"][name] = {"path": path, "rows": frame.count()}
-        elif delta_io.table_exists(spark, path):
+        elif delta_lake_io.table_exists(spark, path):
             info["tables"][name] = {"path": path, "rows": spark.read.format("delta").load(path).count()}
     return info
 

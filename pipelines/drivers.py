@@ -1,7 +1,7 @@
 """One operator, two drivers: Structured Streaming (foreachBatch) and a backfill.
 
 Both build the same operator from a :class:`Job` (the one
-:func:`windowing.spark.dispatch.operator_on_delta` picks for its spec: a
+:func:`windowing.spark.operator.dispatch.operator_on_delta` picks for its spec: a
 DataFrame plan or the per-key model); only how batches are cut differs. Batch ids are deterministic (the stream's own ids,
 or the chunk number), so a rerun after a failure skips what was committed and
 replays the rest exactly once.
@@ -27,11 +27,9 @@ from pyspark.sql import functions as F
 from pipelines import fault_hook, logs, stream_offsets
 from pipelines.job import Job
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
-from windowing.spark.batch_settings import small_batch_settings, validates_small
-from windowing.spark.dispatch import operator_on_delta
-from windowing.spark.operator import BatchReport, SparkWindowOperator
-from windowing.spark.prepare import by_processing_time
-from windowing.spark.stores import ConcurrentWriterError
+from windowing.spark.input.batch_settings import small_batch_settings, validates_small
+from windowing.spark import BatchReport, ConcurrentWriterError, SparkWindowOperator, operator_on_delta
+from windowing.spark.input.prepare import by_processing_time
 
 STREAM_RUN = {"kind": "stream"}
 """The ``run`` a stream records in its progress rows."""

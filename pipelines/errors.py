@@ -54,8 +54,8 @@ def require_delta_table(spark, path: str, role: str, job_name: str, hint: str) -
         raise InputError(f"job {job_name}: the {role} {path} is not a Delta table (it has no _delta_log); {hint}")
     if spark is None:
         return
-    from windowing.spark import delta_io
-    if not delta_io.table_exists(spark, path):
+    from windowing.spark.lake import delta_lake_io
+    if not delta_lake_io.table_exists(spark, path):
         raise InputError(f"job {job_name}: the {role} {path} is not a Delta table (no commit in its _delta_log); "
                          f"{hint}")
 
@@ -90,13 +90,13 @@ class SchemaChange:
 def schema_change(spark, path: str) -> SchemaChange | None:
     """The newest version of the Delta table at ``path`` whose columns differ from the version before it
     in a way other than added columns, searched back from the newest (at most :data:`VERSIONS_SEARCHED`)."""
-    from windowing.spark import delta_io
+    from windowing.spark.lake import delta_lake_io
 
     def columns(version: int) -> dict[str, str]:
         frame = spark.read.format("delta").option("versionAsOf", version).load(path)
         return {f.name: f.dataType.simpleString() for f in frame.schema.fields}
 
-    newest = delta_io.latest_version(spark, path)
+    newest = delta_lake_io.latest_version(spark, path)
     after = columns(newest)
     for version in range(newest, max(0, newest - VERSIONS_SEARCHED), -1):
         try:
@@ -192,7 +192,7 @@ def explain(error: BaseException, outputs: str | None = None) -> Explained:
     ``outputs``: the folder of the job's outputs, named by a write failure whose error names no file.
     """
     from pipelines.quality import DataQualityError
-    from windowing.spark.stores import ConcurrentWriterError, SpecMismatchError
+    from windowing.spark import ConcurrentWriterError, SpecMismatchError
     if isinstance(error, KeyboardInterrupt):
         return Explained(ExitCode.INTERRUPTED, "interrupted")
     if isinstance(error, DataQualityError):

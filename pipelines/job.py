@@ -157,9 +157,12 @@ class Job:
         if unknown:
             raise ValueError(f"window override has unknown keys {unknown}; valid: {sorted(_WINDOW_KEYS)}")
         window = {**self.definition.get("window", {}), **overrides}
-        if "type" in overrides and "slide" not in overrides:
-            # A slide belongs to the old window type (sliding time or count); a new type starts without it.
-            window.pop("slide", None)
+        if "type" in overrides:
+            # A slide or step belongs to the old window type (sliding time or count, cumulating); a new
+            # type starts without it.
+            for key in ("slide", "step"):
+                if key not in overrides:
+                    window.pop(key, None)
         if "type" in overrides:
             # A gap belongs to sessions only, a size to every other type, an offset to the time windows.
             dropped = (("size", "offset") if overrides["type"] in _SESSION_TYPES
@@ -173,8 +176,10 @@ class Job:
         return replace(self, spec=spec, definition={**self.definition, "window": window})
 
 
-_WINDOW_KEYS = {"type", "assigner_args", "size", "slide", "offset", "gap", "gap_column", "trigger", "trigger_args",
-                "evictor", "evictor_args", "evict_after", "allowed_lateness", "mode", "late_output", "output_mode"}
+_ASSIGNER_KEYS = tuple(dict.fromkeys(key for cls in JOB_WINDOW_TYPES.classes for key in cls.job_form.keys))
+"""The ``[window]`` keys the built-in assigners take (size, slide, step, offset, gap, gap_column): the core registry's."""
+_WINDOW_KEYS = {"type", "assigner_args", *_ASSIGNER_KEYS, "trigger", "trigger_args", "evictor", "evictor_args",
+                "evict_after", "allowed_lateness", "mode", "late_output", "output_mode"}
 _IMPORT_PATH = re.compile(r"^[A-Za-z_][A-Za-z0-9_.]*:[A-Za-z_][A-Za-z0-9_]*$")
 
 
@@ -205,7 +210,6 @@ def import_object(path: str, args: dict | None, what: str):
 
 
 _SESSION_TYPES = {cls.job_form.name for cls in MERGING_ASSIGNERS}
-_ASSIGNER_KEYS = ("size", "slide", "offset", "gap", "gap_column")
 _COUNT_WINDOW_KEYS = ("size", "slide")
 
 

@@ -189,7 +189,7 @@ def spark_for(job: Job, connection: Mapping[str, str] | None = None):
     """
     from pyspark.sql import SparkSession
     from pipelines import logs
-    from windowing.spark.session import get_spark
+    from windowing.spark import get_spark
     conf = spark_conf_for(job, connection)
     logs.quiet_libraries()
 
@@ -204,8 +204,8 @@ def spark_for(job: Job, connection: Mapping[str, str] | None = None):
 
 # ------------------------------------------------------------------ tasks
 def _require_source(spark, job: Job) -> None:
-    from windowing.spark import delta_io
-    if not delta_io.table_exists(spark, job.source_path):
+    from windowing.spark.lake import delta_lake_io
+    if not delta_lake_io.table_exists(spark, job.source_path):
         raise SourceNotReadyError(f"job {job.name}: raw table {job.source_path} does not exist yet")
 
 

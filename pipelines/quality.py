@@ -30,7 +30,7 @@ from expectations import SUITE_MODULES, SUITES
 from expectations.base import CRITICAL, DETAILS, PASS_OR_FAIL, Check, Scope
 from pipelines import frames_ahead, gx_results
 from pipelines.job import Job, is_uri
-from windowing.spark.batch_settings import ScopedSettings
+from windowing.spark.input.batch_settings import ScopedSettings
 
 RUN_KINDS = ("stream", "backfill", "reprocess", "adhoc")
 DEFAULT_SUITES = ("raw_events", "window_results", "late_rows", "quarantine_rows", "state_windows",
@@ -405,7 +405,7 @@ def _build_data_docs(context, job: Job, stored_before: set, suite_names: list[st
 
 
 def _record(spark: SparkSession, job: Job, report: ValidationReport) -> None:
-    from windowing.spark import delta_io
+    from windowing.spark.lake import delta_lake_io
     now = dt.datetime.now(dt.timezone.utc)
     rows = []
     for s in report.suites:
@@ -415,7 +415,7 @@ def _record(spark: SparkSession, job: Job, report: ValidationReport) -> None:
                      [f"{f.expectation_type}" + (f"({f.column})" if f.column else "") for f in s.failed],
                      worst, report.batch_id, report.run_kind, now, report.data_docs_path))
     path = runs_table_path(job)
-    delta_io.create_empty(spark, RUNS_SCHEMA, path)
+    delta_lake_io.create_empty(spark, RUNS_SCHEMA, path)
     spark.createDataFrame(rows, RUNS_SCHEMA).write.format("delta").mode("append").save(path)
 
 
@@ -440,7 +440,7 @@ def validate_job(spark: SparkSession, job: Job, *, batch_id: int | None = None, 
         now_ms: processing time for the raw event-time range (default: now).
         settings: Spark SQL settings the validation runs with, the session's own put back
             afterwards (the stream driver passes the small-batch settings for a small batch:
-            :func:`windowing.spark.batch_settings.validates_small`).
+            :func:`windowing.spark.input.batch_settings.validates_small`).
 
     Returns:
         The :class:`ValidationReport` (also when a warning failed).
@@ -512,13 +512,13 @@ def stream_batches(spark: SparkSession, job: Job) -> tuple[set[int], set[int]]:
     was of an earlier batch with the same id, e.g. before a reset).
     """
     from pyspark.sql import functions as F
-    from windowing.spark import delta_io
+    from windowing.spark.lake import delta_lake_io
     progress_path = f"{job.state_root.rstrip('/')}/{job.operator_id}/progress"
-    if not delta_io.table_exists(spark, progress_path):
+    if not delta_lake_io.table_exists(spark, progress_path):
         return set(), set()
     progress = spark.read.format("delta").load(progress_path).select("batch_id", "committed_at")
     committed = {r["batch_id"] for r in progress.select("batch_id").collect()}
-    if not delta_io.table_exists(spark, runs_table_path(job)):
+    if not delta_lake_io.table_exists(spark, runs_table_path(job)):
         return committed, set(committed)
     runs = (read_runs(spark, job).where((F.col("operator_id") == job.operator_id) & (F.col("run_kind") == "stream"))
             .select("batch_id", "validated_at"))

@@ -35,8 +35,8 @@ from pipelines.job import Job
 from pipelines.replay_diff import ReplayDiff, compare
 from pipelines.replay_source import batch_rows
 from pipelines.stream_offsets import BatchOffsets
-from windowing.spark import delta_io
-from windowing.spark.stores import DeltaStore
+from windowing.spark.lake import delta_lake_io
+from windowing.spark import DeltaStore
 
 REPLAY_FOLDER = "replay_{name}"
 """The folder of a replay's tables, in the job's output root."""
@@ -111,7 +111,7 @@ def recorded_batches(spark: SparkSession, job: Job) -> list[dict]:
     row) the earlier commit counts.
     """
     store = DeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
-    if not delta_io.table_exists(spark, store.progress_path):
+    if not delta_lake_io.table_exists(spark, store.progress_path):
         return []
     progress = spark.read.format("delta").load(store.progress_path)
     columns = ["batch_id", "processing_time_ms", "committed_at", "spec_description",
@@ -211,13 +211,13 @@ def replay_stream(spark: SparkSession, job: Job, name: str, from_batch: int | No
 
 
 def _paths(job: Job) -> dict[str, str]:
-    return {"results": delta_io.absolute(job.results_path), "late": delta_io.absolute(job.late_path),
-            "quarantine": delta_io.absolute(job.quarantine_path)}
+    return {"results": delta_lake_io.absolute(job.results_path), "late": delta_lake_io.absolute(job.late_path),
+            "quarantine": delta_lake_io.absolute(job.quarantine_path)}
 
 
 def _remove(spark: SparkSession, path: str) -> None:
     """Delete a folder of the replay's own (on any Hadoop file system)."""
     jvm, conf = spark._jvm, spark._jsc.hadoopConfiguration()
-    p = jvm.org.apache.hadoop.fs.Path(delta_io.absolute(path))
+    p = jvm.org.apache.hadoop.fs.Path(delta_lake_io.absolute(path))
     p.getFileSystem(conf).delete(p, True)
 

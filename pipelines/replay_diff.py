@@ -17,8 +17,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from pipelines.drivers import format_epoch_ms
-from windowing.spark import delta_io
-from windowing.spark.stores import WE, WS, result_keys
+from windowing.spark.lake import delta_lake_io
+from windowing.spark.input.columns import WE, WS
+from windowing.spark.state.output_modes import result_keys
 
 EXAMPLES_PER_KIND = 5
 """How many panes or rows of each kind of difference the summary shows."""
@@ -112,7 +113,7 @@ def compare(spark: SparkSession, stream_paths: dict[str, str], replay_paths: dic
     A table missing on one side counts as empty there.
     """
     def rows(path: str) -> DataFrame | None:
-        if not delta_io.table_exists(spark, path):
+        if not delta_lake_io.table_exists(spark, path):
             return None
         df = spark.read.format("delta").load(path)
         return df.where((F.col("batch_id") >= from_batch) & (F.col("batch_id") <= to_batch))

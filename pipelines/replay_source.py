@@ -33,7 +33,7 @@ from urllib.parse import unquote
 from pyspark.sql import DataFrame, SparkSession
 
 from pipelines.stream_offsets import BatchOffsets, SourceOffset
-from windowing.spark import delta_io
+from windowing.spark.lake import delta_lake_io
 
 BEFORE_ANY_FILE = -(2**63)
 """An index before every file of a version (Delta's own sentinels are negative too)."""
@@ -83,7 +83,7 @@ def _java_list(spark: SparkSession, items: list):
 
 def _delta_log(spark: SparkSession, source_path: str):
     jvm = spark._jvm
-    return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, delta_io.absolute(source_path))
+    return jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, delta_lake_io.absolute(source_path))
 
 
 def _snapshot_version(offsets: BatchOffsets) -> int | None:

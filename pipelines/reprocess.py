@@ -36,7 +36,7 @@ from pyspark.sql.utils import AnalysisException
 
 from pipelines.drivers import _epoch_ms, event_time_ms_sql, log, run_backfill
 from pipelines.job import Job
-from windowing.spark import delta_io
+from windowing.spark.lake import delta_lake_io
 
 
 @dataclass(frozen=True)
@@ -129,7 +129,7 @@ def reprocess_range(spark: SparkSession, job: Job, start: dt.datetime, end: dt.d
         rows, version = {}, None
         results = _read(spark, staging.results_path).where(window_range_sql(start_ms, end_ms))
         rows["results"], version = _replace(spark, results, target.results_path, window_range_sql(start_ms, end_ms))
-        if delta_io.table_exists(spark, staging.late_path):
+        if delta_lake_io.table_exists(spark, staging.late_path):
             late_sql = f"event_time_ms >= {start_ms} AND event_time_ms < {end_ms}"
             late = _read(spark, staging.late_path).where(late_sql)
             rows["late"], _ = _replace(spark, late, target.late_path, late_sql)
@@ -152,7 +152,7 @@ def _clear_range(spark: SparkSession, job: Job, target: Job, start_ms: int, end_
     rows, version = {"results": 0, "late": 0, "quarantine": 0}, None
     for kind, path, predicate in (("results", target.results_path, window_range_sql(start_ms, end_ms)),
                                   ("late", target.late_path, f"event_time_ms >= {start_ms} AND event_time_ms < {end_ms}")):
-        if delta_io.table_exists(spark, path):
+        if delta_lake_io.table_exists(spark, path):
             empty = spark.createDataFrame([], _read(spark, path).schema)
             _, v = _replace(spark, empty, path, predicate)
             version = v if kind == "results" else version
@@ -173,7 +173,7 @@ def _replace(spark: SparkSession, rows: DataFrame, path: str, predicate: str) ->
     rows = rows.persist()
     try:
         n = rows.count()
-        if delta_io.table_exists(spark, path):
+        if delta_lake_io.table_exists(spark, path):
             existing = _read(spark, path).schema
             if [(f.name, f.dataType) for f in existing.fields] != [(f.name, f.dataType) for f in rows.schema.fields]:
                 raise ValueError(
@@ -183,7 +183,7 @@ def _replace(spark: SparkSession, rows: DataFrame, path: str, predicate: str) ->
             rows.write.format("delta").mode("overwrite").option("replaceWhere", predicate).save(path)
         except AnalysisException as error:
             raise ValueError(f"cannot replace the range {predicate!r} of {path}: {error}") from None
-        return n, delta_io.latest_version(spark, path)
+        return n, delta_lake_io.latest_version(spark, path)
     finally:
         rows.unpersist()
 

@@ -10,7 +10,7 @@ version). Batch ``b`` read every file after the end offset of batch ``b - 1`` up
 to and including its own end offset.
 
 The stream driver records both offsets in the batch's progress row (the
-``source_offsets`` column, :attr:`windowing.spark.stores.DeltaStore.source_offsets`);
+``source_offsets`` column, :attr:`windowing.spark.state.stores.DeltaStore.source_offsets`);
 :mod:`pipelines.replay_source` turns them back into the batch's rows.
 Reading them costs two small file reads per batch, no Spark job.
 """

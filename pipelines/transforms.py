@@ -8,7 +8,7 @@ results table; every pane of a window lands in one commit of that table, and a m
 reads whole commits, so a batch sees all of a window's panes together). No state is kept.
 
 * ``winjob stream``: Structured Streaming over the source table; each batch's rows are appended
-  once per (operator id, batch id) (:func:`windowing.spark.delta_io.append`): a replayed batch
+  once per (operator id, batch id) (:func:`windowing.spark.lake.delta_lake_io.append`): a replayed batch
   writes nothing twice.
 * ``winjob backfill``: the query over the whole source table, one pass, replacing the results
   table in one commit (``batch_id`` 0); rerunning it gives the same table.
@@ -99,14 +99,14 @@ def run_stream(spark: SparkSession, job: TransformJob, processing_time: str | No
                timeout_s: float | None = None) -> list[dict]:
     """Each micro-batch of the source through the query, appended once; returns per batch its counts."""
     from pipelines.drivers import log, require_raw_table
-    from windowing.spark import delta_io
+    from windowing.spark.lake import delta_lake_io
     require_raw_table(spark, job)
     batches: list[dict] = []
 
     def each_batch(df: DataFrame, batch_id: int) -> None:
         job.views(df.sparkSession, df)
         out = df.sparkSession.sql(job.sql).withColumn(BATCH_ID, F.lit(batch_id).cast("long"))
-        written = delta_io.append(out, job.results_path, job.operator_id, batch_id)
+        written = delta_lake_io.append(out, job.results_path, job.operator_id, batch_id)
         batches.append({"batch_id": batch_id, "written": written})
         log(f"{job.name} batch {batch_id}: " + ("appended" if written else "already committed, skipped"))
 

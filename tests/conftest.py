@@ -76,7 +76,7 @@ alone made the whole suite slower. Options in ``WINDOWING_TEST_SPARK_CONF``'s
 
 @pytest.fixture(scope="session")
 def spark():
-    from windowing.spark.session import get_spark
+    from windowing.spark.runtime.spark_session import get_spark
     import json
     extra = json.loads(os.environ.get("WINDOWING_TEST_SPARK_CONF", "{}"))
     java_options = " ".join(filter(None, [TEST_JAVA_OPTIONS, extra.pop("spark.driver.extraJavaOptions", "")]))

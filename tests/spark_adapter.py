@@ -6,10 +6,11 @@ from pyspark.sql.types import DataType
 
 from windowing.core.records import BatchMetrics, BatchResult, LateElement, Pane, QuarantinedRow
 from windowing.core.spec import APPEND, WindowSpec
-from windowing.spark import delta_io
-from windowing.spark.dispatch import make_operator
-from windowing.spark.keyed import KeyedModelOperator
-from windowing.spark.stores import MemoryStore, delta_store, local_frame
+from windowing.spark.lake import delta_lake_io
+from windowing.spark.operator.dispatch import make_operator
+from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.runtime.local_frames import local_frame
+from windowing.spark.state.stores import MemoryStore, delta_store
 
 _SPARK_TYPES = {bool: "boolean", int: "bigint", float: "double", str: "string"}
 
@@ -37,7 +38,7 @@ class SparkExecutor:
     """The Spark executor on a MemoryStore, fed transcript rows (dicts).
 
     The operator is the one the dispatch picks for the spec: a DataFrame plan
-    or the per-key model (``windowing.spark.dispatch.make_operator``).
+    or the per-key model (``windowing.spark.operator.dispatch.make_operator``).
     """
 
     def __init__(self, spark, spec: WindowSpec, schema: str, store=None):
@@ -136,7 +137,7 @@ class DeltaExecutor(SparkExecutor):
     RESTART_BEFORE_BATCH = 2
     """Before its third batch the DataFrame plan's operator is built anew on the same tables, as a
     restarted stream's would be: that batch reads its state from Delta with the changes the
-    batches before logged in their progress rows folded in (:mod:`windowing.spark.state_log`),
+    batches before logged in their progress rows folded in (:mod:`windowing.spark.state.log`),
     so each plan's state layout goes through the log and back."""
 
     def __init__(self, spark, spec: WindowSpec, schema: str, root: str, operator_id: str = "transcript"):
@@ -166,7 +167,7 @@ class DeltaExecutor(SparkExecutor):
         path = {"results": self.store.results_path, "late": self.store.late_path,
                 "quarantine": self.store.quarantine_path}[kind]
         by_batch: dict[int, list[dict]] = {}
-        if delta_io.table_exists(self.spark, path):
+        if delta_lake_io.table_exists(self.spark, path):
             for row in self.spark.read.format("delta").load(path).collect():
                 by_batch.setdefault(row["batch_id"], []).append(row.asDict())
         return by_batch
@@ -205,9 +206,9 @@ class DeferredResult:
 
 def expected_plan_kind(spec: WindowSpec) -> str:
     """The plan kind a run of ``spec`` reports: its DataFrame plan's, else the per-key path's."""
-    from windowing.spark.dispatch import uses_dataframe_plan
-    from windowing.spark.keyed import KEYED_PLAN
-    from windowing.spark.plan_registry import plan_for
+    from windowing.spark.operator.dispatch import uses_dataframe_plan
+    from windowing.spark.keyed.executor import KEYED_PLAN
+    from windowing.spark.plans.registry import plan_for
     return plan_for(spec).kind if uses_dataframe_plan(spec) else KEYED_PLAN
 
 
@@ -219,7 +220,7 @@ def _plain(value):
 def keyed_time_windows_left(operator: KeyedModelOperator) -> list:
     """The (key, window) pairs of time windows still in the per-key state (unpickled)."""
     import pickle
-    from windowing.spark.keyed_state import STATE
+    from windowing.spark.keyed.state import STATE
     state_at = operator.state_table.schema.names.index(STATE) if operator.state_table.schema else None
     return [(row[:len(operator.spec.key_columns)], w) for row in operator.open_keys()
             for w in pickle.loads(row[state_at]).windows if not w.is_global]
@@ -230,7 +231,7 @@ def assert_plan_refuses_per_key_state(spark, spec: WindowSpec, processing_time_m
     DataFrame-plan operator refuses it (the salted fingerprint) and accepts it after the reset the
     message names."""
     import pytest
-    from windowing.spark.operator import SparkWindowOperator, SpecMismatchError
+    from windowing.spark import SparkWindowOperator, SpecMismatchError
     store = MemoryStore(spark)
     KeyedModelOperator(spark, spec, store).process_batch(
         spark.createDataFrame([("a", 1, 1)], "k string, ts bigint, v bigint"), 0, processing_time_ms=processing_time_ms)
@@ -259,7 +260,7 @@ def run_with_a_crash_and_replay(spark, spec: WindowSpec, batches: list[tuple[lis
         AssertionError: when the crash was never injected (the run would prove nothing).
     """
     from windowing.core.reference import ReferenceOperator
-    from windowing.spark.operator import SparkWindowOperator
+    from windowing.spark.operator.protocol import SparkWindowOperator
     columns = [field.split()[0] for field in schema.split(",")]
     crashes = {"left": 1}
     current = {"batch": None}

@@ -141,20 +141,45 @@ def test_the_execution_paths_doc_is_what_the_dispatch_decides():
     assert documented == paths.markdown_table(), "run ./dev python docs/execution_paths.py --write"
 
 
+SPARK = REPO / "windowing" / "spark"
+
+
+def _spark_module(path: Path) -> str:
+    """``windowing/spark/plans/registry.py`` -> ``plans.registry``; a package's ``__init__`` -> the package."""
+    parts = path.relative_to(SPARK).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
 def _spark_imports() -> dict[str, set[str]]:
-    """Module -> the ``windowing.spark`` modules it imports (at its top or inside a function)."""
+    """Module -> the ``windowing.spark`` modules it imports (at its top or inside a function), each named
+    from the package root (``plans.registry``); ``""`` stands for the package's face, ``windowing.spark``."""
     import ast
+    modules = {_spark_module(path) for path in SPARK.rglob("*.py")}
+
+    def resolved(name: str) -> str:
+        return name[len("windowing.spark."):] if name.startswith("windowing.spark.") else ""
+
     graph = {}
-    for path in sorted((REPO / "windowing" / "spark").glob("*.py")):
-        imported = set()
+    for path in sorted(SPARK.rglob("*.py")):
+        module, imported = _spark_module(path), set()
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
         for node in ast.walk(ast.parse(path.read_text())):
-            if isinstance(node, ast.ImportFrom) and node.module == "windowing.spark":
-                imported |= {alias.name for alias in node.names}
-            elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("windowing.spark."):
-                imported.add(node.module.rsplit(".", 1)[1])
+            if isinstance(node, ast.ImportFrom):
+                if node.level:
+                    base = package.split(".") if package else []
+                    base = base[:len(base) - (node.level - 1)] if node.level > 1 else base
+                    source = ".".join(base + ([node.module] if node.module else []))
+                elif node.module == "windowing.spark" or (node.module or "").startswith("windowing.spark."):
+                    source = resolved(node.module)
+                else:
+                    continue
+                for alias in node.names:   # ``from package import module`` imports the module
+                    inner = f"{source}.{alias.name}" if source else alias.name
+                    imported.add(inner if inner in modules else source)
             elif isinstance(node, ast.Import):
-                imported |= {a.name.rsplit(".", 1)[1] for a in node.names if a.name.startswith("windowing.spark.")}
-        graph[path.stem] = imported - {path.stem}
+                imported |= {resolved(a.name) for a in node.names
+                             if a.name == "windowing.spark" or a.name.startswith("windowing.spark.")}
+        graph[module] = imported - {module}
     return graph
 
 
@@ -178,12 +203,51 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 
 
 def test_the_spark_modules_import_each_other_without_cycles():
-    """Plan modules import the shared names (``plan_base``, ``columns``, ``prepare``), never the planner:
-    the registry imports the plans, the executor imports the registry."""
+    """Plan modules import the shared names (``plans.base``, ``input.columns``, ``input.prepare``), never the
+    planner: the registry imports the plans, the executor imports the registry."""
     graph = _spark_imports()
-    assert {"plan_registry", "time_plans", "trigger_plans", "plan_executor"} <= set(graph)
+    assert {"plans.registry", "plans.time_plans", "plans.trigger_rules", "plans.executor"} <= set(graph)
     assert _cycles(graph) == []
-    assert "plan_registry" in graph["plan_executor"] and "plan_executor" not in graph["plan_registry"]
+    assert "plans.registry" in graph["plans.executor"] and "plans.executor" not in graph["plans.registry"]
+
+
+def test_the_spark_package_root_holds_only_its_face():
+    """``windowing/spark`` is in wings: every module is in a sub-package; the root holds ``__init__`` only."""
+    assert sorted(p.name for p in SPARK.glob("*.py")) == ["__init__.py"]
+    packages = sorted(p.name for p in SPARK.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert packages and all((SPARK / name / "__init__.py").is_file() for name in packages), packages
+
+
+def test_no_spark_module_imports_upward():
+    """A module in a sub-package never imports the face (``windowing.spark`` or the lazy names of
+    ``windowing``), and a sub-package's ``__init__`` imports nothing: the face depends on the wings,
+    never the other way round."""
+    import ast
+    graph = _spark_imports()
+    upward = sorted(module for module, imported in graph.items() if module and "" in imported)
+    assert upward == [], f"modules importing the face windowing.spark: {upward}"
+    packages = {module for module in graph if module and "." not in module}
+    assert all(graph[package] == set() for package in packages), {p: graph[p] for p in packages if graph[p]}
+    from_face = []
+    for path in sorted(SPARK.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom) and node.module == "windowing" and not node.level:
+                from_face.append(_spark_module(path))
+    assert from_face == [], f"modules importing names from the face windowing: {from_face}"
+
+
+def test_the_import_checks_see_an_upward_import_and_a_cycle(tmp_path, monkeypatch):
+    """The checks above read real files: an upward import and a cycle in a throwaway tree are found."""
+    root = tmp_path / "windowing" / "spark"
+    (root / "a").mkdir(parents=True)
+    (root / "__init__.py").write_text("")
+    (root / "a" / "__init__.py").write_text("")
+    (root / "a" / "one.py").write_text("from windowing.spark.a.two import X\nfrom windowing.spark import get_spark\n")
+    (root / "a" / "two.py").write_text("def f():\n    from windowing.spark.a import one\n")
+    monkeypatch.setitem(globals(), "SPARK", root)
+    graph = _spark_imports()
+    assert graph["a.one"] == {"a.two", ""} and graph["a.two"] == {"a.one"}
+    assert _cycles(graph) == [["a.one", "a.two", "a.one"]]
 
 
 def test_the_cycle_check_finds_a_cycle():
@@ -195,6 +259,8 @@ def test_the_cycle_check_finds_a_cycle():
 def test_the_architecture_doc_names_every_module(package):
     """docs/architecture.md is a newcomer's map of ``windowing``: each module has a row saying its job."""
     doc = (REPO / "docs" / "architecture.md").read_text()
-    named = set(re.findall(r"`([a-z0-9_]+\.py)`", doc))
-    modules = {p.name for p in (REPO / "windowing" / package).glob("*.py") if p.name != "__init__.py"}
+    named = set(re.findall(r"`([a-z0-9_/]+\.py)`", doc))
+    root = REPO / "windowing" / package
+    found = root.rglob("*.py") if package == "spark" else root.glob("*.py")   # spark's modules are in its wings
+    modules = {p.relative_to(root).as_posix() for p in found if p.name != "__init__.py"}
     assert modules - named == set(), f"windowing/{package} modules without a row in docs/architecture.md"

@@ -58,7 +58,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"fault_soak: {workdir} is not empty; give an empty or new folder", file=sys.stderr)
         return 2
 
-    from windowing.spark.session import get_spark
+    from windowing.spark.runtime.spark_session import get_spark
     spark = get_spark("fault-soak", shuffle_partitions=2)
     report = Soak(spark, config, workdir).run()
     print()

@@ -401,7 +401,7 @@ class Soak:
         if self.config.class_data_sharing:
             # Classes of a jar that ``spark.jars`` adds are loaded by Spark's own class loader, which
             # the archive does not hold: on the driver's class path Delta's classes are archived too.
-            from windowing.spark.session import delta_jars
+            from windowing.spark.runtime.spark_session import delta_jars
             spark_conf += (("spark.driver.extraClassPath", os.pathsep.join(delta_jars())),)
         stream_file, backfill_file = write_jobs(root, spark_conf, java_options)
         return root, stream_file, backfill_file, load_job(stream_file, root=root), load_job(backfill_file, root=root)
@@ -675,9 +675,9 @@ def _offsets_logged(job, batch_id: int) -> bool:
 
 
 def _exists(spark, path: str) -> bool:
-    from windowing.spark import delta_io
+    from windowing.spark.lake import delta_lake_io
     try:
-        return delta_io.table_exists(spark, path)
+        return delta_lake_io.table_exists(spark, path)
     except Exception:  # noqa: BLE001 - a wedged folder is for the comparison to report, not to crash on
         return False
 
@@ -712,7 +712,7 @@ def _rows(spark, path: str, kind: str) -> Counter | None:
     if not _exists(spark, path):
         return None
     if kind == "windows":          # the committed state: changes logged in progress rows folded in
-        from windowing.spark import state_log
+        from windowing.spark.state import log as state_log
         df = state_log.committed_windows(spark, path.rsplit("/", 1)[0])
     else:
         df = spark.read.format("delta").load(path).drop(*RUN_VARYING_COLUMNS.get(kind, ()))

@@ -9,7 +9,8 @@ spec the reference model runs also runs on Spark.
 from windowing.core.aggregates import (
     AggregateFunction, Avg, Collect, Count, First, Last, Max, Min, Reduce, ReduceFunction, Sum, UserAggregate)
 from windowing.core.assigners import (
-    EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows, SessionGapExtractor,
+    CumulativeEventTimeWindows, EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows,
+    SessionGapExtractor,
     SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows,
     WindowAssigner)
 from windowing.core.evictors import CountEvictor, DeltaEvictor, Evictor, TimeEvictor
@@ -25,21 +26,20 @@ from windowing.core.joins import (
     ANTI, FULL_OUTER, INNER, LEFT_OUTER, RIGHT_OUTER, SEMI, CoGroupFunction, IntervalJoinOperator, IntervalJoinSpec,
     JoinFunction, JoinInput, WindowJoinOperator, WindowJoinSpec)
 
-_SPARK_NAMES = {"SparkWindowOperator": "windowing.spark.operator", "get_spark": "windowing.spark.session",
-                "DeltaStore": "windowing.spark.stores", "MemoryStore": "windowing.spark.stores",
-                "KeyedModelOperator": "windowing.spark.keyed", "make_operator": "windowing.spark.dispatch",
-                "operator_on_delta": "windowing.spark.dispatch", "execution_path": "windowing.spark.dispatch"}
+_SPARK_NAMES = {"SparkWindowOperator", "get_spark", "DeltaStore", "MemoryStore", "KeyedModelOperator",
+                "make_operator", "operator_on_delta", "execution_path"}
 
 
 def __getattr__(name):
     if name in _SPARK_NAMES:
         import importlib
-        return getattr(importlib.import_module(_SPARK_NAMES[name]), name)
+        return getattr(importlib.import_module("windowing.spark"), name)
     raise AttributeError(f"module 'windowing' has no attribute {name!r}")
 
 
 __all__ = ["APPEND", "AbsoluteDifference", "AggregateFunction", "Avg", "Collect", "ContinuousEventTimeTrigger",
-           "ContinuousProcessingTimeTrigger", "Count", "CountEvictor", "CountTrigger", "DeltaEvictor",
+           "ContinuousProcessingTimeTrigger", "Count", "CountEvictor", "CountTrigger", "CumulativeEventTimeWindows",
+           "DeltaEvictor",
            "DeltaFunction", "DeltaTrigger", "EarlyLateEventTimeTrigger", "EventTimeSessionWindows", "Evictor",
            "EventTimeTrigger", "FINAL", "First", "GapFromColumn", "GlobalWindows", "Last", "Max", "Min", "NeverTrigger", "Process",
            "ProcessContext", "ProcessWindowFunction", "ProcessingTimeSessionWindows", "ProcessingTimeTrigger",

@@ -110,14 +110,14 @@ def operators_of(job) -> list[tuple[str, object]]:
 def _operator_batches(spark, job) -> tuple[BatchQuality, ...]:
     from pyspark.sql import functions as F
 
-    from windowing.spark import delta_io
-    from windowing.spark.stores import DeltaStore
+    from windowing.spark.lake import delta_lake_io
+    from windowing.spark import DeltaStore
 
     store = DeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
-    if not delta_io.table_exists(spark, store.progress_path):
+    if not delta_lake_io.table_exists(spark, store.progress_path):
         return ()
     reasons: dict[int, dict] = {}
-    if job.quarantine_path and delta_io.table_exists(spark, job.quarantine_path):
+    if job.quarantine_path and delta_lake_io.table_exists(spark, job.quarantine_path):
         for r in (spark.read.format("delta").load(job.quarantine_path).groupBy("batch_id", "reason")
                   .count().collect()):
             reasons.setdefault(r["batch_id"], {})[r["reason"]] = r["count"]
@@ -135,7 +135,7 @@ def load_report(spark, job) -> QualityReport:
     from pyspark.sql import functions as F
 
     from pipelines.quality import runs_table_path
-    from windowing.spark import delta_io
+    from windowing.spark.lake import delta_lake_io
 
     operators = []
     for role, operator in operators_of(job):
@@ -144,7 +144,7 @@ def load_report(spark, job) -> QualityReport:
             operators.append(OperatorQuality(role, operator.operator_id, batches))
     runs = []
     path = runs_table_path(job)
-    if delta_io.table_exists(spark, path):
+    if delta_lake_io.table_exists(spark, path):
         ids = [o.operator_id for _, o in operators_of(job)]
         grouped = (spark.read.format("delta").load(path).where(F.col("operator_id").isin(ids))
                    .groupBy("run_id")

@@ -513,14 +513,14 @@ def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None
     from pyspark.sql import functions as F
 
     from pipelines.drivers import event_time_ms_sql
-    from windowing.spark import delta_io
-    from windowing.spark.stores import DeltaStore
+    from windowing.spark.lake import delta_lake_io
+    from windowing.spark import DeltaStore
 
     store = DeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
     keys = list(job.spec.key_columns)
     notes: list[str] = []
     batches: list[BatchRow] = []
-    if delta_io.table_exists(spark, store.progress_path):
+    if delta_lake_io.table_exists(spark, store.progress_path):
         wm = MIN_MS
         for p in (spark.read.format("delta").load(store.progress_path)
                   .select("batch_id", "watermark_ms", "processing_time_ms", "max_seen_ms").orderBy("batch_id")
@@ -542,7 +542,7 @@ def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None
     rows: list[RowMark] = []
     excluded = None
     for kind, path in ((LATE_ROW, job.late_path), (QUARANTINED_ROW, job.quarantine_path)):
-        if not path or not delta_io.table_exists(spark, path):
+        if not path or not delta_lake_io.table_exists(spark, path):
             continue
         df = with_key(spark.read.format("delta").load(path))
         if "event_time_ms" not in df.columns:
@@ -554,7 +554,7 @@ def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None
         if job.event_id_column and job.event_id_column in df.columns:
             ids = df.select(job.event_id_column)
             excluded = ids if excluded is None else excluded.unionByName(ids)
-    if delta_io.table_exists(spark, job.source_path):
+    if delta_lake_io.table_exists(spark, job.source_path):
         raw = with_key(spark.read.format("delta").load(job.source_path))
         ts = F.expr(event_time_ms_sql(job.spec.event_time_column, dict(raw.dtypes)[job.spec.event_time_column]))
         raw = raw.select("*", ts.alias("__viz_ts"), F.col("_metadata.file_path").alias("__viz_file"))
@@ -579,7 +579,7 @@ def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None
         if unread:
             notes.append(f"{unread} raw row(s) were added after the last committed batch and are not drawn.")
     panes: list[PaneMark] = []
-    if job.results_path and delta_io.table_exists(spark, job.results_path):
+    if job.results_path and delta_lake_io.table_exists(spark, job.results_path):
         results = with_key(spark.read.format("delta").load(job.results_path))
         if from_ms is not None:
             results = results.where(F.col("window_end_ms").isNull() | (F.col("window_end_ms") > F.lit(from_ms)))

@@ -5,7 +5,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from windowing.core.aggregates import Count, Sum
-from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
+import pytest
+
+from windowing.core.assigners import CumulativeEventTimeWindows, SlidingEventTimeWindows, TumblingEventTimeWindows
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
 
@@ -48,6 +50,32 @@ def test_sliding_assigns_every_aligned_window_containing_ts(assigner, ts):
         assert windows, "without gaps every element has a window"
 
 
+@st.composite
+def cumulative(draw):
+    step = draw(st.integers(1, 500))
+    max_size = step * draw(st.integers(1, 12))
+    return CumulativeEventTimeWindows(max_size, step, draw(st.integers(-max_size + 1, max_size - 1)))
+
+
+@settings(max_examples=200, deadline=None)
+@given(cumulative(), TS)
+def test_cumulative_assigns_every_growing_window_of_its_start_that_holds_ts(assigner, ts):
+    windows = assigner.assign(ts)
+    (start,) = {w.start_ms for w in windows}
+    assert start <= ts < start + assigner.max_size_ms and (start - assigner.offset_ms) % assigner.max_size_ms == 0
+    # Brute force: the ends start + k * step (k = 1 .. max_size / step) above ts.
+    ends = [start + k * assigner.step_ms for k in range(1, assigner.max_size_ms // assigner.step_ms + 1)]
+    assert [w.end_ms for w in windows] == [e for e in ends if e > ts]
+
+
+def test_cumulative_windows_refuse_a_max_size_that_is_not_whole_steps():
+    with pytest.raises(ValueError, match="max_size_ms=25 must be a whole number of steps"):
+        CumulativeEventTimeWindows.of(25, 10)
+    with pytest.raises(ValueError, match="offset"):
+        CumulativeEventTimeWindows.of(30, 10, 30)
+    assert CumulativeEventTimeWindows.of("1 minute", "10 seconds") == CumulativeEventTimeWindows(60_000, 10_000)
+
+
 STREAM = st.lists(st.tuples(st.sampled_from("abc"), st.integers(-500, 500), st.integers(-9, 9)), max_size=40)
 
 
@@ -77,3 +105,15 @@ def test_batching_does_not_change_final_results_when_nothing_is_late(events, cut
         return {k: p.values for k, p in last.items()}
 
     assert final(cuts) == final([max(1, len(rows))])
+
+
+def test_a_job_file_names_cumulating_windows_by_size_and_step():
+    pytest.importorskip("pyspark")
+    from pipelines.job import build_spec
+    source, aggregates = {"key": "user_id", "event_time": "ts"}, {"n": "count()"}
+    spec = build_spec(source, {"type": "cumulate", "size": "1 hour", "step": "15 minutes"}, aggregates)
+    assert spec.assigner == CumulativeEventTimeWindows(3_600_000, 900_000)
+    with pytest.raises(ValueError, match="step"):
+        build_spec(source, {"type": "cumulate", "size": "1 hour"}, aggregates)
+    with pytest.raises(ValueError, match="does not take"):
+        build_spec(source, {"type": "tumbling", "size": "1 hour", "step": "1 minute"}, aggregates)

@@ -148,7 +148,7 @@ def test_input_policy_settings_keep_their_fingerprint():
 
 def test_which_session_specs_run_per_key():
     pytest.importorskip("pyspark")
-    from windowing.spark.plan_registry import unplanned_features
+    from windowing.spark.plans.registry import unplanned_features
     spec = (base(keys=()).window(EventTimeSessionWindows.with_dynamic_gap(tm.GapByKind()))
             .watermark_idleness("1 minute").output_mode(UPSERT).aggregate(Count()))
     # window_all, idleness and a gap function (a Python UDF in classify) have DataFrame plans now
@@ -177,7 +177,7 @@ def test_which_session_specs_run_per_key():
 @pytest.mark.parametrize("sessions", [EventTimeSessionWindows.with_gap(5), EventTimeSessionWindows.with_dynamic_gap("g")])
 def test_event_time_sessions_have_a_dataframe_plan(sessions):
     pytest.importorskip("pyspark")
-    from windowing.spark.plan_registry import unplanned_features
+    from windowing.spark.plans.registry import unplanned_features
     spec = base().window(sessions).allowed_lateness(10).output_mode(UPSERT).aggregate(n=Count(), s=Sum("v"))
     assert unplanned_features(spec) == ()
 

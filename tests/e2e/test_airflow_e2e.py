@@ -219,13 +219,13 @@ def test_real_scheduler_streams_and_backfills_two_intervals(spark, tmp_path):
         # The quality DAG runs on the results assets; wait until one of its runs has validated the
         # first streaming run's batch (its runs may also be about the DAG's own scheduled backfill run).
         from pipelines.quality import read_runs, runs_table_path
-        from windowing.spark import delta_io
+        from windowing.spark.lake import delta_lake_io
 
         def first_batch_validated(runs: list[dict]) -> bool:
             if any(r["state"] == "failed" for r in runs):
                 pytest.fail(f"a data-quality run failed: {runs}")
             return (any(r["state"] == "success" for r in runs)   # (a SQLite read; Spark only then)
-                    and delta_io.table_exists(spark, runs_table_path(job))
+                    and delta_lake_io.table_exists(spark, runs_table_path(job))
                     and read_runs(spark, job).where("run_kind = 'stream' AND batch_id = 0").count() > 0)
 
         wait_for(airflow, "purchases_per_minute_quality", first_batch_validated,

@@ -55,7 +55,7 @@ REPROCESS = ("--start", "2026-11-01T09:01:00", "--end", "2026-11-01T09:05:00", "
 """``winjob reprocess`` arguments: two-minute windows of four minutes of the demo's purchases, into new tables."""
 VALIDATE_SUITES = ("window_results", "row_accounting")
 DRIVER_SETTINGS = {
-    # Short JVMs on small data: the JIT's quick tier only (windowing.spark.session.QUICK_JIT_JAVA_OPTIONS),
+    # Short JVMs on small data: the JIT's quick tier only (windowing.spark.runtime.spark_session.QUICK_JIT_JAVA_OPTIONS),
     # in the driver and the executors, and the test session's SQL settings (no code generation, no
     # adaptive execution, no inferred filters; WINDOWING_TEST_PRODUCTION_SPARK=1 keeps production's).
     # Both runs of a comparison get the same settings.
@@ -235,7 +235,7 @@ def _unfired_purchases(spark, job) -> int:
     a one-pass backfill keeps no window state)."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
-    from windowing.spark import state_log
+    from windowing.spark.state import log as state_log
     keys, windows = ["user_id", "window_start_ms"], f"{job.state_root}/{job.operator_id}/windows"
     if not DeltaTable.isDeltaTable(spark, windows):
         return 0
@@ -297,7 +297,7 @@ def drive(job_file: str, root: str, master: str, out: str) -> None:
     from examples.demo import generate_purchases, land
     from pipelines.drivers import run_backfill, run_stream
     from pipelines.job import load_job
-    from windowing.spark.session import get_spark
+    from windowing.spark.runtime.spark_session import get_spark
 
     job = load_job(job_file, root=root)
     spark = get_spark("test-cluster", master=master, conf={**job.spark_conf, **DRIVER_SETTINGS})

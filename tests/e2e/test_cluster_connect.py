@@ -51,14 +51,14 @@ def test_a_connect_session_writes_and_reads_delta_and_lacks_only_the_table_api(r
 
 
 def client(remote: str, folder: str, out: str) -> None:
-    from windowing.spark.session import get_spark
+    from windowing.spark.runtime.spark_session import get_spark
     spark = get_spark("test-connect", shuffle_partitions=3, conf={"spark.remote": remote})
     path = str(Path(folder, "t").resolve())
     spark.range(5).write.format("delta").mode("overwrite").save(path)
     rows = spark.read.format("delta").load(path).count()
     try:
-        from windowing.spark import delta_io
-        delta_io.table_exists(spark, path)
+        from windowing.spark.lake import delta_lake_io
+        delta_lake_io.table_exists(spark, path)
         table_api = "supported"
     except Exception as error:  # noqa: BLE001 - which error the server gives is what is recorded
         table_api = f"unsupported: {type(error).__name__}: {str(error)[:300]}"

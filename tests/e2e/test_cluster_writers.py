@@ -119,9 +119,9 @@ def drive(root: str, out: str, kill_stage: str | None = None, kill_batch: str | 
     from windowing.core.aggregates import Count, Sum
     from windowing.core.assigners import TumblingEventTimeWindows
     from windowing.core.spec import WindowSpecBuilder
-    from windowing.spark.operator import SparkWindowOperator
-    from windowing.spark.session import get_spark
-    from windowing.spark.stores import ConcurrentWriterError
+    from windowing.spark.operator.protocol import SparkWindowOperator
+    from windowing.spark.runtime.spark_session import get_spark
+    from windowing.spark import ConcurrentWriterError
 
     spec = (WindowSpecBuilder().key_by("k").event_time("ts", 0).window(TumblingEventTimeWindows.of(10))
             .allowed_lateness(5).side_output_late_data().aggregate(s=Sum("v"), n=Count()))

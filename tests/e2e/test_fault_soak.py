@@ -24,7 +24,7 @@ import pytest
 from conftest import TEST_SQL_SETTINGS
 from pipelines.fault_hook import FAULT_ENV, FaultPlan
 from tools.soak import REPO, Soak, SoakConfig
-from windowing.spark.session import QUICK_JIT_JAVA_OPTIONS
+from windowing.spark.runtime.spark_session import QUICK_JIT_JAVA_OPTIONS
 
 MIN_KILLS = 10
 SESSION_SQL_SETTINGS = tuple(TEST_SQL_SETTINGS)

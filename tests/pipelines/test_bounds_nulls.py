@@ -44,8 +44,8 @@ def test_reference_model_quarantines_a_null_bounded_value_unless_nullable(nullab
 @pytest.mark.spark
 @pytest.mark.parametrize("per_key", [False, True], ids=["dataframe-plan", "per-key"])
 def test_both_spark_paths_quarantine_what_the_model_does(spark, per_key):
-    from windowing.spark.dispatch import execution_path, make_operator
-    from windowing.spark.stores import MemoryStore
+    from windowing.spark.operator.dispatch import execution_path, make_operator
+    from windowing.spark.state.stores import MemoryStore
     for nullable in (False, True):
         spec = _spec(nullable, per_key)
         assert execution_path(spec).startswith("per-key model" if per_key else "dataframe plan")

@@ -83,7 +83,7 @@ def test_a_raw_column_type_change_names_column_types_version_and_what_to_do(spar
     from pipelines.cli import main
     from pipelines.job import load_job
     from pyspark.sql import functions as F
-    from windowing.spark import delta_io
+    from windowing.spark.lake import delta_lake_io
     job_file = demo_job_file(tmp_path)
     job = load_job(job_file, root=tmp_path)
     _land(spark, job.source_path)
@@ -92,11 +92,11 @@ def test_a_raw_column_type_change_names_column_types_version_and_what_to_do(spar
     raw = spark.read.format("delta").load(job.source_path)
     raw.limit(5).withColumn("channel", F.lit("web")).write.format("delta").mode("append") \
         .option("mergeSchema", "true").save(job.source_path)
-    added = delta_io.latest_version(spark, job.source_path)
+    added = delta_lake_io.latest_version(spark, job.source_path)
     changed = spark.read.format("delta").load(job.source_path).withColumn("item_count", F.col("item_count")
                                                                           .cast("string"))
     changed.write.format("delta").mode("overwrite").option("overwriteSchema", "true").save(job.source_path)
-    version = delta_io.latest_version(spark, job.source_path)
+    version = delta_lake_io.latest_version(spark, job.source_path)
     assert version == added + 1 and RAW_SCHEMA["item_count"].dataType.simpleString() == "bigint"
     capsys.readouterr()
     code = main(["stream", "--job", str(job_file), "--root", str(tmp_path)])

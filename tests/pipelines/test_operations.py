@@ -25,7 +25,7 @@ from pipelines.errors import ExitCode
 from pipelines.job import load_job
 from pipelines.quality import DataQualityError, read_runs, validate_job
 from windowing.core.records import BatchMetrics
-from windowing.spark.operator import BatchReport
+from windowing.spark.operator.protocol import BatchReport
 
 pytestmark = [pytest.mark.xdist_group("operations")]
 

@@ -36,10 +36,10 @@ def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, demo_ru
 
     # Every shipped job finds its raw table under the demo's root (the data root of ./dev airflow).
     from pathlib import Path
-    from windowing.spark import delta_io
+    from windowing.spark.lake import delta_lake_io
     for path in sorted(Path("jobs").glob("*.toml")):
         source = load_job(path, root=root).source_path
-        assert delta_io.table_exists(spark, source), (path, source)
+        assert delta_lake_io.table_exists(spark, source), (path, source)
         assert spark.read.format("delta").load(source).count() > 100, (path, source)
 
 
@@ -163,7 +163,7 @@ def test_backfill_in_one_pass_equals_chunked_backfill(spark, backfilled):
     assert m.panes_emitted == a.count()
     assert spark.read.format("delta").load(one.quarantine_path).count() == 3
     assert spark.read.format("delta").load(one.late_path).count() == 0
-    from windowing.spark import delta_io
-    assert not delta_io.table_exists(spark, f"{one.state_root}/{one.operator_id}/windows")   # keeps no state
+    from windowing.spark.lake import delta_lake_io
+    assert not delta_lake_io.table_exists(spark, f"{one.state_root}/{one.operator_id}/windows")   # keeps no state
     assert all(r.skipped for r in run_backfill(spark, one, chunk="all", validate=False))   # rerun: nothing written twice
     assert spark.read.format("delta").load(one.results_path).count() == m.panes_emitted

@@ -23,7 +23,7 @@ from examples.demo import DEMO_JOB, START, generate_purchases, land
 from pipelines.drivers import run_backfill, run_stream
 from pipelines.job import load_job
 from pipelines.quality import DEFAULT_SUITES, DataQualityError, check_frame, read_runs, validate_job
-from windowing.spark.batch_settings import (ADAPTIVE, SHUFFLE_PARTITIONS, SMALL_BATCH_ROWS, SMALL_BATCH_SETTINGS,
+from windowing.spark.input.batch_settings import (ADAPTIVE, SHUFFLE_PARTITIONS, SMALL_BATCH_ROWS, SMALL_BATCH_SETTINGS,
                                             small_batch_settings, validates_small)
 
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("quality")]  # module-scoped fixtures: one test process
@@ -67,7 +67,7 @@ def _assert_only(result, expectation_type: str, column: str | None = None):
 def _raw(spark, job, breaks=None):
     """The raw rows that are good (the demo also lands malformed ones), optionally broken, as the suite reads them."""
     from expectations.raw_events import EVENT_TIME_MS
-    from windowing.spark.prepare import event_time_ms
+    from windowing.spark.input.prepare import event_time_ms
     raw = _read(spark, job.source_path).where("user_id IS NOT NULL AND event_time IS NOT NULL")
     if breaks is not None:
         raw = breaks(raw)
@@ -229,7 +229,7 @@ def test_state_suites(spark, pipeline):
     base = f"{job.state_root}/{job.operator_id}"
     progress = _read(spark, f"{base}/progress")
     last = progress.orderBy(F.col("batch_id").desc()).first()
-    from windowing.spark import state_log
+    from windowing.spark.state import log as state_log
     windows = state_log.committed_windows(spark, base, job.operator_id)    # logged changes folded in
     assert windows.count() > 0, "the stream should leave open windows"
     wm, lateness = last["watermark_ms"], job.spec.allowed_lateness_ms
@@ -261,7 +261,7 @@ def test_the_progress_frame_of_the_state_suites_leaves_out_the_logged_state_chan
     batch) and no expectation reads them: the progress frame a validation caches leaves them out."""
     from expectations import state
     from expectations.base import Scope
-    from windowing.spark.state_log import STATE_CHANGES
+    from windowing.spark.state.log import STATE_CHANGES
     job = pipeline["job"]
     progress = _read(spark, f"{job.state_root}/{job.operator_id}/progress")
     assert progress.where(F.col(STATE_CHANGES).isNotNull()).count() > 0, "the stream should log state changes"

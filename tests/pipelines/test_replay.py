@@ -54,7 +54,7 @@ def _rows(spark, path, batches=None):
 
 
 def _progress(spark, job):
-    from windowing.spark.stores import DeltaStore
+    from windowing.spark.state.stores import DeltaStore
     store = DeltaStore(spark, job.operator_id, job.state_root)
     return {r["batch_id"]: r.asDict() for r in spark.read.format("delta").load(store.progress_path).collect()}
 
@@ -184,7 +184,7 @@ def test_replay_refuses_a_root_without_recorded_offsets(spark, streamed, tmp_pat
 
     from delta.tables import DeltaTable
     from pipelines.replay import ReplayRefused, replay_stream
-    from windowing.spark.stores import DeltaStore
+    from windowing.spark.state.stores import DeltaStore
     _, _, streamed_root, _ = streamed
     root = tmp_path / "old"
     shutil.copytree(streamed_root, root)

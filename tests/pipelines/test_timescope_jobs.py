@@ -123,9 +123,9 @@ def test_state_written_per_key_stays_per_key_until_reset(spark, tmp_path):
     from windowing.core.aggregates import Count
     from windowing.core.assigners import TumblingEventTimeWindows
     from windowing.core.spec import WindowSpecBuilder
-    from windowing.spark.dispatch import execution_path, operator_on_delta
-    from windowing.spark.keyed import KeyedModelOperator
-    from windowing.spark.operator import SparkWindowOperator
+    from windowing.spark.operator.dispatch import execution_path, operator_on_delta
+    from windowing.spark.keyed.executor import KeyedModelOperator
+    from windowing.spark.operator.protocol import SparkWindowOperator
     spec = WindowSpecBuilder().window_all().event_time("ts").window(TumblingEventTimeWindows.of(10)).aggregate(n=Count())
     assert execution_path(spec) == "dataframe plan time"
     root = str(tmp_path / "state")

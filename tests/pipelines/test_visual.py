@@ -254,7 +254,7 @@ def test_data_docs_and_quality_report_render_offline(spark, streamed, tmp_path):
     path = write_report(spark, job)
     assert path == report_path(job) and path.parent == docs
     report = path.read_text()
-    from windowing.spark.stores import DeltaStore
+    from windowing.spark.state.stores import DeltaStore
     progress = DeltaStore(spark, job.operator_id, job.state_root).progress_path
     metrics = spark.read.format("delta").load(progress).collect()
     in_windows = {f"b{r['batch_id']}": json.loads(r["metrics"])["accepted_rows"] for r in metrics}

@@ -19,9 +19,9 @@ from pipelines.errors import ExitCode
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
-from windowing.spark import delta_io
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.stores import ConcurrentWriterError
+from windowing.spark.lake import delta_lake_io
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark import ConcurrentWriterError
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("writers")]
 
@@ -92,7 +92,7 @@ def test_create_empty_repairs_a_log_without_commit_and_never_touches_a_table(spa
     schema = T.StructType([T.StructField("k", T.StringType()), T.StructField("end_bucket", T.LongType())])
     empty_log = tmp_path / "empty_log"
     (empty_log / "_delta_log").mkdir(parents=True)
-    delta_io.create_empty(spark, schema, str(empty_log), ["end_bucket"])
+    delta_lake_io.create_empty(spark, schema, str(empty_log), ["end_bucket"])
     table = spark.read.format("delta").load(str(empty_log))
     assert table.schema.names == ["k", "end_bucket"] and table.count() == 0
     detail = spark.sql(f"DESCRIBE DETAIL delta.`{empty_log}`").first()
@@ -102,7 +102,7 @@ def test_create_empty_repairs_a_log_without_commit_and_never_touches_a_table(spa
     stray = tmp_path / "stray"
     (stray / "_delta_log").mkdir(parents=True)
     (stray / "part-00000.parquet").write_text("a data file of a write that never committed")
-    delta_io.create_empty(spark, schema, str(stray))
+    delta_lake_io.create_empty(spark, schema, str(stray))
     assert spark.read.format("delta").load(str(stray)).count() == 0
 
     # A log that holds a commit is a table, even one this release cannot read: never touched.
@@ -111,7 +111,7 @@ def test_create_empty_repairs_a_log_without_commit_and_never_touches_a_table(spa
     commit = broken / "_delta_log" / "00000000000000000000.json"
     commit.write_text("{not json")
     with pytest.raises(Exception):
-        delta_io.create_empty(spark, schema, str(broken))
+        delta_lake_io.create_empty(spark, schema, str(broken))
     assert commit.read_text() == "{not json"
 
 
@@ -124,7 +124,7 @@ def test_two_creators_of_one_table_both_succeed(spark, tmp_path):
         def create():
             barrier.wait()
             try:
-                delta_io.create_empty(spark, schema, path)
+                delta_lake_io.create_empty(spark, schema, path)
             except Exception as error:  # noqa: BLE001 - reported by the assertion
                 errors.append(error)
         threads = [threading.Thread(target=create) for _ in range(2)]
@@ -142,21 +142,21 @@ def test_a_table_another_process_created_after_this_session_looked_is_found(spar
     creation here must use the landed table, neither refuse it nor commit again."""
     schema = T.StructType([T.StructField("k", T.StringType())])
     made, racing = tmp_path / "made", tmp_path / "racing"
-    delta_io.create_empty(spark, schema, str(made))
+    delta_lake_io.create_empty(spark, schema, str(made))
     (racing / "_delta_log").mkdir(parents=True)
-    assert not delta_io.table_exists(spark, str(racing))          # the session's view: no commit yet
+    assert not delta_lake_io.table_exists(spark, str(racing))          # the session's view: no commit yet
     commits = sorted(p.name for p in (made / "_delta_log").glob("*.json"))
     for name in commits:
         shutil.copy(made / "_delta_log" / name, racing / "_delta_log" / name)
 
-    assert delta_io.table_exists(spark, str(racing))
-    delta_io.create_empty(spark, schema, str(racing))
+    assert delta_lake_io.table_exists(spark, str(racing))
+    delta_lake_io.create_empty(spark, schema, str(racing))
     assert sorted(p.name for p in (racing / "_delta_log").glob("*.json")) == commits
     assert spark.read.format("delta").load(str(racing)).schema.names == ["k"]
 
 
 def test_keyed_state_table_left_half_created_is_repaired(spark, tmp_path):
-    from windowing.spark.keyed_state import KeyedStateTable, state_schema
+    from windowing.spark.keyed.state import KeyedStateTable, state_schema
     path = tmp_path / "keyed_state"
     (path / "_delta_log").mkdir(parents=True)
     table = KeyedStateTable(spark, str(path), "op")
@@ -206,7 +206,7 @@ def _dead_pid() -> int:
 
 def _claim_as(store, batch_id, writer_id, pid, monkeypatch):
     """A claim of ``batch_id`` written as process ``pid`` would (a run that then crashed or still runs)."""
-    from windowing.spark import claims
+    from windowing.spark.lake import claims
     with monkeypatch.context() as patch:
         patch.setattr(claims.os, "getpid", lambda: pid)
         store.claims._append(batch_id, 0, writer_id, None)
@@ -380,7 +380,7 @@ def test_two_stream_processes_on_one_root_never_both_land_a_batch(spark, demo):
 
 
 def test_a_claim_on_another_host_is_taken_over_only_when_the_operator_names_its_writer(monkeypatch):
-    from windowing.spark.claims import TAKE_OVER_ENV, Claim, is_running
+    from windowing.spark.lake.claims import TAKE_OVER_ENV, Claim, is_running
     remote = Claim("w-remote", "some-other-host", 4242, "123", None)
     monkeypatch.delenv(TAKE_OVER_ENV, raising=False)
     assert is_running(remote)                              # cannot be told: never taken over by itself

@@ -24,8 +24,8 @@ from windowing.core.records import (
     QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS, QUARANTINE_WRONG_TYPE)
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.stores import MemoryStore
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.state.stores import MemoryStore
 
 DAY_MS = 86_400_000
 

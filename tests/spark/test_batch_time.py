@@ -53,8 +53,8 @@ def _rows(spark, rows):
 def test_processing_time_panes_carry_the_models_watermark(spark):
     """Panes fired before the batch's rows carry the watermark at the start of the batch, the others
     the watermark after it (the transcripts compare everything else of a pane)."""
-    from windowing.spark.dispatch import make_operator
-    from windowing.spark.stores import MemoryStore
+    from windowing.spark.operator.dispatch import make_operator
+    from windowing.spark.state.stores import MemoryStore
     spec = (WindowSpecBuilder().key_by("k").event_time("ts", 2).window(TumblingProcessingTimeWindows.of(10))
             .aggregate(s=Sum("v"), n=Count()))
     batches = [([("a", 100, 1), ("b", 7, 2)], 3), ([("a", 150, 4)], 12), ([("b", 160, 8)], 19)]
@@ -80,8 +80,8 @@ def test_processing_time_panes_carry_the_models_watermark(spark):
 
 @pytest.mark.spark
 def test_processing_time_windows_need_a_clock(spark):
-    from windowing.spark.dispatch import make_operator
-    from windowing.spark.stores import MemoryStore
+    from windowing.spark.operator.dispatch import make_operator
+    from windowing.spark.state.stores import MemoryStore
     spec = (WindowSpecBuilder().key_by("k").event_time("ts").window(TumblingProcessingTimeWindows.of(10))
             .aggregate(n=Count()))
     operator = make_operator(spark, spec, MemoryStore(spark))
@@ -96,7 +96,7 @@ def test_progress_written_before_time_state_still_resumes(spark, tmp_path):
     gains the column on its next commit."""
     from pyspark.sql import functions as F
 
-    from windowing.spark.operator import SparkWindowOperator
+    from windowing.spark.operator.protocol import SparkWindowOperator
     spec = (WindowSpecBuilder().key_by("k").event_time("ts", 1).window(TumblingEventTimeWindows.of(10))
             .side_output_late_data().aggregate(s=Sum("v")))
     root = str(tmp_path / "state")
@@ -135,7 +135,7 @@ def test_batch_time_advances_like_the_model(batches, idle, delay, by_ingestion, 
     """Random batches of several sources (an undeclared one among them), idleness, ingestion times,
     explicit watermarks and processing times: ``batch_time`` (resumed from its JSON after every batch, as
     the plan operator resumes from its progress row) gives the model's watermark and clock."""
-    from windowing.spark import batch_time
+    from windowing.spark.input import batch_time
     builder = (WindowSpecBuilder().key_by("k").event_time("ts", delay).window(TumblingEventTimeWindows.of(10))
                .watermark_sources("src", "s1", "s2"))
     if idle is not None:

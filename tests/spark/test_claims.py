@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from windowing.spark import claims
-from windowing.spark.claims import (ConcurrentWriterError, DeltaClaimLog, FileClaimLog, claim_log_kind,
+from windowing.spark.lake import claims
+from windowing.spark.lake.claims import (ConcurrentWriterError, DeltaClaimLog, FileClaimLog, claim_log_kind,
                                     open_claim_log, release)
 
 pytestmark = pytest.mark.spark
@@ -97,11 +97,11 @@ def test_the_factory_picks_the_kind_once_and_a_bad_value_is_named(spark, tmp_pat
     assert type(open_claim_log(spark, "op", str(tmp_path / "claims"))) is FileClaimLog
     assert type(open_claim_log(spark, "op", "s3a://no-such-bucket/s/claims")) is DeltaClaimLog   # touches no store
     assert type(open_claim_log(spark, "op", str(tmp_path / "claims"), DeltaClaimLog)) is DeltaClaimLog
-    from windowing.spark.stores import DeltaStore
+    from windowing.spark.state.stores import DeltaStore
     assert type(DeltaStore(spark, "op", str(tmp_path / "root")).claims) is FileClaimLog
     with pytest.raises(ValueError, match="not 'files'"):
         open_claim_log(spark, "op", str(tmp_path), "files")
-    with pytest.raises(ValueError, match=r"not <class 'windowing.spark.claims.ClaimLog'>"):
+    with pytest.raises(ValueError, match=r"not <class 'windowing.spark.lake.claims.ClaimLog'>"):
         open_claim_log(spark, "op", str(tmp_path), claims.ClaimLog)
     with pytest.raises(ValueError, match="not ''"):
         claim_log_kind(_conf(spark), "")

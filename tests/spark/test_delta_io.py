@@ -1,4 +1,4 @@
-"""delta_io's writes that land once per (application id, batch id), on real Delta tables.
+"""delta_lake_io's writes that land once per (application id, batch id), on real Delta tables.
 
 The commit protocol (tests/spark/test_delta_protocol.py) relies on these rules; here
 each rule is shown on its own: a repeated or older batch is skipped, other
@@ -16,7 +16,9 @@ from pathlib import Path
 import pytest
 from pyspark.sql import functions as F
 
-from windowing.spark import claims, delta_io
+from windowing.spark.lake import claims
+
+from windowing.spark.lake import delta_lake_io
 
 
 def _rows(spark, n: int, tag: str):
@@ -29,27 +31,27 @@ def _count(spark, path) -> int:
 
 def test_a_batch_lands_once_and_older_batches_are_skipped(spark, tmp_path):
     path = str(tmp_path / "t")
-    assert delta_io.append(_rows(spark, 3, "b0"), path, "op", 0)
-    assert not delta_io.append(_rows(spark, 3, "b0 again"), path, "op", 0)
-    assert delta_io.append(_rows(spark, 2, "b1"), path, "op", 1)
-    assert not delta_io.append(_rows(spark, 5, "b0 late replay"), path, "op", 0)   # Delta's rule: not higher
+    assert delta_lake_io.append(_rows(spark, 3, "b0"), path, "op", 0)
+    assert not delta_lake_io.append(_rows(spark, 3, "b0 again"), path, "op", 0)
+    assert delta_lake_io.append(_rows(spark, 2, "b1"), path, "op", 1)
+    assert not delta_lake_io.append(_rows(spark, 5, "b0 late replay"), path, "op", 0)   # Delta's rule: not higher
     assert _count(spark, path) == 5
-    assert delta_io.committed_batch(spark, path, "op") == 1
-    assert delta_io.committed_batch(spark, path, "someone else") is None
+    assert delta_lake_io.committed_batch(spark, path, "op") == 1
+    assert delta_lake_io.committed_batch(spark, path, "someone else") is None
 
 
 def test_other_writers_commits_do_not_hide_the_marker(spark, tmp_path):
     path = str(tmp_path / "t")
-    delta_io.append(_rows(spark, 1, "op"), path, "op", 7)
+    delta_lake_io.append(_rows(spark, 1, "op"), path, "op", 7)
     for batch in range(3):
-        delta_io.append(_rows(spark, 1, "other"), path, "other", batch)
+        delta_lake_io.append(_rows(spark, 1, "other"), path, "other", batch)
     # A plain write with someone's free-text metadata, and a DELETE: neither is a marker.
     _rows(spark, 1, "free").write.format("delta").mode("append").option("userMetadata", "not json {").save(path)
     from delta.tables import DeltaTable
     DeltaTable.forPath(spark, path).delete(F.col("tag") == "free")
-    assert delta_io.committed_batch(spark, path, "op") == 7
-    assert delta_io.committed_batch(spark, path, "other") == 2
-    assert not delta_io.append(_rows(spark, 1, "op"), path, "op", 7)
+    assert delta_lake_io.committed_batch(spark, path, "op") == 7
+    assert delta_lake_io.committed_batch(spark, path, "other") == 2
+    assert not delta_lake_io.append(_rows(spark, 1, "op"), path, "op", 7)
     assert _count(spark, path) == 4
 
 
@@ -57,16 +59,16 @@ def test_delta_txn_actions_of_older_releases_count_as_markers(spark, tmp_path):
     path = str(tmp_path / "t")
     (_rows(spark, 2, "legacy").write.format("delta").mode("append")
      .option("txnAppId", "op").option("txnVersion", "4").save(path))
-    assert delta_io.committed_batch(spark, path, "op") == 4
-    assert not delta_io.append(_rows(spark, 2, "replay"), path, "op", 4)
-    assert delta_io.append(_rows(spark, 2, "next"), path, "op", 5)
+    assert delta_lake_io.committed_batch(spark, path, "op") == 4
+    assert not delta_lake_io.append(_rows(spark, 2, "replay"), path, "op", 4)
+    assert delta_lake_io.append(_rows(spark, 2, "next"), path, "op", 5)
     assert _count(spark, path) == 4
 
 
 def test_run_once_runs_a_statement_once_per_batch(spark, tmp_path):
     from delta.tables import DeltaTable
     path = str(tmp_path / "t")
-    delta_io.append(_rows(spark, 4, "x"), path, "seed", 0)
+    delta_lake_io.append(_rows(spark, 4, "x"), path, "seed", 0)
     table = DeltaTable.forPath(spark, path)
     ran = []
 
@@ -74,11 +76,11 @@ def test_run_once_runs_a_statement_once_per_batch(spark, tmp_path):
         ran.append(1)
         table.update(set={"id": F.col("id") + 100})
 
-    assert delta_io.run_once(spark, path, "op", 3, bump)
-    assert not delta_io.run_once(spark, path, "op", 3, bump)
+    assert delta_lake_io.run_once(spark, path, "op", 3, bump)
+    assert not delta_lake_io.run_once(spark, path, "op", 3, bump)
     assert len(ran) == 1
     assert sorted(r.id for r in spark.read.format("delta").load(path).collect()) == [100, 101, 102, 103]
-    assert spark.conf.get(delta_io.USER_METADATA_CONF, None) is None   # not left on the session
+    assert spark.conf.get(delta_lake_io.USER_METADATA_CONF, None) is None   # not left on the session
 
 
 def test_a_cleaned_up_log_falls_back_to_deltas_record(spark, tmp_path):
@@ -86,36 +88,36 @@ def test_a_cleaned_up_log_falls_back_to_deltas_record(spark, tmp_path):
     (_rows(spark, 1, "legacy").write.format("delta").mode("append")
      .option("txnAppId", "op").option("txnVersion", "2").save(path))
     for batch in range(11):          # past Delta's checkpoint interval (10)
-        delta_io.append(_rows(spark, 1, "other"), path, "other", batch)
+        delta_lake_io.append(_rows(spark, 1, "other"), path, "other", batch)
     log = Path(path) / "_delta_log"
     assert any(log.glob("*.checkpoint.parquet"))
     for version in range(5):         # as log cleanup does: commits before the checkpoint go
         os.remove(log / f"{version:020d}.json")
-    assert delta_io.committed_batch(spark, path, "op") == 2
-    assert not delta_io.append(_rows(spark, 1, "replay"), path, "op", 2)
+    assert delta_lake_io.committed_batch(spark, path, "op") == 2
+    assert not delta_lake_io.append(_rows(spark, 1, "replay"), path, "op", 2)
 
 
 def test_row_counts_of_a_batch_come_from_its_commit(spark, tmp_path):
     """appended_rows / merge_deleted_rows read the marked commit's metrics; a batch whose write
     changed nothing records no commit (Delta skips empty commits) and reads as 0 rows."""
     path = str(tmp_path / "t")
-    assert delta_io.append(_rows(spark, 3, "b0"), path, "op", 0)
-    assert delta_io.appended_rows(spark, path, "op", 0) == 3
-    version = delta_io.latest_version(spark, path)
-    assert delta_io.append(_rows(spark, 0, "b1"), path, "op", 1)              # an empty output
-    assert delta_io.latest_version(spark, path) == version                     # no commit recorded
-    assert delta_io.appended_rows(spark, path, "op", 1) == 0
-    assert delta_io.appended_rows(spark, path, "op", 0) == 3                   # still the newest commit of "op"
+    assert delta_lake_io.append(_rows(spark, 3, "b0"), path, "op", 0)
+    assert delta_lake_io.appended_rows(spark, path, "op", 0) == 3
+    version = delta_lake_io.latest_version(spark, path)
+    assert delta_lake_io.append(_rows(spark, 0, "b1"), path, "op", 1)              # an empty output
+    assert delta_lake_io.latest_version(spark, path) == version                     # no commit recorded
+    assert delta_lake_io.appended_rows(spark, path, "op", 1) == 0
+    assert delta_lake_io.appended_rows(spark, path, "op", 0) == 3                   # still the newest commit of "op"
     source = spark.range(2).select(F.col("id"), F.lit(None).cast("string").alias("tag"),
                                    F.lit(True).alias("__delete"))              # delete ids 0 and 1
-    delta_io.merge_once(spark, path, source, ["id"], "op", 2)
-    assert delta_io.merge_deleted_rows(spark, path, "op", 2) == 2
+    delta_lake_io.merge_once(spark, path, source, ["id"], "op", 2)
+    assert delta_lake_io.merge_deleted_rows(spark, path, "op", 2) == 2
     assert _count(spark, path) == 1
     nothing = source.where(F.lit(False))
-    delta_io.merge_once(spark, path, nothing, ["id"], "op", 3)                 # changes nothing
-    assert delta_io.merge_deleted_rows(spark, path, "op", 3) == 0
-    assert delta_io.merge_deleted_rows(spark, path, "op", 1) is None           # batch 2's commit is newer
-    assert delta_io.merge_deleted_rows(spark, path, "someone else", 0) == 0    # never wrote: nothing deleted
+    delta_lake_io.merge_once(spark, path, nothing, ["id"], "op", 3)                 # changes nothing
+    assert delta_lake_io.merge_deleted_rows(spark, path, "op", 3) == 0
+    assert delta_lake_io.merge_deleted_rows(spark, path, "op", 1) is None           # batch 2's commit is newer
+    assert delta_lake_io.merge_deleted_rows(spark, path, "someone else", 0) == 0    # never wrote: nothing deleted
 
 
 def test_results_table_collects_file_statistics_on_window_bounds_and_batch_id_not_keys(spark, tmp_path):
@@ -125,7 +127,7 @@ def test_results_table_collects_file_statistics_on_window_bounds_and_batch_id_no
     from windowing.core.aggregates import Count
     from windowing.core.assigners import TumblingEventTimeWindows
     from windowing.core.spec import WindowSpecBuilder
-    from windowing.spark.operator import SparkWindowOperator
+    from windowing.spark.operator.protocol import SparkWindowOperator
 
     spec = (WindowSpecBuilder().key_by("user", "shop").event_time("ts").window(TumblingEventTimeWindows.of(10))
             .aggregate(n=Count()))
@@ -146,14 +148,14 @@ def test_the_newest_rows_come_from_the_files_that_can_hold_them(spark, tmp_path)
     path = str(tmp_path / "t")
     read = lambda: spark.read.format("delta").load(path)  # noqa: E731
     schema = spark.createDataFrame([], "batch_id long, writer string").schema
-    delta_io.create_empty(spark, schema, path)
-    assert delta_io.newest_rows(read(), "batch_id") == []
+    delta_lake_io.create_empty(spark, schema, path)
+    assert delta_lake_io.newest_rows(read(), "batch_id") == []
     for rows in ([(0, "a"), (1, "a")], [(2, "a")], [(2, "b")], [(3, "a")]):
         spark.createDataFrame(rows, "batch_id long, writer string").write.format("delta").mode("append").save(path)
-    assert [tuple(r) for r in delta_io.newest_rows(read(), "batch_id")] == [(3, "a")]
+    assert [tuple(r) for r in delta_lake_io.newest_rows(read(), "batch_id")] == [(3, "a")]
     DeltaTable.forPath(spark, path).delete(F.col("batch_id") == 3)
-    assert sorted(tuple(r) for r in delta_io.newest_rows(read(), "batch_id")) == [(2, "a"), (2, "b")]
-    assert delta_io.newest_rows(read().drop("writer"), "batch_id")[0].asDict() == {"batch_id": 2}
+    assert sorted(tuple(r) for r in delta_lake_io.newest_rows(read(), "batch_id")) == [(2, "a"), (2, "b")]
+    assert delta_lake_io.newest_rows(read().drop("writer"), "batch_id")[0].asDict() == {"batch_id": 2}
 
 
 def test_conform_casts_only_the_columns_of_another_type(spark):
@@ -164,12 +166,12 @@ def test_conform_casts_only_the_columns_of_another_type(spark):
                           T.StructField("missing", T.TimestampType())])
     df = spark.createDataFrame([("x", 1, "2.5", (7,))], "k string, n int, d string, s struct<`a b`: int>") \
         .withColumn("missing", F.lit(None))
-    out = delta_io.conform(df.select("n", "k", "d", "s", "missing"), table)
+    out = delta_lake_io.conform(df.select("n", "k", "d", "s", "missing"), table)
     assert out.schema == table                      # order, atomic, decimal, nested (quoted name) and null columns
     assert [tuple(r) for r in out.collect()] == [("x", 1, decimal.Decimal("2.50"), (7,), None)]
-    already = delta_io.conform(out, table)
+    already = delta_lake_io.conform(out, table)
     assert already is out                           # nothing to select or cast: the same DataFrame
-    assert delta_io.conform(out.select("n", "k", "d", "s", "missing"), table).columns == table.names
+    assert delta_lake_io.conform(out.select("n", "k", "d", "s", "missing"), table).columns == table.names
 
 
 @pytest.mark.parametrize("kind, attempts", [(claims.FileClaimLog, 5), (claims.DeltaClaimLog, 3)],
@@ -180,7 +182,7 @@ def test_two_first_claims_at_one_moment_leave_one_owner_and_one_clean_refusal(sp
     through first, never another error. Claim files race their first file; Delta-table claims race
     the table's creation."""
     import threading
-    from windowing.spark.claims import ConcurrentWriterError, open_claim_log, release
+    from windowing.spark.lake.claims import ConcurrentWriterError, open_claim_log, release
     for attempt in range(attempts):
         path, barrier, outcomes = str(tmp_path / f"claims{attempt}"), threading.Barrier(2), {}
 
@@ -210,7 +212,7 @@ def test_a_batchs_late_and_quarantined_rows_are_found_by_file_statistics_however
     from windowing.core.aggregates import Count
     from windowing.core.assigners import TumblingEventTimeWindows
     from windowing.core.spec import WindowSpecBuilder
-    from windowing.spark.operator import SparkWindowOperator
+    from windowing.spark.operator.protocol import SparkWindowOperator
 
     extra = [f"c{i:02d}" for i in range(38)]
     schema = ", ".join(["k string", "ts long", *[f"{c} string" for c in extra]])

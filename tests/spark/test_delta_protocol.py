@@ -13,9 +13,10 @@ import pytest
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark import delta_io
-from windowing.spark.stores import PROGRESS_SCHEMA, ConcurrentWriterError, DeltaStore
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.lake import delta_lake_io
+from windowing.spark import ConcurrentWriterError
+from windowing.spark.state.stores import PROGRESS_SCHEMA, DeltaStore
 
 pytestmark = pytest.mark.spark
 
@@ -82,7 +83,7 @@ def test_a_losing_writers_row_left_behind_does_not_count(spark, tmp_path):
     store.commit_progress(_progress_row(1, "first"))
     late = dict(_progress_row(1, "second"), committed_at=datetime.datetime(2000, 1, 1))   # a clock far behind
     (spark.createDataFrame([tuple(late.get(f.name) for f in PROGRESS_SCHEMA.fields)], PROGRESS_SCHEMA)
-     .write.format("delta").mode("append").option("userMetadata", delta_io.marker("op", 1, "second"))
+     .write.format("delta").mode("append").option("userMetadata", delta_lake_io.marker("op", 1, "second"))
      .save(store.progress_path))
     assert DeltaStore(spark, "op", root).last_progress()["writer_id"] == "first"
 

@@ -63,7 +63,9 @@ batch by batch against the reference model (no transcript takes these kinds)."""
 
 def all_plan_kinds() -> set[str]:
     """Every plan an operator can report: the registry's plans, the one-pass batch and the per-key path."""
-    from windowing.spark import keyed, plan_executor, plan_registry
+    from windowing.spark.keyed import executor as keyed
+    from windowing.spark.plans import executor as plan_executor
+    from windowing.spark.plans import registry as plan_registry
     return set(plan_registry.PLAN_NAMES) | {plan_executor.CLOSING_PLAN, keyed.KEYED_PLAN}
 
 

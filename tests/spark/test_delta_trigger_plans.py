@@ -33,20 +33,20 @@ PLANFILL_TRANSCRIPTS = {
 
 
 def test_delta_and_global_event_time_transcripts_take_the_dataframe_plan():
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     for name, kind in PLANFILL_TRANSCRIPTS.items():
         assert execution_path(BY_NAME[name].spec) == f"dataframe plan {kind}", name
 
 
 def test_event_time_trigger_on_global_windows_is_the_early_late_plan_without_firings():
-    from windowing.spark.plan_registry import plan_for
+    from windowing.spark.plans.registry import plan_for
     plan = plan_for(spec(GlobalWindows(), trigger=EventTimeTrigger(), mode="discarding"))
     assert (plan.kind, plan.purge, type(plan.trigger)) == ("early_late", True, EventTimeTrigger)
     assert isinstance(spec(GlobalWindows(), trigger=EventTimeTrigger(), mode="discarding").trigger, PurgingTrigger)
 
 
 def test_a_user_subclass_of_the_event_time_trigger_stays_per_key():
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
 
     class MyEventTime(EventTimeTrigger):
         pass
@@ -56,14 +56,14 @@ def test_a_user_subclass_of_the_event_time_trigger_stays_per_key():
 
 
 def test_a_user_delta_function_stays_per_key_and_says_it_is_user_code():
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     path = execution_path(BY_NAME["delta_trigger_with_a_user_delta_function"].spec)
     assert path.startswith("per-key model (no DataFrame plan for trigger DeltaTrigger"), path
     assert "delta function SquaredDifference is user code" in path, path
 
 
 def test_delta_plan_salts_the_fingerprint():
-    from windowing.spark.plan_registry import plan_for
+    from windowing.spark.plans.registry import plan_for
     s = BY_NAME["delta_trigger"].spec
     assert plan_for(s).kind == "delta"
     assert plan_for(s).definition.fingerprint(s) != s.fingerprint()

@@ -1,6 +1,6 @@
 """The window operator's contract, run against both executors on real Delta tables.
 
-One class (:class:`windowing.spark.operator.WindowOperator`) owns the batch
+One class (:class:`windowing.spark.operator.protocol.WindowOperator`) owns the batch
 protocol; the DataFrame plans and the per-key model only compute. Each test
 here runs once per executor: crashes at every commit stage and their replays
 write every row once (the reference model is the oracle), a committed batch is
@@ -17,9 +17,9 @@ from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
-from windowing.spark.keyed import KeyedModelOperator
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.stores import ConcurrentWriterError, SpecMismatchError
+from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark import ConcurrentWriterError, SpecMismatchError
 
 pytestmark = pytest.mark.spark
 

@@ -69,8 +69,8 @@ def _expected(step_panes, spec) -> list:
 def test_on_delta_state_step_by_step(spark, tmp_path, transcript):
     """Every step is a batch on Delta state (state read back from the tables), Collect as an array column."""
     from pyspark.sql.types import DataType
-    from windowing.spark.dispatch import operator_on_delta
-    from windowing.spark.stores import local_frame
+    from windowing.spark.operator.dispatch import operator_on_delta
+    from windowing.spark.runtime.local_frames import local_frame
     schema = _schema(transcript)
     struct = DataType.fromDDL(schema)
     columns = [f.name for f in struct.fields]
@@ -112,9 +112,9 @@ def test_sliding_windows_closed_in_one_pass_apply_the_overflow_rule(spark):
     """Running differences (the one-pass sliding path) and slice explosion agree with the model."""
     from pyspark.sql import functions as F
     from transcripts.build import sliding, spec
-    from windowing.spark.aggregates import compile_aggregates
-    from windowing.spark.prepare import SEQ, TS, WS
-    from windowing.spark.slicing import (
+    from windowing.spark.plans.aggregates import compile_aggregates
+    from windowing.spark.input.columns import SEQ, TS, WS
+    from windowing.spark.plans.slicing import (
         SLICE, exploded_window_partials, invertible, running_window_partials, slice_partials, slice_start)
     big = 2 ** 63 - 1
     window_spec = spec(sliding(10, 5))

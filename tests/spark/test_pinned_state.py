@@ -15,12 +15,12 @@ from transcripts.model import EveryTwoNegatives
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
-from windowing.spark import delta_io
-from windowing.spark.dispatch import operator_on_delta
-from windowing.spark.keyed import KeyedModelOperator
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.state_log import LOG_BATCHES_SETTING
-from windowing.spark.time_plans import EVICTING_COUNT_PLAN
+from windowing.spark.lake import delta_lake_io
+from windowing.spark.operator.dispatch import operator_on_delta
+from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.state.log import LOG_BATCHES_SETTING
+from windowing.spark.plans.time_plans import EVICTING_COUNT_PLAN
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("pinned_state")]
 
@@ -28,7 +28,7 @@ pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("pinned_state")]
 @pytest.fixture(autouse=True)
 def state_written_every_batch(spark):
     """These tests crash a batch after its state write: every batch writes the windows table
-    (no logging in progress rows, :mod:`windowing.spark.state_log`; ``test_state_cache`` crashes
+    (no logging in progress rows, :mod:`windowing.spark.state.log`; ``test_state_cache`` crashes
     batches that log)."""
     spark.conf.set(LOG_BATCHES_SETTING, "0")
     yield
@@ -79,7 +79,7 @@ def _tables(spark, op) -> dict:
         paths[name] = f"{base}/{name}"
     out = {}
     for name, path in paths.items():
-        if delta_io.table_exists(spark, path):
+        if delta_lake_io.table_exists(spark, path):
             out[name] = sorted(map(repr, (tuple(r) for r in spark.read.format("delta").load(path).collect())))
     progress = spark.read.format("delta").load(store.progress_path).orderBy("batch_id").collect()
     out["progress"] = [(r.batch_id, r.watermark_ms, r.max_seen_ms, json.loads(r.metrics)) for r in progress]
@@ -142,11 +142,11 @@ def test_an_insert_only_merge_that_meets_an_existing_row_fails_naming_table_oper
         spark, tmp_path):
     path = str(tmp_path / "buffers")
     rows = spark.createDataFrame([("a", 1, 10), ("b", 1, 20)], "k string, elem_index bigint, v bigint")
-    delta_io.append(rows, path, "op", 0)
+    delta_lake_io.append(rows, path, "op", 0)
     source = spark.createDataFrame([("a", 2, 30, False), ("b", 1, 99, False)],
                                    "k string, elem_index bigint, v bigint, __delete boolean")
     with pytest.raises(Exception) as failure:
-        delta_io.merge_once(spark, path, source, ["k", "elem_index"], "op", 7, update=False)
+        delta_lake_io.merge_once(spark, path, source, ["k", "elem_index"], "op", 7, update=False)
     message = str(failure.value)
     for part in (path, "'op'", "batch 7", "k=b", "elem_index=1"):
         assert part in message, (part, message)
@@ -154,5 +154,5 @@ def test_an_insert_only_merge_that_meets_an_existing_row_fails_naming_table_oper
     assert sorted(tuple(r) for r in spark.read.format("delta").load(path).collect()) == [("a", 1, 10), ("b", 1, 20)]
     deletes = spark.createDataFrame([("b", 1, None, True), ("c", 1, 5, False)],
                                     "k string, elem_index bigint, v bigint, __delete boolean")
-    delta_io.merge_once(spark, path, deletes, ["k", "elem_index"], "op", 8, update=False)
+    delta_lake_io.merge_once(spark, path, deletes, ["k", "elem_index"], "op", 8, update=False)
     assert sorted(tuple(r) for r in spark.read.format("delta").load(path).collect()) == [("a", 1, 10), ("c", 1, 5)]

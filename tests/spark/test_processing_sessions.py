@@ -1,4 +1,4 @@
-"""Processing-time sessions as a DataFrame plan (windowing/spark/processing_session_plan.py) and
+"""Processing-time sessions as a DataFrame plan (windowing/spark/plans/processing_session_window_plan.py) and
 replayed processing times (the model's phase rule, reference.py ``pre_rows_below_ms``).
 
 The transcripts (tests/transcripts/processing_sessions.py) run on the plans in
@@ -30,7 +30,7 @@ REPLAYED = ("replayed_row_joins_its_session_before_the_clock_closes_it",
 
 def test_processing_time_transcripts_take_a_dataframe_plan():
     pytest.importorskip("pyspark")
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     paths = {name: execution_path(BY_NAME[name].spec) for name in PROCESSING_SESSION_TRANSCRIPTS}
     assert paths == {
         "processing_time_sessions_in_a_stream": "dataframe plan processing_time_session",
@@ -58,7 +58,7 @@ def _sessions(trigger=None, gap=None):
 
 def test_what_stays_per_key_on_processing_time_sessions_says_why():
     pytest.importorskip("pyspark")
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
 
     class MyTrigger(ProcessingTimeTrigger):   # a user subclass is a user trigger
         pass
@@ -80,7 +80,7 @@ def test_what_stays_per_key_on_processing_time_sessions_says_why():
 
 def test_processing_time_session_fingerprint_is_salted():
     pytest.importorskip("pyspark")
-    from windowing.spark.plan_registry import plan_for
+    from windowing.spark.plans.registry import plan_for
 
     def state_fingerprint(spec):   # what the operator records
         return plan_for(spec).definition.fingerprint(spec)
@@ -124,7 +124,7 @@ def test_replayed_rows_on_the_per_key_path_agree_with_the_model(spark, name):
     processing time included): same panes and late rows, the late rows with the clock."""
     from spark_adapter import SparkExecutor
     from transcripts.runner import check_step, run_steps
-    from windowing.spark.keyed import KeyedModelOperator
+    from windowing.spark.keyed.executor import KeyedModelOperator
     t = BY_NAME[name]
     executor = SparkExecutor(spark, t.spec, _schema(t))
     executor.operator = KeyedModelOperator(spark, t.spec, executor.store)

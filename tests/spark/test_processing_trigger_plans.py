@@ -1,6 +1,6 @@
 """The built-in triggers on processing-time windows as DataFrame plans (CountTrigger,
 ContinuousProcessingTimeTrigger, DeltaTrigger, the event-time triggers: plain, early/late, continuous)
-(windowing/spark/processing_trigger_plan.py; transcripts in transcripts/processing_triggers.py).
+(windowing/spark/plans/processing_time_trigger_plan.py; transcripts in transcripts/processing_triggers.py).
 
 The transcripts run on Spark in ``test_transcripts.py`` (step by step, and the batching-invariant
 ones cut into 1 and 2); here: which path they take, the salted fingerprint, and random streams
@@ -30,13 +30,13 @@ BY_NAME = {t.name: t for t in TRANSCRIPTS}
 
 
 def test_processing_trigger_transcripts_take_their_dataframe_plan():
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     for name, kind in PROCESSING_TRIGGER_TRANSCRIPTS.items():
         assert execution_path(BY_NAME[name].spec) == f"dataframe plan {kind}", name
 
 
 def test_a_user_subclass_of_the_count_trigger_stays_per_key():
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
 
     class MyCount(CountTrigger):
         pass
@@ -49,7 +49,7 @@ def test_a_user_subclass_of_the_count_trigger_stays_per_key():
 
 
 def test_processing_trigger_plans_salt_the_fingerprint():
-    from windowing.spark.plan_registry import PLANS, TriggerRule, WindowFamily, plan_for
+    from windowing.spark.plans.registry import PLANS, TriggerRule, WindowFamily, plan_for
     s = BY_NAME["count_trigger_on_processing_time_tumbling_windows"].spec
     fingerprint = plan_for(s).definition.fingerprint(s)   # what the operator records
     assert fingerprint != s.fingerprint()

@@ -83,7 +83,7 @@ def _cuts(batches, size):
 def _run_against_model(spark, s, batches, plan_kind: str):
     """Every batch's panes and late rows on the plan are the model's; returns the model's final panes."""
     from spark_adapter import SparkExecutor
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     assert execution_path(s) == f"dataframe plan {plan_kind}"
     model, plan = ReferenceOperator(s), SparkExecutor(spark, s, SCHEMA)
     assert type(plan.operator).__name__ == "SparkWindowOperator"
@@ -101,8 +101,8 @@ def _run_against_model(spark, s, batches, plan_kind: str):
 
 
 def test_reduce_specs_take_the_dataframe_plans():
-    from windowing.spark.dispatch import execution_path
-    from windowing.spark.plan_registry import unplanned_features
+    from windowing.spark.operator.dispatch import execution_path
+    from windowing.spark.plans.registry import unplanned_features
     cases = [(_reduce_spec(tumbling(10)), "time"), (_reduce_spec(sliding(10, 5)), "time"),
              (_reduce_spec(EventTimeSessionWindows.with_gap(10)), "session"),
              (_reduce_spec(tumbling(10), trigger=EarlyLateEventTimeTrigger(early_every_n=2)), "early_late"),

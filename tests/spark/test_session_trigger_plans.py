@@ -1,4 +1,4 @@
-"""The session trigger plans (windowing/spark/session_trigger_plan.py): dispatch, fingerprints,
+"""The session trigger plans (windowing/spark/plans/session_window_trigger_plan.py): dispatch, fingerprints,
 random session streams against the reference model, per-key state, and a crash
 and replay on real Delta.
 
@@ -26,7 +26,7 @@ BY_NAME = {t.name: t for t in TRANSCRIPTS}
 
 
 def test_session_trigger_transcripts_take_a_session_trigger_plan():
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     paths = {name: execution_path(BY_NAME[name].spec) for name in SESSION_TRIGGER_TRANSCRIPTS}
     assert paths == {
         "session_early_counters_add_on_merge": "dataframe plan session_early_late",
@@ -42,14 +42,14 @@ def test_session_trigger_transcripts_take_a_session_trigger_plan():
 
 def test_the_second_example_runs_on_the_plan():
     from examples.sessions_demo import sessions_spec
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     assert execution_path(sessions_spec()) == "dataframe plan session_early_late"
 
 
 def test_what_stays_per_key_on_sessions_says_why():
     from windowing.core.evictors import CountEvictor
     from windowing.core.triggers import DeltaTrigger
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
 
     class MyCount(CountTrigger):   # a user subclass is a user trigger
         pass
@@ -64,7 +64,7 @@ def test_what_stays_per_key_on_sessions_says_why():
 
 
 def test_session_trigger_fingerprints_are_salted_and_the_others_keep_theirs():
-    from windowing.spark.plan_registry import PLANS, TriggerRule, WindowFamily, plan_for
+    from windowing.spark.plans.registry import PLANS, TriggerRule, WindowFamily, plan_for
     session_trigger_plan_kinds = {plan.name for (family, _), plan in PLANS.items()
                                   if family is WindowFamily.SESSION and plan.rules is not None}
     assert session_trigger_plan_kinds == {"session_early_late", "session_continuous_event_time",
@@ -139,9 +139,9 @@ def test_random_session_streams_plan_matches_model(spark, trigger, gap, mode, la
 def test_per_key_state_of_a_session_trigger_spec_resumes_per_key(spark, tmp_path):
     """A session spec with early firings that ran per key before it had a plan keeps running per
     key on its Delta state (and the plan refuses that state: another layout, another fingerprint)."""
-    from windowing.spark.dispatch import operator_on_delta
-    from windowing.spark.keyed import KeyedModelOperator
-    from windowing.spark.operator import SparkWindowOperator, SpecMismatchError
+    from windowing.spark.operator.dispatch import operator_on_delta
+    from windowing.spark.keyed.executor import KeyedModelOperator
+    from windowing.spark import SparkWindowOperator, SpecMismatchError
     s = BY_NAME["session_early_firings_and_late_bridge"].spec
     root = str(tmp_path / "state")
     schema = "k string, ts bigint, v bigint"

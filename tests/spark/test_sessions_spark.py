@@ -16,7 +16,7 @@ from windowing.core.assigners import EventTimeSessionWindows
 from windowing.core.reference import ReferenceOperator
 from windowing.core.sinks import sink_view
 from windowing.core.spec import APPEND, FINAL, UPSERT, WindowSpecBuilder
-from windowing.spark.operator import SparkWindowOperator
+from windowing.spark.operator.protocol import SparkWindowOperator
 
 pytestmark = pytest.mark.spark
 

@@ -1,4 +1,4 @@
-"""Sliding windows by slices (windowing/spark/slicing.py) agree with the reference model.
+"""Sliding windows by slices (windowing/spark/plans/slicing.py) agree with the reference model.
 
 Random sliding specs (slide below, equal to and above the size: gaps; offsets;
 negative timestamps) run on Spark and on the reference model with the same
@@ -77,8 +77,8 @@ def test_slice_bounds_are_window_bounds(ts):
 def test_closing_batch_by_slices_agrees_with_reference(spark, seed):
     """A first batch that ends at +infinity (a whole backfill) on random sliding specs: every
     window shape with both the running-difference and the slice-explosion plan."""
-    from windowing.spark import slicing
-    from windowing.spark.aggregates import compile_aggregates
+    from windowing.spark.plans import slicing
+    from windowing.spark.plans.aggregates import compile_aggregates
 
     rng = random.Random(seed)
     aggs = INVERTIBLE if seed % 2 == 0 else NOT_INVERTIBLE

@@ -16,13 +16,15 @@ from windowing.core.assigners import (BUILTIN_ASSIGNERS, EventTimeSessionWindows
                                       SlidingProcessingTimeWindows, TumblingEventTimeWindows,
                                       TumblingProcessingTimeWindows)
 from windowing.core.registry import JOB_AGGREGATES  # noqa: E402
+from windowing.core.sinks import MODES  # noqa: E402
 from windowing.core.triggers import (BUILTIN_TRIGGERS, ContinuousEventTimeTrigger,  # noqa: E402
                                      ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger,
                                      EarlyLateEventTimeTrigger, EventTimeTrigger, NeverTrigger,
                                      ProcessingTimeTrigger, PurgingTrigger)
-from windowing.spark import aggregates as spark_aggregates  # noqa: E402
-from windowing.spark import plan_registry  # noqa: E402
-from windowing.spark import trigger_plans  # noqa: E402
+from windowing.spark.plans import aggregates as spark_aggregates  # noqa: E402
+from windowing.spark.plans import registry as plan_registry  # noqa: E402
+from windowing.spark.plans import trigger_rules  # noqa: E402
+from windowing.spark.state.output_modes import SinkMode, sink_mode  # noqa: E402
 
 TRIGGERS = [EventTimeTrigger(), CountTrigger(2), NeverTrigger(), ProcessingTimeTrigger(),
             ContinuousEventTimeTrigger(10), ContinuousProcessingTimeTrigger(10),
@@ -45,7 +47,7 @@ def test_every_builtin_trigger_has_a_plan(trigger):
     assert plans, f"{rule} has no plan on any window family"
     for plan in plans:   # a plan that reads the trigger's parameters runs them as a rule set
         if plan.takes_trigger:
-            assert isinstance(plan.rules, type) and issubclass(plan.rules, trigger_plans.TriggerRules), plan.name
+            assert isinstance(plan.rules, type) and issubclass(plan.rules, trigger_rules.TriggerRules), plan.name
     # PurgingTrigger is the same plan, purging
     purging = plan_registry.trigger_rule(PurgingTrigger(trigger).nested)
     assert purging is rule
@@ -64,7 +66,7 @@ def test_every_rule_set_overrides_a_phase():
     rule_sets = {plan.rules for plan in plan_registry.PLANS.values() if plan.rules is not None}
     assert len(rule_sets) == 6, rule_sets
     for rules in rule_sets:
-        overridden = [p for p in phases if getattr(rules, p) is not getattr(trigger_plans.TriggerRules, p)]
+        overridden = [p for p in phases if getattr(rules, p) is not getattr(trigger_rules.TriggerRules, p)]
         assert overridden or rules.one_counter, rules.__name__
 
 
@@ -115,3 +117,12 @@ def test_every_output_mode_is_an_object_that_knows_what_it_writes():
     assert output_mode(None) is MODES["append"]
     with pytest.raises(ValueError, match=r"output mode 'replace' is not one of \('append', 'upsert', 'final'\)"):
         output_mode("replace")
+
+
+@pytest.mark.parametrize("name", sorted(MODES))
+def test_every_output_mode_has_its_spark_form(name):
+    """An output mode's Spark form writes what the core mode says a sink holds: one held table per
+    mode, and ``final`` counts the panes emitted apart (its write keeps only some)."""
+    mode = sink_mode(name)
+    assert mode.core is MODES[name] and mode.name == name
+    assert (type(mode).results is not SinkMode.results) == (not MODES[name].writes_every_pane)

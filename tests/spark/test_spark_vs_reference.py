@@ -115,7 +115,7 @@ def test_one_pass_accounting_comes_from_the_results_write_when_every_row_is_acce
     """Tumbling windows, one closing batch: when every input row is in a pane, the row
     accounting and the largest event time come from what the results write observed (no
     second pass); one quarantined row sends it back to the pass. Both agree with the model."""
-    from windowing.spark.plan_executor import PlanExecutor
+    from windowing.spark.plans.executor import PlanExecutor
     spec = SPECS["tumbling_lateness_user_agg"]
     rng = random.Random(11)
     rows = [dict(k=rng.choice("abc"), ts=rng.randint(-35, 60), v=rng.randint(-5, 9), w=1.5) for _ in range(25)]

@@ -1,9 +1,9 @@
 """The window state kept in the driver between batches equals the Delta state it stands for.
 
 A stream reads its state from the rows it wrote the batch before when they are the state
-the last commit recorded (:mod:`windowing.spark.state_cache`); otherwise from Delta. While
+the last commit recorded (:mod:`windowing.spark.state.cache`); otherwise from Delta. While
 the state is in the driver a batch logs its changes in its progress row and every few
-batches compacts them into the windows table (:mod:`windowing.spark.state_log`). Each test
+batches compacts them into the windows table (:mod:`windowing.spark.state.log`). Each test
 compares a run that keeps the state in the driver with one that reads every batch from
 Delta, table by table and state by state, and checks that the cache is dropped when another
 writer's commit, a replay or a reset comes between, and that logged changes reach the
@@ -25,11 +25,14 @@ from windowing.core.assigners import GlobalWindows, TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import CountTrigger, PurgingTrigger
 from windowing.core.time import MAX_TIMESTAMP_MS
-from windowing.spark import delta_io, state_cache, state_log, stores
-from windowing.spark.local_frames import arrow_frame
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.state_cache import DELETE_FLAG, CachedState, apply_changes, apply_table_changes
-from windowing.spark.state_log import LOG_BATCHES_SETTING, StatePin
+from windowing.spark.lake import delta_lake_io
+from windowing.spark.state import cache as state_cache
+from windowing.spark.state import log as state_log
+from windowing.spark.state import stores
+from windowing.spark.runtime.local_frames import arrow_frame
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.state.cache import DELETE_FLAG, CachedState, apply_changes, apply_table_changes
+from windowing.spark.state.log import LOG_BATCHES_SETTING, StatePin
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("state_cache")]
 
@@ -74,7 +77,7 @@ def _tables(spark, op) -> dict:
     store = op.store
     out = {}
     for name, path in (("results", store.results_path), ("late", store.late_path)):
-        if delta_io.table_exists(spark, path):
+        if delta_lake_io.table_exists(spark, path):
             out[name] = sorted(map(repr, (tuple(r) for r in spark.read.format("delta").load(path).collect())))
     out["windows"] = sorted(map(repr, store.open_windows()))
     progress = spark.read.format("delta").load(store.progress_path).orderBy("batch_id").collect()
@@ -269,7 +272,7 @@ def test_small_batch_settings_reach_the_streaming_querys_own_session(spark, tmp_
 def test_scoped_settings_put_back_a_session_named_twice(spark):
     """Two Python objects of one session are one session: the setting goes back to what it was."""
     from pyspark.sql import SparkSession
-    from windowing.spark.batch_settings import ScopedSettings
+    from windowing.spark.input.batch_settings import ScopedSettings
     twin = SparkSession(spark.sparkContext, spark._jsparkSession)
     before = spark.conf.get("spark.sql.shuffle.partitions")
     scoped = ScopedSettings(spark, twin)
@@ -291,11 +294,11 @@ def test_a_batch_that_dies_before_its_progress_commit_wrote_no_state(spark, tmp_
     op = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", str(tmp_path / "replay"), fault_injection=die_once)
     for b, rows in enumerate(BATCHES):
         if b == 2:
-            version = delta_io.latest_version(spark, op.store.windows_path)
+            version = delta_lake_io.latest_version(spark, op.store.windows_path)
             armed.append(True)
             with pytest.raises(RuntimeError, match="killed"):
                 op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
-            assert delta_io.latest_version(spark, op.store.windows_path) == version
+            assert delta_lake_io.latest_version(spark, op.store.windows_path) == version
         op.process_batch(spark.createDataFrame(rows, SCHEMA), b)
     assert _tables(spark, op) == tumbling_alone
 
@@ -318,12 +321,12 @@ def test_logged_changes_are_compacted_into_the_windows_table(spark, tmp_path, mo
     def both(run) -> None:
         log_batches(0)
         run(written)
-        before = delta_io.latest_version(spark, logged.store.windows_path)
+        before = delta_lake_io.latest_version(spark, logged.store.windows_path)
         log_batches(batches_logged)
         run(logged)
         last = logged.last_progress()
         logged_from.append(last[state_log.LOGGED_FROM])
-        table_moved.append(delta_io.latest_version(spark, logged.store.windows_path) != before)
+        table_moved.append(delta_lake_io.latest_version(spark, logged.store.windows_path) != before)
         assert sorted(logged.store.open_windows()) == sorted(written.store.open_windows())
         assert json.loads(last["metrics"]) == json.loads(written.last_progress()["metrics"])
         if last[state_log.LOGGED_FROM] is None:
@@ -392,7 +395,7 @@ def _spark_jobs(spark) -> int:
 def delta_reads(monkeypatch):
     """The paths the stores read Delta tables at (state at a version, and the progress table)."""
     paths = []
-    read_as_of, newest_rows = delta_io.read_as_of, delta_io.newest_rows
+    read_as_of, newest_rows = delta_lake_io.read_as_of, delta_lake_io.newest_rows
 
     def reading_as_of(spark, path, version):
         paths.append(path)
@@ -401,8 +404,8 @@ def delta_reads(monkeypatch):
     def reading_newest(table, column):
         paths.append("progress")
         return newest_rows(table, column)
-    monkeypatch.setattr(delta_io, "read_as_of", reading_as_of)
-    monkeypatch.setattr(delta_io, "newest_rows", reading_newest)
+    monkeypatch.setattr(delta_lake_io, "read_as_of", reading_as_of)
+    monkeypatch.setattr(delta_lake_io, "newest_rows", reading_newest)
     return paths
 
 
@@ -447,7 +450,7 @@ def test_what_the_process_kept_is_not_used_after_another_processs_commit(spark, 
     for b in ((2,) if other == "commit" else (0, 1)):
         theirs.process_batch(spark.createDataFrame(BATCHES[b], SCHEMA), b)
     if other == "reset":   # the same progress version as the kept entry's, of another table
-        assert delta_io.table_identity(spark, mine.store.progress_path)[1] == stale.table[1]
+        assert delta_lake_io.table_identity(spark, mine.store.progress_path)[1] == stale.table[1]
     state_cache.keep(mine.store.progress_path, stale)      # their process's entry is not in this one
     delta_reads.clear()
     after = SparkWindowOperator.on_delta(spark, tumbling_spec(), "op", root)

@@ -3,7 +3,7 @@
 A resumed operator reads its window state at the version the last committed batch pinned.
 A compaction (``OPTIMIZE``) commits a newer version with the same rows in other files, and a
 ``VACUUM`` then deletes the pinned version's files. The state read follows the pin forward
-through commits that change no row (:func:`windowing.spark.delta_io.same_rows_version`), so the
+through commits that change no row (:func:`windowing.spark.lake.delta_lake_io.same_rows_version`), so the
 next run reads the compacted files and writes what a run without the maintenance writes.
 """
 from __future__ import annotations
@@ -17,9 +17,9 @@ from pyspark.sql import functions as F
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
-from windowing.spark import delta_io
-from windowing.spark.operator import SparkWindowOperator
-from windowing.spark.state_log import LOG_BATCHES_SETTING
+from windowing.spark.lake import delta_lake_io
+from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.state.log import LOG_BATCHES_SETTING
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("state_maintenance")]
 
@@ -80,7 +80,7 @@ def test_state_tables_compacted_and_vacuumed_between_runs_give_a_clean_runs_resu
         gone = compact_and_vacuum(spark, session_settings, store.windows_path, pinned)
         assert gone > 0                                     # the pinned version's files
         assert len(spark.read.format("delta").load(store.windows_path).inputFiles()) < files
-        progress_version = delta_io.latest_version(spark, store.progress_path)
+        progress_version = delta_lake_io.latest_version(spark, store.progress_path)
         compact_and_vacuum(spark, session_settings, store.progress_path, progress_version)
         resumed = run(spark, tmp_path, BATCHES[2:], first_batch=2)
         assert (results(spark, resumed), sorted(resumed.store.open_windows())) == clean_run
@@ -97,19 +97,19 @@ def test_the_same_rows_version_follows_compactions_and_stops_at_the_first_change
     path = str(tmp_path / "t")
     _tiny(spark, path, range(0, 10))
     _tiny(spark, path, range(10, 20))                                              # v1: rows added
-    assert delta_io.same_rows_version(spark, path, 1) == 1                         # the newest: itself
+    assert delta_lake_io.same_rows_version(spark, path, 1) == 1                         # the newest: itself
     DeltaTable.forPath(spark, path).optimize().executeCompaction()                 # v2: compaction
     with session_settings({RETENTION_CHECK: "false", LISTING_TASKS: "2"}):
         DeltaTable.forPath(spark, path).vacuum(0)                                  # commit info only, if any
-    same = delta_io.same_rows_version(spark, path, 1)
-    assert same == delta_io.latest_version(spark, path) >= 2
-    rows = sorted(tuple(r) for r in delta_io.read_as_of(spark, path, 1).collect())
+    same = delta_lake_io.same_rows_version(spark, path, 1)
+    assert same == delta_lake_io.latest_version(spark, path) >= 2
+    rows = sorted(tuple(r) for r in delta_lake_io.read_as_of(spark, path, 1).collect())
     assert rows == [(i, 2 * i) for i in range(20)]                                 # v1's files are gone
-    assert delta_io.same_rows_version(spark, path, 0) == 0                         # v1 added rows: stop
+    assert delta_lake_io.same_rows_version(spark, path, 0) == 0                         # v1 added rows: stop
     _tiny(spark, path, range(0, 20), mode="overwrite", dataChange="false")         # a rewrite marked unchanged
-    assert delta_io.same_rows_version(spark, path, 1) == delta_io.latest_version(spark, path)
+    assert delta_lake_io.same_rows_version(spark, path, 1) == delta_lake_io.latest_version(spark, path)
     DeltaTable.forPath(spark, path).delete(F.col("id") == 3)                       # rows removed
-    changed = delta_io.latest_version(spark, path)
-    assert delta_io.same_rows_version(spark, path, 1) == changed - 1
+    changed = delta_lake_io.latest_version(spark, path)
+    assert delta_lake_io.same_rows_version(spark, path, 1) == changed - 1
     spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.appendOnly' = 'false')")
-    assert delta_io.same_rows_version(spark, path, changed) == changed             # a metadata change: stop
+    assert delta_lake_io.same_rows_version(spark, path, changed) == changed             # a metadata change: stop

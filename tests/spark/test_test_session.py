@@ -9,7 +9,7 @@ import os
 
 import pytest
 
-from windowing.spark.prepare import count_each
+from windowing.spark.input.prepare import count_each
 
 pytestmark = pytest.mark.spark
 
@@ -85,7 +85,7 @@ def test_memory_store_frames_are_local_relations_for_flat_columns(spark):
     import decimal
     import datetime as dt
     from pyspark.sql import types as T
-    from windowing.spark.stores import local_frame
+    from windowing.spark.runtime.local_frames import local_frame
     flat = T.StructType([T.StructField("k", T.StringType()), T.StructField("n", T.LongType()),
                          T.StructField("x", T.DoubleType()), T.StructField("ok", T.BooleanType()),
                          T.StructField("d", T.DecimalType(10, 2))])
@@ -126,8 +126,8 @@ def test_a_jobs_driver_java_options_reach_the_driver_jvm(tmp_path):
     quick JIT tier) reaches the JVM ``get_spark`` starts: checked in a process of its own."""
     import subprocess
     import sys
-    from windowing.spark.session import QUICK_JIT_JAVA_OPTIONS
-    script = ("from windowing.spark.session import get_spark\n"
+    from windowing.spark.runtime.spark_session import QUICK_JIT_JAVA_OPTIONS
+    script = ("from windowing.spark.runtime.spark_session import get_spark\n"
               f"s = get_spark('jit', conf={{'spark.driver.extraJavaOptions': {QUICK_JIT_JAVA_OPTIONS!r}}})\n"
               "print(list(s._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean().getInputArguments()))\n"
               "s.stop()\n")
@@ -142,7 +142,7 @@ def test_a_column_function_is_resolved_in_the_jvm_once_then_only_called(spark):
     the same columns: the JVM method is the same."""
     from pyspark.sql import functions as F
 
-    from windowing.spark import py4j_calls
+    from windowing.spark.runtime import py4j_calls
     assert py4j_calls.install(spark.sparkContext._gateway)["lookups"]
     F.col("warm"), F.lit(0)             # resolved once per gateway
     with py4j_commands() as sent:
@@ -157,7 +157,7 @@ def test_a_list_goes_to_the_jvm_ten_elements_a_call(spark):
     a call per ten elements instead of one per element (``py4j_calls``)."""
     from pyspark.sql import functions as F
 
-    from windowing.spark import py4j_calls
+    from windowing.spark.runtime import py4j_calls
     assert py4j_calls.install(spark.sparkContext._gateway)["lists"]
     jvm = spark.sparkContext._jvm
     columns = [F.col(f"c{i}")._jc for i in range(23)]
@@ -179,7 +179,7 @@ def test_released_jvm_objects_leave_the_gateway_in_batches(spark):
 
     from pyspark.sql import functions as F
 
-    from windowing.spark import py4j_calls
+    from windowing.spark.runtime import py4j_calls
     gateway = spark.sparkContext._gateway
     assert py4j_calls.install(gateway)["releases"] and py4j_calls.install(gateway)["releases"]   # idempotent
     bindings = gateway.java_gateway_server.getGateway().getBindings()

@@ -94,7 +94,7 @@ def _schema(spec, transcript: Transcript) -> str:
 def _spark_time_windows_left(executor) -> list:
     """State rows (tuples: key columns, then window start) of time windows, or the per-key path's windows."""
     from spark_adapter import keyed_time_windows_left
-    from windowing.spark.keyed import KeyedModelOperator
+    from windowing.spark.keyed.executor import KeyedModelOperator
     if isinstance(executor.operator, KeyedModelOperator):
         return keyed_time_windows_left(executor.operator)
     start = len(executor.spec.key_columns)
@@ -183,7 +183,7 @@ def test_every_transcript_with_a_dataframe_plan_runs_on_spark():
     """A transcript whose spec has a DataFrame plan declares Spark step by step, and enough per-key
     ones do too to test that path (a feature that gains a plan leaves the per-key path)."""
     pytest.importorskip("pyspark")
-    from windowing.spark.dispatch import uses_dataframe_plan
+    from windowing.spark.operator.dispatch import uses_dataframe_plan
     undeclared = [t.name for t in TRANSCRIPTS if uses_dataframe_plan(t.spec) and Cut.STEPS not in t.spark]
     assert not undeclared, f"transcripts with a DataFrame plan not declared for Spark: {undeclared}"
     per_key = [t.name for t in TRANSCRIPTS if Cut.STEPS in t.spark and not uses_dataframe_plan(t.spec)]
@@ -196,8 +196,8 @@ def test_dispatch_picks_a_path_for_every_transcript():
     from windowing.core.aggregates import Count
     from windowing.core.assigners import TumblingEventTimeWindows
     from windowing.core.spec import WindowSpecBuilder
-    from windowing.spark.dispatch import execution_path
-    from windowing.spark.plan_registry import plan_for
+    from windowing.spark.operator.dispatch import execution_path
+    from windowing.spark.plans.registry import plan_for
     paths = {t.name: execution_path(t.spec) for t in TRANSCRIPTS}
     assert paths["tumbling_window_boundaries"] == "dataframe plan time"
     assert paths["user_trigger_state_survives_across_batches"].startswith(

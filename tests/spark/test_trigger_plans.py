@@ -1,4 +1,4 @@
-"""The trigger plans (windowing/spark/trigger_plans.py): dispatch, fingerprints, job files,
+"""The trigger plans (windowing/spark/plans/trigger_rules.py): dispatch, fingerprints, job files,
 random streams against the reference model, and a run on real Delta.
 
 The transcripts of these triggers run on the plan in ``test_transcripts.py`` (step by step, and
@@ -43,7 +43,7 @@ BY_NAME = {t.name: t for t in TRANSCRIPTS}
 
 
 def test_trigger_transcripts_take_the_dataframe_plan():
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     paths = {name: execution_path(BY_NAME[name].spec) for name in TRIGGER_TRANSCRIPTS}
     assert all(p.startswith("dataframe plan ") for p in paths.values()), paths
     assert paths["early_count_and_late_count_firings_use_separate_counters"] == "dataframe plan early_late"
@@ -56,7 +56,7 @@ def test_trigger_transcripts_take_the_dataframe_plan():
 def test_timer_triggers_on_global_windows_take_the_dataframe_plan():
     """Keyed and window_all, accumulating and discarding: the trigger plans, not the per-key path."""
     from windowing.core.assigners import GlobalWindows
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     for name, kind in GLOBAL_TRIGGER_TRANSCRIPTS.items():
         assert isinstance(BY_NAME[name].spec.assigner, GlobalWindows), name
         assert execution_path(BY_NAME[name].spec) == f"dataframe plan {kind}", name
@@ -64,7 +64,7 @@ def test_timer_triggers_on_global_windows_take_the_dataframe_plan():
 
 
 def test_what_stays_on_the_per_key_path_says_why():
-    from windowing.spark.dispatch import execution_path
+    from windowing.spark.operator.dispatch import execution_path
     # a DeltaTrigger with a user delta function: the function, user code, keeps it per key
     assert execution_path(BY_NAME["delta_trigger_with_a_user_delta_function"].spec).startswith(
         "per-key model (no DataFrame plan for trigger DeltaTrigger")
@@ -75,7 +75,7 @@ def test_what_stays_on_the_per_key_path_says_why():
 
 
 def test_fingerprints_change_only_for_specs_on_trigger_plans():
-    from windowing.spark.plan_registry import PLANS, WindowFamily, plan_for
+    from windowing.spark.plans.registry import PLANS, WindowFamily, plan_for
     trigger_plan_kinds = {plan.name for (family, _), plan in PLANS.items()
                           if family in (WindowFamily.TIME, WindowFamily.GLOBAL) and plan.rules is not None}
     assert trigger_plan_kinds == {"early_late", "continuous_event_time", "processing_time_trigger",

@@ -171,7 +171,7 @@ PER_KEY = ("watermark_confirmed_by_two_rows_on_the_per_key_path", "explicit_wate
 
 def test_per_key_transcripts_take_the_per_key_path():
     pytest.importorskip("pyspark")
-    from windowing.spark.dispatch import uses_dataframe_plan
+    from windowing.spark.operator.dispatch import uses_dataframe_plan
     assert not any(uses_dataframe_plan(BY_NAME[name].spec) for name in PER_KEY)
     assert all(uses_dataframe_plan(BY_NAME[name].spec) for name in WATERMARK_TRANSCRIPT_NAMES if name not in PER_KEY)
 
@@ -188,7 +188,7 @@ def test_confirmed_watermark_on_delta_state_resumes_from_the_state_tables(spark,
     """A new operator object per batch: the n largest event times come back from the Delta state
     (the progress row's time state on the plan, the pickled tracker on the per-key path)."""
     from pyspark.sql.types import DataType
-    from windowing.spark.dispatch import operator_on_delta
+    from windowing.spark.operator.dispatch import operator_on_delta
     t = BY_NAME[name]
     schema = _schema(t)
     columns = [field.split("`")[1] for field in schema.split(", ")]

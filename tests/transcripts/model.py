@@ -19,8 +19,8 @@ comments. Rules these add:
 * timing: a processing-time window firing at its end is ON_TIME; an early firing by a
   processing-time timer is EARLY while the window's end is ahead of the watermark.
 
-Spark runs these on the per-key path (the reference model per key, windowing/spark/keyed.py) or,
-where one covers the spec, a DataFrame plan: see windowing/spark/dispatch.py.
+Spark runs these on the per-key path (the reference model per key, windowing/spark/keyed/executor.py) or,
+where one covers the spec, a DataFrame plan: see windowing/spark/operator/dispatch.py.
 """
 from __future__ import annotations
 
@@ -598,8 +598,8 @@ transcript(
 
 # ============================================ watermarks, processing time and window_all on the plans
 #
-# Rules these pin down (the DataFrame plans run them: windowing/spark/batch_time.py and
-# processing_plan.py; the model is the oracle):
+# Rules these pin down (the DataFrame plans run them: windowing/spark/input/batch_time.py and
+# plans/processing_time_plan.py; the model is the oracle):
 # * a slow source that keeps sending (so it is never idle) holds the operator's watermark back;
 #   once it is idle (no element for the timeout), the others' minimum is the watermark;
 # * a processing-time window gets the same panes whether a stream gives its rows the batch's

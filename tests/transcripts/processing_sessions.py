@@ -3,8 +3,8 @@
 Same format and rules as ``basics.py`` / ``model.py`` (this module's ``TRANSCRIPTS``); the
 expected values were worked out BY HAND from the rules below (the reasoning is in the comments),
 then run on the reference model, the ``processing_time_session`` plan
-(windowing/spark/processing_session_plan.py), the ``processing_time`` plan
-(windowing/spark/processing_plan.py) and the per-key path.
+(windowing/spark/plans/processing_session_window_plan.py), the ``processing_time`` plan
+(windowing/spark/plans/processing_time_plan.py) and the per-key path.
 
 Rules used (windowing/core/reference.py, triggers.py):
 

@@ -3,7 +3,7 @@
 Same format and rules as ``basics.py`` / ``model.py`` (this module's ``TRANSCRIPTS``); the
 expected values were worked out BY HAND from the rules below (the reasoning is in the comments),
 then run on the reference model, the processing-time trigger plans
-(windowing/spark/processing_trigger_plan.py) and the per-key path.
+(windowing/spark/plans/processing_time_trigger_plan.py) and the per-key path.
 
 Rules used (windowing/core/reference.py, triggers.py):
 

@@ -3,7 +3,7 @@
 Same format and rules as ``basics.py`` / ``triggers.py`` (this module's ``TRANSCRIPTS``); the
 expected values were worked out BY HAND from the rules below (the reasoning is in the comments),
 then run on the reference model and on the session trigger plans
-(windowing/spark/session_trigger_plan.py).
+(windowing/spark/plans/session_window_trigger_plan.py).
 
 Rules used (windowing/core/triggers.py and reference.py, Flink's MergingWindowSet):
 

@@ -1,6 +1,6 @@
 """The per-key path's algorithm in plain Python: the reference model run one key at a time.
 
-The per-key executor on Spark (windowing/spark/keyed.py) runs the batch-wide part of a batch
+The per-key executor on Spark (windowing/spark/keyed/executor.py) runs the batch-wide part of a batch
 (quarantine, de-duplication, watermark, clock) once and then each key alone with
 ``run_key_batch``, its state pickled between batches. :class:`SplitByKey` does the same split
 over dict rows, so a mistake in the split shows up on every transcript without Spark (the

@@ -1,5 +1,5 @@
 """Transcripts of the built-in triggers with timers and trigger state (the trigger plans of
-``windowing/spark/trigger_plans.py``).
+``windowing/spark/plans/trigger_rules.py``).
 
 Same format and rules as ``basics.py`` / ``model.py`` (this module's ``TRANSCRIPTS``); expected
 values worked out BY HAND from the rules below, the reasoning in the comments. They cover what

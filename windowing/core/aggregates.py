@@ -482,7 +482,7 @@ it arrives."""
 BUILTIN_AGGREGATES = (Sum, Count, Min, Max, Avg, First, Last, Collect)
 """The built-in aggregates, each with its ``job_name`` (job files name them so:
 :data:`windowing.core.registry.JOB_AGGREGATES`) and a Spark form
-(:mod:`windowing.spark.aggregates`). A new built-in aggregate is its class here, in this tuple, and
+(:mod:`windowing.spark.plans.aggregates`). A new built-in aggregate is its class here, in this tuple, and
 its Spark form."""
 AGGREGATES = (Sum, Count, Min, Max, Avg, First, Last, Collect, UserAggregate, Reduce)
 Aggregate = Sum | Count | Min | Max | Avg | First | Last | Collect | UserAggregate | Reduce

@@ -151,6 +151,56 @@ class SlidingEventTimeWindows(_Sliding):
         return tuple(windows)
 
 
+CUMULATE_KEYS = ("size", "step", "offset")
+"""A job file's keys of a cumulating window: ``size`` is the largest window's, as Flink SQL's ``CUMULATE``."""
+
+
+@dataclass(frozen=True)
+class CumulativeEventTimeWindows:
+    """Windows that grow by ``step_ms`` from a common start up to ``max_size_ms``, then start again
+    (Flink SQL's ``CUMULATE``): for the start ``s`` aligned to ``max_size_ms`` (plus offset), the
+    windows ``[s, s + step)``, ``[s, s + 2 * step)``, ..., ``[s, s + max_size)``. An element at
+    ``ts`` is in each of them that ends after ``ts``. ``max_size_ms`` is a whole number of steps."""
+
+    job_form: ClassVar[JobForm] = JobForm("cumulate", CUMULATE_KEYS)
+
+    max_size_ms: int
+    step_ms: int
+    offset_ms: int = 0
+
+    def __post_init__(self) -> None:
+        _positive("max_size_ms", self.max_size_ms)
+        _positive("step_ms", self.step_ms)
+        if self.max_size_ms % self.step_ms:
+            raise ValueError(f"max_size_ms={self.max_size_ms} must be a whole number of steps "
+                             f"(step_ms={self.step_ms})")
+        _offset_within("offset_ms", self.offset_ms, "max_size", self.max_size_ms)
+
+    @classmethod
+    def of(cls, max_size: int | str, step: int | str, offset: int | str = 0) -> "CumulativeEventTimeWindows":
+        return cls(parse_duration_ms(max_size, "max_size"), parse_duration_ms(step, "step"),
+                   parse_duration_ms(offset, "offset"))
+
+    @classmethod
+    def from_config(cls, table: Mapping[str, Any]) -> "CumulativeEventTimeWindows":
+        """``size`` (the largest window's), ``step`` and an optional ``offset``."""
+        require(table, f"window type {cls.job_form.name!r}", "size", "step")
+        return cls.of(table["size"], table["step"], table.get("offset", 0))
+
+    @property
+    def is_event_time(self) -> bool:
+        return True
+
+    def start_of(self, ts_ms: int) -> int:
+        """The common start of the windows holding ``ts_ms``."""
+        return ts_ms - floor_mod(ts_ms - self.offset_ms, self.max_size_ms)
+
+    def assign(self, ts_ms: int, row=None) -> tuple[TimeWindow, ...]:
+        start = self.start_of(ts_ms)
+        first_end = ts_ms - floor_mod(ts_ms - self.offset_ms, self.step_ms) + self.step_ms
+        return tuple(TimeWindow(start, end) for end in range(first_end, start + self.max_size_ms + 1, self.step_ms))
+
+
 @dataclass(frozen=True)
 class GlobalWindows:
     """All elements of a key in one window that never ends (fires only by its trigger)."""
@@ -378,3 +428,5 @@ def merge_windows(windows) -> list[tuple[TimeWindow, list[TimeWindow]]]:
 MERGING_ASSIGNERS = (EventTimeSessionWindows, ProcessingTimeSessionWindows)
 BUILTIN_ASSIGNERS = (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows, TumblingProcessingTimeWindows,
              SlidingProcessingTimeWindows, EventTimeSessionWindows, ProcessingTimeSessionWindows)
+"""The assigners with a DataFrame plan (``tests/spark/test_spark_forms.py`` checks each has its Spark form).
+:class:`CumulativeEventTimeWindows` has none yet: it runs on the per-key path, as a user assigner does."""

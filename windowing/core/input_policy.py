@@ -140,7 +140,7 @@ class InputPolicy:
     def out_of_bounds(self, column: str, value) -> bool:
         """Whether ``value`` of the bounded ``column`` is quarantined as ``value_out_of_bounds``: outside
         ``[min, max]``, or null in a column that is not in ``nullable_bounded``. The reference model's form
-        of the check; the Spark paths build theirs from the same fields (``windowing.spark.prepare.out_of_bounds``)."""
+        of the check; the Spark paths build theirs from the same fields (``windowing.spark.input.prepare.out_of_bounds``)."""
         lo, hi = self.bounds_by_column[column]
         if value is None:
             return column not in self.nullable_bounded

@@ -661,7 +661,7 @@ class ReferenceOperator:
 
 # ------------------------------------------------------------ one key at a time
 #
-# An executor that runs the model per key (windowing/spark/keyed.py) splits the
+# An executor that runs the model per key (windowing/spark/keyed/executor.py) splits the
 # operator in two: the batch-wide part (quarantine, de-duplication, the
 # watermark and the processing-time clock) and the per-key part (windows,
 # triggers, timers, evictors, functions). Keys never share windows or timers,

@@ -24,8 +24,8 @@ from typing import Any, Mapping
 
 from windowing.core.aggregates import BUILTIN_AGGREGATES
 from windowing.core.assigners import (
-    EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows, SlidingProcessingTimeWindows,
-    TumblingEventTimeWindows, TumblingProcessingTimeWindows)
+    CumulativeEventTimeWindows, EventTimeSessionWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 from windowing.core.evictors import CountEvictor, DeltaEvictor, TimeEvictor
 from windowing.core.triggers import (
     ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger,
@@ -122,8 +122,8 @@ _IMPORT_HINT = "an import path 'package.module:Name' of a user {}"
 
 JOB_WINDOW_TYPES = Registry(
     "window type",
-    (TumblingEventTimeWindows, SlidingEventTimeWindows, EventTimeSessionWindows, TumblingProcessingTimeWindows,
-     SlidingProcessingTimeWindows, ProcessingTimeSessionWindows),
+    (TumblingEventTimeWindows, SlidingEventTimeWindows, CumulativeEventTimeWindows, EventTimeSessionWindows,
+     TumblingProcessingTimeWindows, SlidingProcessingTimeWindows, ProcessingTimeSessionWindows),
     also=(COUNT_WINDOW,), user_hint=_IMPORT_HINT.format("window assigner"))
 JOB_TRIGGERS = Registry(
     "trigger",

@@ -1,0 +1,190 @@
+"""Each built-in window family's assignment geometry on Spark: which windows a row belongs to.
+
+One :class:`WindowGeometry` per assigner class, chosen once per spec (:func:`geometry_of`); the
+input preparation and the plans ask it instead of testing the assigner's type:
+
+* :class:`TumblingGeometry`: one window per element, as plain ``window_start_ms`` /
+  ``window_end_ms`` columns (event or processing time);
+* :class:`SlidingGeometry`: several windows per element: the element carries its slice
+  (``__slice_ms``, :mod:`windowing.spark.plans.slicing`) and the plans build windows from slice partials;
+* :class:`GlobalGeometry`: one window per key with null bounds, ``max_ts`` Long.MAX: it never
+  ends, is never late and never cleaned up;
+* :class:`SessionGeometry`: every element opens ``[ts, ts + gap)`` (a static gap, a gap column or a
+  gap function's column); whether it is late depends on what it merges with, so the session plans
+  decide.
+
+A new time window family on the DataFrame path is one class here (its windows of a row, its live
+windows), its reference form in ``windowing.core.assigners`` and its ``PLANS`` lines.
+"""
+from __future__ import annotations
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from windowing.core.assigners import (
+    EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
+    SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)
+from windowing.spark.plans import slicing
+from windowing.spark.input.columns import GAP, SLICE, TS, WE, WS, long_lit
+
+
+class WindowGeometry:
+    """How a window family assigns a row's windows, as column expressions.
+
+    The default is one window per element (:meth:`window`), in plain window columns.
+    """
+
+    slices = False
+    """An element may be in several windows: it carries its slice instead of window columns, and a
+    plan that needs one row per window explodes :meth:`windows`."""
+    never_ends = False
+    """One window per key with null bounds whose ``max_ts`` is Long.MAX: never late, never cleaned up."""
+
+    def __init__(self, spec):
+        self.spec, self.assigner = spec, spec.assigner
+
+    def window(self, ts: Column) -> tuple[Column, Column]:
+        """(start, end) of the one window of an element at ``ts``."""
+        raise ValueError(f"{self.assigner!r} may assign several windows; use windows()")
+
+    def window_end(self, start: Column | None) -> Column:
+        """The end of the window starting at ``start``: the expression :meth:`window` uses, so a plan
+        may group by the start alone and derive the end afterwards (one grouping key fewer)."""
+        raise ValueError(f"{self.assigner!r} has no single window end")
+
+    def windows(self, ts: Column) -> Column:
+        """The element's windows: an array of (window_start_ms, window_end_ms) structs."""
+        start, end = self.window(ts)
+        return F.array(F.struct(start.alias(WS), end.alias(WE)))
+
+    def assign(self, out: DataFrame, live_end_above: int | None,
+               element_late: Column) -> tuple[DataFrame, Column, Column]:
+        """Give the classified rows their window columns.
+
+        Args:
+            out: the rows with their time in ``__ts_ms``.
+            live_end_above: a window is live iff its end is above this (None: every window is).
+            element_late: the element is late by its own time (``ts + L <= wm``).
+
+        Returns:
+            ``(rows, in a live window, late)``: the rows with their window (or slice) columns, whether
+            each is in a live window, and whether one that is in none is late (else unassigned).
+        """
+        # One window per element: plain columns. Higher-order array functions
+        # are interpreted, not code-generated, and cost more than the whole aggregation.
+        start, end = self.window(F.col(TS))
+        out = out.withColumns({WS: start, WE: end})
+        in_live_window = F.lit(True) if live_end_above is None else F.col(WE) > long_lit(live_end_above)
+        return out, in_live_window, element_late
+
+    def in_live_window(self, live_end_above: int) -> Column:
+        """On an assigned row: whether it has a window whose end is above ``live_end_above``."""
+        return F.col(WE) > long_lit(live_end_above)
+
+
+class TumblingGeometry(WindowGeometry):
+    """Tumbling windows: ``start = ts - floor_mod(ts - offset, size)`` (event or processing time)."""
+
+    def window(self, ts: Column) -> tuple[Column, Column]:
+        a = self.assigner
+        start = ts - F.pmod(ts - long_lit(a.offset_ms), long_lit(a.size_ms))
+        return start, self.window_end(start)
+
+    def window_end(self, start: Column | None) -> Column:
+        return start + long_lit(self.assigner.size_ms)
+
+
+class GlobalGeometry(WindowGeometry):
+    """The global window: one per key, null start and end."""
+
+    never_ends = True
+
+    def window(self, ts: Column) -> tuple[Column, Column]:
+        return F.lit(None).cast("long"), self.window_end(None)
+
+    def window_end(self, start: Column | None) -> Column:
+        return F.lit(None).cast("long")
+
+
+class SlidingGeometry(WindowGeometry):
+    """Sliding windows: every window ``[start, start + size)`` holding ``ts``, starts aligned to the
+    slide; the element carries its slice (:mod:`windowing.spark.plans.slicing`)."""
+
+    slices = True
+
+    def windows(self, ts: Column) -> Column:
+        a = self.assigner
+        size, slide = a.size_ms, a.slide_ms
+        last_start = ts - F.pmod(ts - long_lit(a.offset_ms), long_lit(slide))
+        count = -(-size // slide)  # ceil: the most windows an element can be in
+        starts = F.transform(F.sequence(F.lit(0).cast("long"), long_lit(count - 1)),
+                             lambda i: last_start - i * long_lit(slide))
+        starts = F.filter(starts, lambda s: s > ts - long_lit(size))
+        return F.transform(starts, lambda s: F.struct(s.alias(WS), (s + long_lit(size)).alias(WE)))
+
+    def assign(self, out, live_end_above, element_late):
+        # The slice of each element and two comparisons decide whether it has a live window;
+        # the windows themselves are built later from slice partials.
+        out = out.withColumn(SLICE, slicing.slice_start(self.assigner, F.col(TS)))
+        return out, slicing.in_live_window(self.assigner, F.col(TS), live_end_above), element_late
+
+    def in_live_window(self, live_end_above: int) -> Column:
+        return slicing.in_live_window(self.assigner, F.col(TS), live_end_above)
+
+
+class SessionGeometry(WindowGeometry):
+    """Session windows (event or processing time): each element opens ``[ts, ts + gap)``."""
+
+    def window(self, ts: Column) -> tuple[Column, Column]:
+        return ts, ts + session_gap_ms(self.spec)
+
+    def assign(self, out, live_end_above, element_late):
+        # Whether a session window is late depends on what it merges with, so the session plan
+        # decides (windowing.spark.plans.session_window_plan); here every valid row is provisionally accepted.
+        start, end = self.window(F.col(TS))
+        return out.withColumns({WS: start, WE: end}), F.lit(True), F.lit(False)
+
+
+_GEOMETRIES: dict[type, type[WindowGeometry]] = {
+    TumblingEventTimeWindows: TumblingGeometry, TumblingProcessingTimeWindows: TumblingGeometry,
+    SlidingEventTimeWindows: SlidingGeometry, SlidingProcessingTimeWindows: SlidingGeometry,
+    GlobalWindows: GlobalGeometry,
+    EventTimeSessionWindows: SessionGeometry, ProcessingTimeSessionWindows: SessionGeometry,
+}
+"""Assigner class -> its geometry on Spark (a subclass of a built-in assigner takes its base's)."""
+
+
+def geometry_class(assigner_class: type) -> type[WindowGeometry] | None:
+    """The geometry of an assigner class (or of its nearest built-in base class), else None."""
+    return next((_GEOMETRIES[c] for c in assigner_class.__mro__ if c in _GEOMETRIES), None)
+
+
+def geometry_of(spec) -> WindowGeometry:
+    """The Spark geometry of ``spec``'s assigner.
+
+    Raises:
+        ValueError: for an assigner without one (a user assigner runs on the per-key path), naming it
+            and the assigners that have one.
+    """
+    cls = geometry_class(type(spec.assigner))
+    if cls is None:
+        raise ValueError(f"no Spark window assignment for {spec.assigner!r}; these assigners have one: "
+                         f"{', '.join(sorted(c.__name__ for c in _GEOMETRIES))}")
+    return cls(spec)
+
+
+def has_gap_function(spec) -> bool:
+    """Session windows whose gap a Python function computes per row (not a gap column)."""
+    gap = getattr(spec.assigner, "dynamic_gap", None)
+    return gap is not None and not isinstance(gap, GapFromColumn)
+
+
+def session_gap_ms(spec) -> Column:
+    """The session gap of each row: the static gap, or the gap column (event- and processing-time
+    sessions); a gap function's value is in ``__gap_ms`` (``prepare.gap_function_column``)."""
+    assigner = spec.assigner
+    if assigner.dynamic_gap is None:
+        return long_lit(assigner.gap_ms)
+    if has_gap_function(spec):
+        return F.col(GAP)
+    return F.col(assigner.dynamic_gap.column).cast("long")
