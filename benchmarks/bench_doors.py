@@ -301,7 +301,7 @@ def backfill_raw(spark, raw: str, events: int, keys: int, span_ms: int) -> None:
     :data:`BACKFILL_START_MS` (the first exactly there), with ids and item counts within the demo's bounds."""
     step = span_ms / events
     (spark.range(events)
-     .select(F.concat(F.lit("u"), (F.col("id") * 7919 % keys).cast("string")).alias("user_id"),
+     .select(F.concat(F.lit("u"), F.pmod(F.hash("id"), F.lit(keys)).cast("string")).alias("user_id"),
              F.timestamp_millis(F.lit(BACKFILL_START_MS) + (F.col("id") * step).cast("long")).alias("event_time"),
              ((F.col("id") * 13) % 20 + 1).cast("int").alias("item_count"),
              F.concat(F.lit("e"), F.col("id").cast("string")).alias("event_id"))
