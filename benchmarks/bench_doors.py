@@ -6,6 +6,10 @@
     ./dev bench bench_doors.py stream --phases                          # then where one run's time goes
     ./dev bench bench_doors.py processing --rows 600 --keys 100         # one long-running query, per micro-batch
     ./dev bench bench_doors.py fresh --rows 600 --keys 100              # `winjob stream`: a new process per arrival
+    ./dev bench bench_doors.py backfill --window tumbling --chunk all   # `winjob backfill`, one pass
+    ./dev bench bench_doors.py backfill --window tumbling --chunk "10 minutes"
+    ./dev bench bench_doors.py backfill --window sessions --chunk all --events 200000 --keys 1000
+    ./dev bench bench_doors.py backfill --window sessions --chunk "10 minutes"
 
 The job: tumbling 1-minute windows per user, 10 s out of orderness, sum, count and max of
 ``item_count``, accumulating, late rows to the late table, results in Delta. Spark's own query:
@@ -26,12 +30,27 @@ event time, a little out of order) and then runs both sides, alternating which g
   task's shape) against ``python benchmarks/spark_stream_once.py`` (Spark's query, availableNow,
   in the same kind of new process).
 
+* ``backfill``: ``winjob backfill --job J --root R --chunk C`` (:func:`pipelines.cli.main` in this
+  process: the command's own code path, without the interpreter's and the JVM's start, which
+  ``fresh`` measures) on ``--events`` rows of ``--keys`` users over ``--span-minutes`` of event
+  time, against Spark's own batch query of the same windows on the same raw Delta table, written
+  to a Delta table. ``--window tumbling`` runs the demo's job file (``jobs/purchases_per_minute.toml``:
+  1-minute windows, sum, count and max; its validation off: validation is measured by ``stream
+  --validate``) against ``groupBy(window(event_time, "1 minute"), user_id)``; ``--window sessions``
+  a sessions job file (30-second gap, the same aggregates) against ``groupBy(session_window(...),
+  user_id)``. ``--chunk all`` is the one-pass backfill against one query. With a duration, ours
+  runs chunk by chunk (then its flush) and, for tumbling windows, Spark's side runs one query per
+  chunk of the same event-time range (appended to its table; the chunks start at the first event,
+  on a window boundary, so no window is split); a chunked session has no batch equivalent in
+  Spark (a session may span chunks), so Spark's side stays the one query and the per-chunk line
+  shows Spark's seconds divided by our chunks. Each round writes fresh outputs on both sides.
+
 Prints per round each side's wall seconds (and ours' batch seconds, Spark jobs); then the medians
 of the rounds after the first (the first round of a JVM pays JIT compilation), the ratios ours /
 Spark's (median of the rounds' ratios and ratio of the sums), whether every window Spark emitted
 is among our final panes with equal values, the driver's peak RSS and JVM heap, and the load
-average at start and end. The backfill doors are ``bench_windows.py`` (tumbling) and
-``bench_sessions.py`` (sessions), both through :func:`pipelines.drivers.run_backfill`.
+average at start and end. ``bench_windows.py`` (tumbling) and ``bench_sessions.py`` (sessions)
+measure :func:`pipelines.drivers.run_backfill` on millions of events with a hand-built job.
 """
 from __future__ import annotations
 
@@ -45,7 +64,9 @@ import threading
 import time
 from pathlib import Path
 
-from bench_common import (StepProfiler, alternate, append_round, commit_line, compare_windows, load_line, memory_line,
+from pyspark.sql import functions as F
+
+from bench_common import (BASE_MS, StepProfiler, alternate, append_round, commit_line, compare_windows, load_line, memory_line,
                           median_ratio, our_final_results, spark_jobs_so_far, spark_results, spark_windowed_stream,
                           sum_ratio, wrap_operator_steps)
 
@@ -237,6 +258,150 @@ def processing_door(spark, root: Path, args) -> None:
 
 
 SPARK_ONCE = HERE / "spark_stream_once.py"
+REPO = HERE.parent
+DEMO_JOB = REPO / "jobs" / "purchases_per_minute.toml"
+BACKFILL_START_MS = BASE_MS
+"""The first event's time: on a minute boundary, so the backfill's chunks (cut from the first event)
+split no tumbling window."""
+SESSION_GAP = "30 seconds"
+SESSIONS_JOB_TOML = """
+[job]
+name = "bench_sessions_backfill"
+operator_id = "bench_sessions_backfill"
+
+[source]
+path = "{raw}"
+key = ["user_id"]
+event_time = "event_time"
+max_out_of_orderness = "10 seconds"
+
+[window]
+type = "session"
+gap = "{gap}"
+
+[aggregates]
+items = "sum(item_count)"
+purchases = "count()"
+max_items = "max(item_count)"
+
+[quality]
+validate_runs = false
+
+[output]
+root = "out"
+
+[spark]
+"spark.sql.shuffle.partitions" = "4"
+"""
+AGGREGATES = ("items", "purchases", "max_items")
+
+
+def backfill_raw(spark, raw: str, events: int, keys: int, span_ms: int) -> None:
+    """``events`` purchases of ``keys`` users spread over ``span_ms`` of event time from
+    :data:`BACKFILL_START_MS` (the first exactly there), with ids and item counts within the demo's bounds."""
+    step = span_ms / events
+    (spark.range(events)
+     .select(F.concat(F.lit("u"), F.pmod(F.hash("id"), F.lit(keys)).cast("string")).alias("user_id"),
+             F.timestamp_millis(F.lit(BACKFILL_START_MS) + (F.col("id") * step).cast("long")).alias("event_time"),
+             ((F.col("id") * 13) % 20 + 1).cast("int").alias("item_count"),
+             F.concat(F.lit("e"), F.col("id").cast("string")).alias("event_id"))
+     .write.format("delta").mode("overwrite").save(raw))
+
+
+def backfill_job_file(folder: Path, raw: str, window: str) -> Path:
+    """The job file of ``window``: the demo's (its raw table ``raw``, validation off) or the sessions one."""
+    if window == "sessions":
+        text = SESSIONS_JOB_TOML.format(raw=raw, gap=SESSION_GAP)
+    else:
+        text = DEMO_JOB.read_text()
+        for old, new in (('path = "raw/purchases"', f'path = "{raw}"'),
+                         ("[quality]", "[quality]\nvalidate_runs = false")):
+            assert old in text, f"{old!r} is not in {DEMO_JOB}"
+            text = text.replace(old, new, 1)
+    path = folder / f"bench_{window}.toml"
+    path.write_text(text)
+    return path
+
+
+def spark_window_query(rows, window: str):
+    """Spark's own batch query of the job's windows on ``rows``, as (user_id, start, end, aggregates)."""
+    group = F.window("event_time", "1 minute") if window == "tumbling" else F.session_window("event_time", SESSION_GAP)
+    return (rows.groupBy("user_id", group.alias("w"))
+            .agg(F.sum("item_count").cast("long").alias("items"), F.count(F.lit(1)).alias("purchases"),
+                 F.max("item_count").cast("long").alias("max_items"))
+            .select("user_id", F.unix_millis("w.start").alias("window_start_ms"),
+                    F.unix_millis("w.end").alias("window_end_ms"), *AGGREGATES))
+
+
+def backfill_door(spark, root: Path, args) -> None:
+    from pipelines import cli, drivers
+    from pipelines.job import load_job
+    from windowing.core.time import parse_duration_ms
+    raw = str(root / "raw")
+    span_ms = args.span_minutes * 60_000
+    backfill_raw(spark, raw, args.events, args.keys, span_ms)
+    job_file = backfill_job_file(root, raw, args.window)
+    one_pass = args.chunk.strip().lower() == "all"
+    chunk_ms = None if one_pass else parse_duration_ms(args.chunk, "chunk")
+    n_chunks = 1 if one_pass else -(-span_ms // chunk_ms)
+    spark_chunked = not one_pass and args.window == "tumbling"
+    reports: list = []
+    backfill = drivers.run_backfill
+
+    def recorded(*a, **kw):
+        reports[:] = backfill(*a, **kw)
+        return reports
+    drivers.run_backfill = recorded          # the CLI imports it when it runs: its reports are kept here
+
+    def ours(r: int) -> dict:
+        out = root / f"ours_{r}"
+        started = time.monotonic()
+        code = cli.main(["backfill", "--job", str(job_file), "--root", str(out), "--chunk", args.chunk])
+        wall_s = time.monotonic() - started
+        if code != 0:
+            raise RuntimeError(f"winjob backfill exited {code}")
+        chunks = [rep.seconds for rep in reports[:n_chunks]] if not one_pass else [reports[0].seconds]
+        flush = [rep.seconds for rep in reports[n_chunks:]]
+        return {"wall_s": wall_s, "chunk_s": statistics.median(chunks), "flush_s": sum(flush),
+                "results": load_job(job_file, root=out).results_path}
+
+    def theirs(r: int) -> dict:
+        out = str(root / f"spark_{r}")
+        source = spark.read.format("delta").load(raw)
+        started = time.monotonic()
+        if spark_chunked:
+            chunks = []
+            for i in range(n_chunks):
+                lo, hi = BACKFILL_START_MS + i * chunk_ms, BACKFILL_START_MS + (i + 1) * chunk_ms
+                began = time.monotonic()
+                rows = source.where((F.unix_millis("event_time") >= lo) & (F.unix_millis("event_time") < hi))
+                spark_window_query(rows, args.window).write.format("delta").mode("append").save(out)
+                chunks.append(time.monotonic() - began)
+        else:
+            spark_window_query(source, args.window).write.format("delta").mode("overwrite").save(out)
+        wall_s = time.monotonic() - started
+        return {"wall_s": wall_s, "chunk_s": statistics.median(chunks) if spark_chunked else wall_s / n_chunks,
+                "results": out}
+    sides = {"spark": theirs, "ours": ours}
+    rounds = []
+    for r in range(args.rounds):
+        row = {name: sides[name](r) for name in alternate(r, SIDES)}
+        rounds.append(row)
+        print(f"round {r}: spark {row['spark']['wall_s']:.2f} s (per chunk {row['spark']['chunk_s']:.2f} s); "
+              f"ours {row['ours']['wall_s']:.2f} s (per chunk {row['ours']['chunk_s']:.2f} s"
+              + (f", flush {row['ours']['flush_s']:.2f} s" if not one_pass else "") + ")", flush=True)
+    drivers.run_backfill = backfill
+    what = "one pass" if one_pass else f"chunks of {args.chunk} ({n_chunks} chunks" + (
+        ", Spark: one query per chunk)" if spark_chunked else ", Spark: one query, its seconds / chunks per chunk)")
+    summary(rounds, ["wall_s", "chunk_s"], f"winjob backfill, {args.window}, {what}, {args.events} events / "
+                                           f"{args.keys} keys over {args.span_minutes} min")
+    columns = ["user_id", "window_start_ms", "window_end_ms", *AGGREGATES]
+    mine = spark.read.format("delta").load(rounds[0]["ours"]["results"]).where("is_final").select(*columns)
+    theirs_rows = spark.read.format("delta").load(rounds[0]["spark"]["results"]).select(*columns)
+    missing, extra = theirs_rows.exceptAll(mine).count(), mine.exceptAll(theirs_rows).count()
+    print(f"  results: {theirs_rows.count()} windows in Spark's output; {missing} missing or different in our "
+          f"final panes, {extra} of ours not in Spark's")
+    print("  " + memory_line(spark))
 
 
 def fresh_door(spark, root: Path, args) -> None:
@@ -266,7 +431,7 @@ def fresh_door(spark, root: Path, args) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("door", choices=["stream", "processing", "fresh"])
+    parser.add_argument("door", choices=["stream", "processing", "fresh", "backfill"])
     parser.add_argument("--rows", type=int, default=600, help="rows per arrival")
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=8, help="arrivals (the first is a warm-up)")
@@ -274,6 +439,11 @@ def main() -> None:
     parser.add_argument("--phases", action="store_true", help="stream: then one more run_stream call by step")
     parser.add_argument("--interval", default="3 seconds", help="processing: the processingTime trigger")
     parser.add_argument("--spark-first", action="store_true", help="processing: Spark's side runs first")
+    parser.add_argument("--window", choices=["tumbling", "sessions"], default="tumbling",
+                        help="backfill: the demo's job file (tumbling) or a sessions job file")
+    parser.add_argument("--chunk", default="all", help="backfill: 'all' (one pass) or a duration such as '10 minutes'")
+    parser.add_argument("--events", type=int, default=200_000, help="backfill: rows of the raw table")
+    parser.add_argument("--span-minutes", type=int, default=60, help="backfill: event time the rows cover")
     args = parser.parse_args()
     print(commit_line())
     print(load_line("at start"), flush=True)
@@ -282,7 +452,8 @@ def main() -> None:
     spark.sparkContext.setLogLevel("ERROR")
     root = Path(tempfile.mkdtemp(prefix="bench_doors_"))
     try:
-        {"stream": stream_door, "processing": processing_door, "fresh": fresh_door}[args.door](spark, root, args)
+        {"stream": stream_door, "processing": processing_door, "fresh": fresh_door,
+         "backfill": backfill_door}[args.door](spark, root, args)
     finally:
         print(load_line("at end"))
         shutil.rmtree(root, ignore_errors=True)

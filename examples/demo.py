@@ -15,7 +15,7 @@ from pipelines.drivers import log, run_backfill, run_stream
 from pipelines.job import Job, load_job
 
 REPO = Path(__file__).resolve().parents[1]
-DEMO_JOB = REPO / "jobs" / "demo.toml"
+DEMO_JOB = REPO / "jobs" / "purchases_per_minute.toml"
 RAW_SCHEMA = T.StructType([
     T.StructField("event_id", T.StringType()), T.StructField("user_id", T.StringType()),
     T.StructField("item_count", T.LongType()), T.StructField("event_time", T.TimestampType()),

@@ -12,7 +12,9 @@ triggerer; LocalExecutor) with:
   slot), so two stay free for quality, backfill and reprocessing runs;
 * task tokens that outlive a long queue (``[execution_api]
   jwt_expiration_time``: a task queued longer than the token's lifetime would
-  fail before it runs with "Invalid auth token");
+  fail before it runs with "Invalid auth token"), and task calls to the
+  execution API that outwait the API server's start (``[workers]
+  execution_api_retries``);
 * a watch on the scheduler: Airflow 3.3's LocalExecutor can deadlock the
   scheduler's loop (apache/airflow#70526, #67870: the process stays alive, its
   heartbeat stops, no task is scheduled again); :meth:`LocalAirflow.watch`
@@ -52,6 +54,9 @@ TASK_TOKEN_LIFETIME_S = 24 * 3600
 """Lifetime of a task's execution API token: longer than any queue of a busy local machine."""
 SCHEDULER_STALL_S = 180
 """A scheduler whose heartbeat (every 5 s) is older than this is deadlocked: its loop has stopped."""
+TASK_API_RETRIES = 10
+"""Attempts of a task's call to the execution API (Airflow's default 5 gave up within 15 s while the
+API server started on a loaded machine)."""
 
 
 def free_port() -> int:
@@ -134,6 +139,10 @@ class LocalAirflow:
             "AIRFLOW__API_AUTH__JWT_SECRET": self._jwt_secret(),
             # A busy 2-core machine answers slowly while Spark tasks start: wait, do not fail the task.
             "AIRFLOW__WORKERS__EXECUTION_API_TIMEOUT": "60",
+            # The first tasks are queued while the API server still starts: a task whose calls all found
+            # it closed failed its first try ("Connection refused"). Retries wait 2 s, 4 s, ... up to 90 s.
+            "AIRFLOW__WORKERS__EXECUTION_API_RETRIES": str(TASK_API_RETRIES),
+            "AIRFLOW__WORKERS__EXECUTION_API_RETRY_WAIT_MIN": "2",
             # A task's token is made when it is queued: it must outlive the queue, not only the run.
             "AIRFLOW__EXECUTION_API__JWT_EXPIRATION_TIME": str(TASK_TOKEN_LIFETIME_S),
             "AIRFLOW__SCHEDULER__ENABLE_HEALTH_CHECK": "False",

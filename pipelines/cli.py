@@ -1,16 +1,16 @@
 """``winjob``: run and inspect windowed jobs.
 
     winjob demo [--root DIR] [--sessions]
-    winjob stream --job jobs/demo.toml [--root DIR] [--processing-time "30 seconds" --timeout S] [--reset-state]
-    winjob backfill --job jobs/demo.toml [--start ISO --end ISO] [--chunk "1 hour"] [--reset-state]
-    winjob reprocess --job jobs/demo.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
+    winjob stream --job jobs/purchases_per_minute.toml [--root DIR] [--processing-time "30 seconds" --timeout S] [--reset-state]
+    winjob backfill --job jobs/purchases_per_minute.toml [--start ISO --end ISO] [--chunk "1 hour"] [--reset-state]
+    winjob reprocess --job jobs/purchases_per_minute.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
                      [--into NAME] [--chunk "1 hour"]
-    winjob replay --job jobs/demo.toml --into NAME [--from-batch A --to-batch B] [--window '{"size": "5 minutes"}']
+    winjob replay --job jobs/purchases_per_minute.toml --into NAME [--from-batch A --to-batch B] [--window '{"size": "5 minutes"}']
                   [--diff]
-    winjob inspect --job jobs/demo.toml [--root DIR]
-    winjob inspect --job jobs/demo.toml --timeline [--key K] [--from ISO --to ISO] [--max-keys N] --out FILE.svg
-    winjob report --job jobs/demo.toml [--root DIR] [--out FILE.html]
-    winjob validate --job jobs/demo.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
+    winjob inspect --job jobs/purchases_per_minute.toml [--root DIR]
+    winjob inspect --job jobs/purchases_per_minute.toml --timeline [--key K] [--from ISO --to ISO] [--max-keys N] --out FILE.svg
+    winjob report --job jobs/purchases_per_minute.toml [--root DIR] [--out FILE.html]
+    winjob validate --job jobs/purchases_per_minute.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
 
 Every command also takes ``--verbose`` (the stack trace of a failure).
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-DEMO = Path(__file__).resolve().parents[1] / "jobs" / "demo.toml"
+DEMO = Path(__file__).resolve().parents[1] / "jobs" / "purchases_per_minute.toml"
 
 
 def demo_job_file(folder: Path, validate_runs: bool = False, replace: dict[str, str] | None = None) -> Path:
-    """``jobs/demo.toml`` with ``[quality] validate_runs`` set (default false), written to ``folder/demo.toml``.
+    """The demo's job file with ``[quality] validate_runs`` set (default false), written to ``folder``
+    under its own name (``purchases_per_minute.toml``).
 
     ``validate_runs = false``: the drivers skip their own Great Expectations
     validation after each batch and backfill (as where the Airflow quality DAG
@@ -22,6 +23,6 @@ def demo_job_file(folder: Path, validate_runs: bool = False, replace: dict[str, 
     for old, new in (replace or {}).items():
         assert old in text, f"{old!r} is not in {DEMO}"
         text = text.replace(old, new)
-    path = Path(folder) / "demo.toml"
+    path = Path(folder) / DEMO.name
     path.write_text(text)
     return path

@@ -49,7 +49,7 @@ from pipelines.errors import ExitCode
 from pipelines.fault_hook import FAULT_ENV, STAGES, FaultPlan
 
 REPO = Path(__file__).resolve().parents[1]
-DEMO_JOB = REPO / "jobs" / "demo.toml"
+DEMO_JOB = REPO / "jobs" / "purchases_per_minute.toml"
 STREAM, BACKFILL, PAIR = "stream", "backfill", "concurrent"
 KILLED_RC = -signal.SIGKILL
 TIMED_OUT_RC = -1000

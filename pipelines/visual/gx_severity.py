@@ -7,7 +7,9 @@ here (named by :data:`pipelines.visual.gx_offline.SITE_VIEWS`) so its pages say 
 
 * :class:`SeverityIndexBuilder` gives each result of the index its :class:`Outcome`;
 * :class:`SeverityIndexPageRenderer` writes it in the index's Status column (icon and word);
-* :class:`SeverityValidationPageRenderer` writes it in a result page's overview.
+* :class:`SeverityValidationPageRenderer` writes it in a result page's overview, and its
+  expectation table (:class:`SeverityTableContentBlockRenderer`) marks a failed WARNING
+  expectation with a warning sign and the word "warning" instead of a red cross.
 """
 from __future__ import annotations
 
@@ -16,6 +18,8 @@ import logging
 
 from great_expectations.core.expectation_validation_result import ExpectationSuiteValidationResult
 from great_expectations.render.components import RenderedStringTemplateContent
+from great_expectations.render.renderer.content_block.validation_results_table_content_block import (
+    ValidationResultsTableContentBlockRenderer)
 from great_expectations.render.renderer.page_renderer import ValidationResultsPageRenderer
 from great_expectations.render.renderer.site_builder import FALSEY_YAML_STRINGS, DefaultSiteIndexBuilder
 from great_expectations.render.renderer.site_index_page_renderer import SiteIndexPageRenderer
@@ -109,8 +113,46 @@ class SeverityIndexPageRenderer(SiteIndexPageRenderer):
                              "styling": {"classes": ["offline-status", outcome.value[1]]}})
 
 
+def warning_status_cell() -> RenderedStringTemplateContent:
+    """The Status cell of a failed expectation of WARNING severity: a warning sign and its word."""
+    return RenderedStringTemplateContent(
+        content_block_type="string_template",
+        string_template={"template": "$icon $word", "params": {"icon": "", "word": "warning",
+                                                              "markdown_status_icon": "\u26a0\ufe0f"},
+                         "styling": {"classes": ["offline-status", "text-warning"],
+                                     "params": {"icon": {"tag": "i", "classes": ["fas", "fa-exclamation-triangle",
+                                                                                 "text-warning"]}}}})
+
+
+class SeverityTableContentBlockRenderer(ValidationResultsTableContentBlockRenderer):
+    """GX's table of a validation's expectations; a failed WARNING expectation's row says "warning"."""
+
+    @classmethod
+    def _get_content_block_fn(cls, expectation_type, expectation_config=None):
+        row_fn = super()._get_content_block_fn(expectation_type=expectation_type,
+                                               expectation_config=expectation_config)
+        if row_fn is None:
+            return None
+
+        def rows_with_severity(*args, **kwargs):
+            rows = row_fn(*args, **kwargs)
+            result = kwargs.get("result")
+            if result is not None and not result.success and _severity(result) != CRITICAL:
+                for row in rows:
+                    row[0] = warning_status_cell()
+            return rows
+        return rows_with_severity
+
+
 class SeverityValidationPageRenderer(ValidationResultsPageRenderer):
-    """GX's validation result page, its overview's status saying whether only warnings failed."""
+    """GX's validation result page, its overview's status saying whether only warnings failed, its
+    expectation tables rendered by :class:`SeverityTableContentBlockRenderer`."""
+
+    def __init__(self, column_section_renderer=None, run_info_at_end: bool = False, data_context=None) -> None:
+        super().__init__(column_section_renderer=column_section_renderer or {
+            "class_name": "ValidationResultsColumnSectionRenderer",
+            "table_renderer": {"module_name": __name__, "class_name": SeverityTableContentBlockRenderer.__name__}},
+            run_info_at_end=run_info_at_end, data_context=data_context)
 
     @classmethod
     def _render_validation_header(cls, validation_results):

@@ -33,7 +33,7 @@ logging.getLogger("py4j").setLevel(logging.WARNING)
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow_dags")]  # module-scoped fixtures: one test process
 UTC = dt.timezone.utc
 DAG_FILES = sorted((REPO / "dags").glob("*.py"))
-DEMO = REPO / "jobs" / "demo.toml"
+DEMO = REPO / "jobs" / "purchases_per_minute.toml"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -90,7 +90,7 @@ def _quiet_job_file(folder: Path) -> Path:
 def _use_root(patch, root: Path) -> None:
     """The DAGs' jobs (the quiet job file in ``root``) with their tables under ``root``."""
     patch.setenv("WINDOWING_DATA_ROOT", str(root))
-    patch.setenv("WINDOWING_AIRFLOW_JOBS", str(root / "demo.toml"))
+    patch.setenv("WINDOWING_AIRFLOW_JOBS", str(root / "purchases_per_minute.toml"))
 
 
 @pytest.fixture(scope="module")
@@ -140,7 +140,7 @@ def copy_of_streamed(streamed, tmp_path, monkeypatch):
     root = tmp_path / "streamed"
     shutil.copytree(streamed.root, root)
     _use_root(monkeypatch, root)
-    return SimpleNamespace(root=root, job=load_job(root / "demo.toml", root=root), rows=streamed.rows)
+    return SimpleNamespace(root=root, job=load_job(root / "purchases_per_minute.toml", root=root), rows=streamed.rows)
 
 
 # ---------------------------------------------------------------- integrity
@@ -149,10 +149,11 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
     bag = dagbag()
     assert bag.import_errors == {}
     from pipelines.job import load_job
-    jobs = {load_job(path).name for path in (REPO / "jobs").glob("*.toml")}   # every job file gets its DAGs
+    names = {path.stem: load_job(path).name for path in (REPO / "jobs").glob("*.toml")}
+    jobs = set(names.values())   # every job file gets its DAGs
     assert {"purchases_per_minute", "sensor_sliding", "custom_trigger"} <= jobs
-    # Jobs other than the demo's are named after their files: the DAG ids say which file they run.
-    assert {path.stem for path in (REPO / "jobs").glob("*.toml")} - {"demo"} <= jobs
+    # Every shipped job is named after its file: the DAG ids say which file they run.
+    assert {stem: name for stem, name in names.items() if stem != name} == {}
     kinds = {"streaming", "backfill", "reprocess", "quality"}
     assert set(bag.dags) == {f"{j}_{k}" for j in jobs for k in kinds}
     for dag_id, dag in bag.dags.items():
@@ -219,7 +220,7 @@ def test_a_bad_jobs_list_is_an_import_error_naming_it(monkeypatch):
 def test_spark_settings_come_from_the_job_then_the_connection():
     from pipelines.job import load_job
     from pipelines.orchestration import spark_conf_for, spark_conf_from_connection
-    job = load_job(REPO / "jobs" / "demo.toml")
+    job = load_job(REPO / "jobs" / "purchases_per_minute.toml")
     conf = spark_conf_for(job)
     assert conf["spark.sql.shuffle.partitions"] == "4"  # the job's [spark] wins over the task default
     assert conf["spark.driver.memory"] in ("1g", os.environ.get("SPARK_DRIVER_MEMORY"))
@@ -237,7 +238,7 @@ def test_spark_settings_come_from_the_job_then_the_connection():
 
 def test_a_job_names_its_spark_connection_and_bad_airflow_settings_are_refused(tmp_path):
     from pipelines.job import load_job
-    text = (REPO / "jobs" / "demo.toml").read_text()
+    text = (REPO / "jobs" / "purchases_per_minute.toml").read_text()
     text = text[:text.index("[airflow]")]  # the shipped settings, replaced below
     good = tmp_path / "good.toml"
     good.write_text(text + '\n[airflow]\nspark_conn_id = "spark_cluster"\nstream_schedule = "*/2 * * * *"\n')
@@ -455,6 +456,6 @@ def test_quality_task_validates_what_a_streaming_run_wrote(spark, airflow_db, da
 def test_quality_run_skips_events_with_nothing_new(data_root):
     """A stream run that committed no batch (nothing arrived) gives the quality task nothing to validate."""
     from pipelines import orchestration
-    events = [{"job_file": str(REPO / "jobs" / "demo.toml"), "kind": "stream", "committed_batch_ids": []},
+    events = [{"job_file": str(REPO / "jobs" / "purchases_per_minute.toml"), "kind": "stream", "committed_batch_ids": []},
               {}, {"unrelated": True}]
     assert orchestration.quality_run(events) == []

@@ -32,7 +32,7 @@ from pipelines.airflow_local import SCHEDULER_STALL_S, LocalAirflow, free_port
 from suite_machine import services_group
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "jobs" / "demo.toml"
+DEMO = REPO / "jobs" / "purchases_per_minute.toml"
 pytestmark = [pytest.mark.airflow, pytest.mark.slow, pytest.mark.spark, pytest.mark.xdist_group(services_group(__file__))]
 UTC = dt.timezone.utc
 

@@ -38,7 +38,7 @@ from suite_machine import services_group
 
 REPO = Path(__file__).resolve().parents[2]
 DEV = REPO / "dev"
-DEMO_JOB = REPO / "jobs" / "demo.toml"
+DEMO_JOB = REPO / "jobs" / "purchases_per_minute.toml"
 ARRIVALS = 2
 RESULT_COLUMNS = ("user_id", "window_start_ms", "window_end_ms", "items", "purchases", "max_items",
                   "pane_index", "timing", "is_final")

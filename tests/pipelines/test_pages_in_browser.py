@@ -70,7 +70,7 @@ def pages(spark, demo_run, tmp_path_factory, browser):
     from pipelines.job import load_job
     from pipelines.quality import data_docs_dir
     from pipelines.visual.timeline import load_timeline, write_timeline
-    job = load_job("jobs/demo.toml", root=demo_run["root"])
+    job = load_job("jobs/purchases_per_minute.toml", root=demo_run["root"])
     _, timeline = write_timeline(load_timeline(spark, job), tmp_path_factory.mktemp("timeline") / "timeline.svg")
     docs = Path(data_docs_dir(job))
     return {"job": job, "timeline": timeline, "docs": docs, "report": Path(demo_run["summary"]["quality_report"])}
@@ -137,6 +137,9 @@ def test_data_docs_open_whole_and_say_severity(browser, pages, tmp_path):
         assert result.problems == []                          # the favicon too
         overview = result.page.locator(".alert", has_text="Overview")
         assert "passed with warnings" in overview.text_content()
+        # the rows of the failed WARNING expectations (null user, null event time) say so, none is a red cross
+        assert [s.strip() for s in result.page.locator("td .offline-status").all_text_contents()] == ["warning"] * 2
+        assert result.page.locator("td i.fa-times").count() == 0
         heading_px = result.page.evaluate("parseFloat(getComputedStyle(document.querySelector('h5')).fontSize)")
         assert heading_px >= 14
         assert result.page.get_by_text("(as epoch ms) is between").count() == 1   # the event-time bounds as dates

@@ -23,14 +23,14 @@ def test_demo_stream_and_backfill_agree_and_account_for_every_row(spark, demo_ru
     assert "Late rows" in out and "0 differ" in out
 
     # inspect reads the stream's tables; a rerun of the stream finds nothing new.
-    job = load_job("jobs/demo.toml", root=root)
-    assert winjob(["inspect", "--job", "jobs/demo.toml", "--root", str(root)]) == 0
+    job = load_job("jobs/purchases_per_minute.toml", root=root)
+    assert winjob(["inspect", "--job", "jobs/purchases_per_minute.toml", "--root", str(root)]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["tables"]["raw"]["rows"] == summary["raw"]
     assert info["tables"]["late"]["rows"] == summary["late"]
     assert info["last_batch_id"] == 2 and info["watermark_ms"] > 0
     results_before = spark.read.format("delta").load(job.results_path).count()
-    assert winjob(["stream", "--job", "jobs/demo.toml", "--root", str(root)]) == 0
+    assert winjob(["stream", "--job", "jobs/purchases_per_minute.toml", "--root", str(root)]) == 0
     assert spark.read.format("delta").load(job.results_path).count() == results_before
     assert "nothing new since batch 2" in capsys.readouterr().err
 
@@ -102,7 +102,7 @@ def test_long_running_stream_with_processing_time_trigger(spark, tmp_path):
 
     from examples.demo import generate_purchases, land
     from pipelines.drivers import run_stream
-    job = load_job("jobs/demo.toml", root=tmp_path)
+    job = load_job("jobs/purchases_per_minute.toml", root=tmp_path)
     rows = generate_purchases(n_events=300, n_users=5, minutes=5)
     land(spark, rows[:150], job.source_path)
     seen, first_done, all_done = [], threading.Event(), threading.Event()

@@ -188,7 +188,7 @@ def test_replay_refuses_a_root_without_recorded_offsets(spark, streamed, tmp_pat
     _, _, streamed_root, _ = streamed
     root = tmp_path / "old"
     shutil.copytree(streamed_root, root)
-    job_file = root / "demo.toml"
+    job_file = root / "purchases_per_minute.toml"
     job = load_job(job_file, root=root)
     progress = DeltaStore(spark, job.operator_id, job.state_root).progress_path
     DeltaTable.forPath(spark, progress).update(set={"source_offsets": "CAST(NULL AS STRING)"})

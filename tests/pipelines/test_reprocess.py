@@ -12,7 +12,7 @@ from examples.demo import START, generate_purchases, land
 from pipelines.job import load_job
 
 REPO = Path(__file__).resolve().parents[2]
-DEMO = REPO / "jobs" / "demo.toml"
+DEMO = REPO / "jobs" / "purchases_per_minute.toml"
 pytestmark = [pytest.mark.spark, pytest.mark.slow, pytest.mark.xdist_group("reprocess")]  # module-scoped fixtures: one test process
 
 
