@@ -160,6 +160,10 @@ class JoinDeltaStore:
         if appended and delta_io.first_writer(self.spark, path, self.app_id, batch_id, before) == writer_id:
             release(writer_id)
             return
+        if appended:    # lost the race: withdraw this writer's row
+            from delta.tables import DeltaTable
+            DeltaTable.forPath(self.spark, path).delete((F.col("batch_id") == batch_id)
+                                                        & (F.col("writer_id") == writer_id))
         release(writer_id)
         raise ConcurrentWriterError(f"join operator {self.operator_id!r}: batch {batch_id} was committed by "
                                     f"another writer; this writer ({writer_id}) did not commit it")
