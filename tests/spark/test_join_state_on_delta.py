@@ -11,12 +11,11 @@ from collections import Counter
 
 import pytest
 
-from join_spark_runner import frame
+from join_spark_runner import frame, model_for
 from transcripts.joins import by_name
 from windowing.core.joins import IntervalJoinSpec
 from windowing.spark.joins.columns import BATCH_ID, JOIN_KEY, LEFT_TIME, PANE_INDEX, RIGHT_TIME, SIDE, WE, WS
 from windowing.spark.joins.operator import JoinOperator
-from join_spark_runner import model_for
 
 LEFT_SCHEMA, RIGHT_SCHEMA = "k string, lt bigint, id string", "key string, rt bigint, id string"
 

@@ -28,11 +28,9 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.joins.sides import LEFT, RIGHT, SIDES, Side
+from windowing.core.joins.sides import SIDES, Side
 from windowing.core.records import BatchMetrics
-from windowing.core.time import MAX_TIMESTAMP_MS
-from windowing.spark.joins.columns import (
-    BATCH_ID, JOIN_KEY, LEFT_ROW, ORDER, PLAN_COUNTS, REASON, RIGHT_ROW, SIDE, TS)
+from windowing.spark.joins.columns import BATCH_ID, LEFT_ROW, REASON, RIGHT_ROW, SIDE
 from windowing.spark.joins.intake import JoinClock, SideSchemas, side_counts, tag_sides
 from windowing.spark.joins.outputs import quarantine_schema
 from windowing.spark.joins.plan import BatchContext
