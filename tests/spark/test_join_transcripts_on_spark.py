@@ -1,0 +1,72 @@
+"""The join transcripts (tests/transcripts/joins.py) on the Spark join operator, cut into batches several ways.
+
+Each run checks every batch against the reference model on the same batches (tests/join_spark_runner.py):
+panes or pairs, late and quarantined rows with their side, the watermark and each side's accounting.
+State in memory (the Delta store's protocol is tested in test_join_state_on_delta.py). Cuts:
+
+* ``steps``: one batch per step, as written;
+* ``sides_apart``: each step's left rows, then its right rows, in two batches;
+* ``halves``: each step's rows of both sides cut in two halves.
+
+Every transcript runs as written and in one other cut (alternating, to keep the suite cheap); two
+window joins with a DataFrame plan also run on the per-key path.
+"""
+from __future__ import annotations
+
+import pytest
+
+from join_spark_runner import run_batches, side_schema
+from transcripts.joins import JOIN_TRANSCRIPTS, JoinTranscript
+from windowing.core.joins import IntervalJoinSpec
+from windowing.spark.joins.operator import JoinOperator
+from windowing.spark.joins.stores import JoinMemoryStore
+from windowing.spark.joins.window_plan import WindowJoinFramePlan
+
+
+def _steps(t: JoinTranscript):
+    return [None if s.flush else (list(s.left), list(s.right), s.pt) for s in t.steps]
+
+
+def _sides_apart(t: JoinTranscript):
+    out = []
+    for s in t.steps:
+        out += [None] if s.flush else [(list(s.left), [], s.pt), ([], list(s.right), s.pt)]
+    return out
+
+
+def _halves(t: JoinTranscript):
+    out = []
+    for s in t.steps:
+        if s.flush:
+            out.append(None)
+            continue
+        lh, rh = (len(s.left) + 1) // 2, (len(s.right) + 1) // 2
+        out += [(list(s.left[:lh]), list(s.right[:rh]), s.pt), (list(s.left[lh:]), list(s.right[rh:]), s.pt)]
+    return out
+
+
+CUTS = {"steps": _steps, "sides_apart": _sides_apart, "halves": _halves}
+
+
+PER_KEY_TOO = ("window_join_sliding", "window_join_full")
+"""Window joins with a DataFrame plan that also run on the per-key path (the model per key covers the rest)."""
+
+
+def _cases():
+    for i, t in enumerate(JOIN_TRANSCRIPTS):
+        for cut in ("steps", ("sides_apart", "halves")[i % 2]):
+            yield pytest.param(t, cut, False, id=f"{cut}-{t.name}")
+        if t.name in PER_KEY_TOO:
+            yield pytest.param(t, "steps", True, id=f"per_key-steps-{t.name}")
+
+
+@pytest.mark.parametrize("transcript, cut, per_key", list(_cases()))
+def test_join_transcript_on_spark(spark, transcript, cut, per_key):
+    rows = [s for s in transcript.steps if not s.flush]
+    left_schema = side_schema([r for s in rows for r in s.left] or [{"k": "a", "lt": 0, "id": "x"}])
+    right_schema = side_schema([r for s in rows for r in s.right] or [{"key": "a", "rt": 0, "id": "x"}])
+    operator = JoinOperator(spark, transcript.spec, JoinMemoryStore(spark), per_key=per_key)
+    run_batches(spark, transcript.spec, CUTS[cut](transcript), operator, left_schema, right_schema)
+    expected_plan = ("interval" if isinstance(transcript.spec, IntervalJoinSpec)
+                     else "keyed" if per_key or not WindowJoinFramePlan.supports(transcript.spec) else "window_frames")
+    assert operator.plan.name == expected_plan

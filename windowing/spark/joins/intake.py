@@ -1,0 +1,147 @@
+"""The batch-wide part of a join on Spark: each side's rows checked and tagged, and the two-input clock.
+
+:func:`tag_sides` turns a batch's left and right DataFrames into one frame of
+tagged rows (``side``, ``join_key``, event time in ms, arrival order, the
+original row as ``left_row`` or ``right_row``) with a quarantine reason per
+row, in the model's order (:mod:`windowing.core.joins.intake`): a null key
+column (``null_key``), a null event time (``null_event_time``), an event time
+that is not an integer of epoch ms (``unparseable_event_time``; a timestamp
+column is converted to ms, a string column is parsed as an integer).
+
+:class:`JoinClock` is the driver's part: the processing-time clock and the
+watermark (the minimum of the inputs', idle inputs left out), advanced from
+each side's largest valid event time exactly as the reference model does,
+and saved in the progress row as JSON.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.core.joins.sides import LEFT, RIGHT, SIDES, Side
+from windowing.core.records import QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME
+from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
+from windowing.core.watermarks import WatermarkTracker
+from windowing.spark.joins.columns import JOIN_KEY, LEFT_ROW, ORDER, REASON, RIGHT_ROW, SIDE, TS
+
+
+def event_time_ms(column: Column, data_type: T.DataType) -> Column:
+    """The event time in epoch ms: integers as they are, timestamps converted, other values parsed as an integer
+    (null: unparseable, as the model has a value that is not an int)."""
+    if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
+        return F.unix_millis(column.cast("timestamp"))
+    if isinstance(data_type, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
+        return column.cast("long")
+    return F.when(column.cast("string").rlike(r"^-?[0-9]{1,18}$"), column.cast("string").cast("long"))
+
+
+@dataclass(frozen=True)
+class SideSchemas:
+    """The two inputs' row schemas and the join key's struct type (field names: the left key columns)."""
+
+    left: T.StructType
+    right: T.StructType
+    key: T.StructType
+
+    @classmethod
+    def of(cls, spec, left: T.StructType, right: T.StructType) -> "SideSchemas":
+        for side, schema, columns in ((LEFT, left, spec.left_key), (RIGHT, right, spec.right_key)):
+            needed = list(columns) + [getattr(spec, side.name).event_time_column]
+            missing = [c for c in needed if c not in schema.fieldNames()]
+            if missing:
+                raise ValueError(f"the {side.name} input has no column(s) {missing}; its columns: "
+                                 f"{schema.fieldNames()}")
+        key = T.StructType([T.StructField(name, left[name].dataType, True) for name in spec.left_key])
+        return cls(left, right, key)
+
+    def row_type(self, side: Side) -> T.StructType:
+        return self.left if side == LEFT else self.right
+
+
+def _tag(spec, side: Side, df: DataFrame, schemas: SideSchemas) -> DataFrame:
+    columns = spec.left_key if side == LEFT else spec.right_key
+    event_time = getattr(spec, side.name).event_time_column
+    raw_ts = F.col(event_time)
+    ts = event_time_ms(raw_ts, df.schema[event_time].dataType)
+    any_null_key = F.lit(False)
+    for c in columns:
+        any_null_key = any_null_key | F.col(c).isNull()
+    reason = (F.when(any_null_key, F.lit(QUARANTINE_NULL_KEY))
+              .when(raw_ts.isNull(), F.lit(QUARANTINE_NULL_EVENT_TIME))
+              .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
+    key = F.struct(*[F.col(c).cast(f.dataType).alias(f.name) for c, f in zip(columns, schemas.key.fields)])
+    row = F.struct(*[F.col(f.name) for f in df.schema.fields])
+    own, other = (LEFT_ROW, RIGHT_ROW) if side == LEFT else (RIGHT_ROW, LEFT_ROW)
+    return df.select(F.lit(side.name).alias(SIDE), key.alias(JOIN_KEY), ts.alias(TS),
+                     F.monotonically_increasing_id().alias(ORDER), reason.alias(REASON), row.alias(own),
+                     F.lit(None).cast(schemas.row_type(side.other)).alias(other))
+
+
+def tag_sides(spec, left: DataFrame, right: DataFrame, schemas: SideSchemas) -> DataFrame:
+    """Both sides' rows as one frame of tagged rows (``REASON`` set on the rows to quarantine)."""
+    columns = [SIDE, JOIN_KEY, TS, ORDER, REASON, LEFT_ROW, RIGHT_ROW]
+    return _tag(spec, LEFT, left, schemas).select(*columns).unionByName(
+        _tag(spec, RIGHT, right, schemas).select(*columns))
+
+
+@dataclass(frozen=True)
+class SideCounts:
+    """One side's part of a batch: its rows, its quarantined rows, its largest valid event time."""
+
+    input_rows: int = 0
+    quarantined_rows: int = 0
+    max_ts_ms: int | None = None
+
+
+def side_counts(tagged: DataFrame) -> dict[Side, SideCounts]:
+    """One small aggregate of the tagged rows: per side, rows, quarantined rows, largest valid event time."""
+    rows = tagged.groupBy(SIDE).agg(F.count(F.lit(1)).alias("n"), F.count(REASON).alias("q"),
+                                    F.max(F.when(F.col(REASON).isNull(), F.col(TS))).alias("m")).collect()
+    found = {r[SIDE]: SideCounts(r["n"], r["q"], r["m"]) for r in rows}
+    return {side: found.get(side.name, SideCounts()) for side in SIDES}
+
+
+class JoinClock:
+    """The operator's processing-time clock and two-input watermark, kept between batches.
+
+    As :class:`windowing.core.joins.intake.JoinIntake` has them: one
+    ``WatermarkTracker`` with the sources ``left`` and ``right`` and delay 0, fed
+    each side's largest event time less that side's delay.
+    """
+
+    def __init__(self, spec, watermark_ms: int = MIN_TIMESTAMP_MS, saved: dict | None = None):
+        self.spec = spec
+        saved = saved or {}
+        self.tracker = WatermarkTracker.restore(0, (LEFT.name, RIGHT.name), spec.idle_timeout_ms, watermark_ms,
+                                                saved.get("tracker"))
+        self.clock_ms = saved.get("clock_ms", MIN_TIMESTAMP_MS)
+
+    @property
+    def watermark_ms(self) -> int:
+        return self.tracker.current_ms
+
+    def arrive(self, processing_time_ms: int | None) -> bool:
+        """The batch arrives at ``processing_time_ms``: the clock moves (never back); True when it moved."""
+        if processing_time_ms is not None and processing_time_ms > self.clock_ms:
+            self.clock_ms = processing_time_ms
+            self.tracker.note_processing_time(self.clock_ms)
+            return True
+        return False
+
+    def advance(self, counts: dict[Side, SideCounts], flush: bool) -> int:
+        """After the batch's rows: observe each side's largest valid event time; advance the watermark."""
+        for side, count in counts.items():
+            if count.max_ts_ms is not None:
+                delay_ms = getattr(self.spec, side.name).max_out_of_orderness_ms
+                self.tracker.observe(side.name, count.max_ts_ms - delay_ms, self.clock_ms)
+        if flush:
+            self.clock_ms = MAX_TIMESTAMP_MS
+            self.tracker.note_processing_time(self.clock_ms)
+        return self.tracker.advance(self.clock_ms, MAX_TIMESTAMP_MS if flush else None)
+
+    def saved(self) -> dict:
+        """What the progress row keeps (with the watermark in its own column)."""
+        return {"tracker": self.tracker.snapshot(), "clock_ms": self.clock_ms}

@@ -1,0 +1,94 @@
+"""The interval join as a DataFrame plan, its rows in a state table until the watermark passes their horizon.
+
+One batch (the model's rule, :mod:`windowing.core.joins.interval_join`):
+
+* a valid row with event time above the watermark at the start of the batch is
+  accepted; the others are late (to the late table with their side, or dropped);
+* pairs: the batch's accepted left rows with the right rows in state and the
+  batch's accepted right rows, and the left rows in state with the batch's
+  accepted right rows (each pair once), on ``join_key`` and
+  ``lower <= r.ts - l.ts <= upper`` (bounds made inclusive); the pair's time is
+  ``max(l.ts, r.ts)``;
+* state ``interval``: one row per accepted row with ``expires_at_ms``
+  (``l.ts + upper`` for a left row, ``r.ts - lower`` for a right one): rows whose
+  horizon the new watermark reaches are deleted (all of them on a flush), the
+  batch's others inserted.
+"""
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.core.joins.sides import LEFT, RIGHT
+from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS
+from windowing.spark.joins.columns import (
+    ACCEPTED, BATCH, BATCH_ID, DELETE_FLAG, DROPPED_LATE, EXPIRES, JOIN_KEY, LATE, LEFT_ROW, LEFT_TIME, ORDER,
+    OUTPUT, PAIR_TIME, RIGHT_ROW, RIGHT_TIME, SIDE, TS, UNASSIGNED, WATERMARK)
+from windowing.spark.joins.intake import SideSchemas
+from windowing.spark.joins.outputs import flatten_output, late_rows, late_schema, output_type, pairs_schema
+from windowing.spark.joins.pair_output import pair_output
+from windowing.spark.joins.plan import BatchContext, PlanOutput, StateTable, counts_by_side
+
+INTERVAL = "interval"
+
+
+class IntervalJoinPlan:
+    """The DataFrame plan of an :class:`~windowing.core.joins.spec.IntervalJoinSpec` (module docstring)."""
+
+    name = INTERVAL
+
+    def __init__(self, spec, schemas: SideSchemas):
+        self.spec, self.schemas = spec, schemas
+        self.output = output_type(spec.output, schemas)
+        self.results_schema = pairs_schema(schemas.key, self.output)
+        self.state = StateTable(INTERVAL, T.StructType(
+            [T.StructField(SIDE, T.StringType(), True), T.StructField(JOIN_KEY, schemas.key, True),
+             T.StructField(TS, T.LongType(), True), T.StructField(BATCH, T.LongType(), True),
+             T.StructField(ORDER, T.LongType(), True), T.StructField(LEFT_ROW, schemas.left, True),
+             T.StructField(RIGHT_ROW, schemas.right, True), T.StructField(EXPIRES, T.LongType(), True)]),
+            (SIDE, BATCH, ORDER))
+        self.state_tables = (self.state,)
+
+    def late_schema(self) -> T.StructType:
+        return late_schema(self.schemas)
+
+    def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
+        spec, wm_start, wm_end = self.spec, ctx.watermark_start_ms, ctx.watermark_end_ms
+        is_accepted = F.col(TS) > wm_start
+        expires = (F.when(F.col(SIDE) == LEFT.name, F.col(TS) + spec.upper_bound_ms)
+                   .otherwise(F.col(TS) - spec.lower_bound_ms))
+        accepted = (valid.where(is_accepted).withColumn(BATCH, F.lit(ctx.batch_id).cast("long"))
+                    .withColumn(EXPIRES, expires).select(*self.state.schema.fieldNames())).cache()
+        late_count = F.sum(F.when(~is_accepted, 1).otherwise(0))
+        counts = counts_by_side(valid.groupBy(SIDE).agg(
+            F.sum(F.when(is_accepted, 1).otherwise(0)).alias(ACCEPTED),
+            (late_count if spec.late_output else F.lit(0)).alias(LATE),
+            (F.lit(0) if spec.late_output else late_count).alias(DROPPED_LATE),
+            F.lit(0).alias(UNASSIGNED)).collect())
+        late = late_rows(valid.where(~is_accepted), LATE_BEYOND_ALLOWED_LATENESS, wm_start, ctx.batch_id)
+        if not spec.late_output:
+            late = late.limit(0)
+        held = state[INTERVAL]
+        side = F.col(SIDE)
+        new_left, new_right = accepted.where(side == LEFT.name), accepted.where(side == RIGHT.name)
+        old_left, old_right = held.where(side == LEFT.name), held.where(side == RIGHT.name)
+        pairs = (self._pairs(new_left, old_right.unionByName(new_right), ctx)
+                 .unionByName(self._pairs(old_left, new_right, ctx)))
+        gone = held.where(F.lit(True) if ctx.flush else F.col(EXPIRES) <= wm_end)
+        kept = accepted.where(F.lit(False) if ctx.flush else F.col(EXPIRES) > wm_end)
+        changes = kept.withColumn(DELETE_FLAG, F.lit(False)).unionByName(gone.withColumn(DELETE_FLAG, F.lit(True)))
+        return PlanOutput(pairs, late, counts, {INTERVAL: changes}, [accepted])
+
+    def _pairs(self, lefts: DataFrame, rights: DataFrame, ctx: BatchContext) -> DataFrame:
+        l, r = lefts.alias("l"), rights.alias("r")
+        gap = F.col(f"r.{TS}") - F.col(f"l.{TS}")
+        joined = l.join(r, (F.col(f"l.{JOIN_KEY}") == F.col(f"r.{JOIN_KEY}"))
+                        & gap.between(self.spec.lower_bound_ms, self.spec.upper_bound_ms))
+        out = joined.select(
+            F.col(f"l.{JOIN_KEY}").alias(JOIN_KEY), F.col(f"l.{TS}").alias(LEFT_TIME),
+            F.col(f"r.{TS}").alias(RIGHT_TIME), F.greatest(F.col(f"l.{TS}"), F.col(f"r.{TS}")).alias(PAIR_TIME),
+            pair_output(self.spec.output, self.output, F.col(f"l.{LEFT_ROW}"), F.col(f"r.{RIGHT_ROW}")).alias(OUTPUT),
+            F.lit(ctx.watermark_start_ms).cast("long").alias(WATERMARK),
+            F.lit(ctx.batch_id).cast("long").alias(BATCH_ID))
+        return flatten_output(out.where(F.col(OUTPUT).isNotNull()), self.results_schema)

@@ -1,0 +1,176 @@
+"""The join operator: two inputs, one batch at a time, state in Delta, exactly once.
+
+:class:`JoinOperator` runs a :class:`~windowing.core.joins.spec.WindowJoinSpec`
+or :class:`~windowing.core.joins.spec.IntervalJoinSpec` with the plan chosen
+for it (:mod:`windowing.spark.joins.plans`). One batch ``b``:
+
+1. skip if progress has ``b``; claim ``b`` (another run's live claim stops this one);
+2. tag both sides' rows, quarantine bad ones per side; advance the clock and the
+   watermark on the driver (:mod:`windowing.spark.joins.intake`);
+3. the plan computes results, late rows, per-side counts and state changes from
+   the valid rows and the state read as of the last committed batch's versions;
+4. write in order (fault-injection stages as the single-input operator's):
+   ``before_outputs``, the outputs, ``after_outputs``, the state MERGEs,
+   ``before_progress``, the progress row (the commit point), ``after_progress``.
+
+Every input row of either side is accounted for: ``input = accepted + late +
+dropped_late + unassigned + quarantined`` per side, checked before the commit.
+"""
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.core.joins.sides import SIDES, Side
+from windowing.core.records import BatchMetrics
+from windowing.spark.joins.columns import BATCH_ID, LEFT_ROW, REASON, RIGHT_ROW, SIDE
+from windowing.spark.joins.intake import JoinClock, SideSchemas, side_counts, tag_sides
+from windowing.spark.joins.outputs import quarantine_schema
+from windowing.spark.joins.plan import BatchContext
+from windowing.spark.joins.plans import plan_for
+from windowing.spark.joins.stores import JoinDeltaStore, progress_row
+
+
+class JoinSpecMismatchError(RuntimeError):
+    """The operator's state was written by another join spec (or plan, or input schemas)."""
+
+
+@dataclass
+class JoinBatchReport:
+    """What one batch did: skipped (already committed), the watermarks, each side's accounting."""
+
+    batch_id: int
+    skipped: bool
+    watermark_start_ms: int
+    watermark_end_ms: int
+    metrics: dict[Side, BatchMetrics] = field(default_factory=dict)
+    seconds: float = 0.0
+    plan: str | None = None
+
+
+class JoinOperator:
+    """A window join, co-group or interval join over two DataFrame inputs, batch by batch.
+
+    Args:
+        spark: the SparkSession (with Delta).
+        spec: the join spec.
+        store: a :class:`~windowing.spark.joins.stores.JoinDeltaStore` (or ``JoinMemoryStore`` in tests).
+        per_key: run a window join on the per-key path even where it has a DataFrame plan.
+        fault_injection: test hook called with each commit stage's name.
+    """
+
+    def __init__(self, spark: SparkSession, spec, store, per_key: bool = False,
+                 fault_injection: Callable[[str], None] | None = None):
+        self.spark, self.spec, self.store, self.per_key = spark, spec, store, per_key
+        self.writer_id = uuid.uuid4().hex
+        self._fault = fault_injection or (lambda stage: None)
+        self.plan = None
+
+    @classmethod
+    def on_delta(cls, spark: SparkSession, spec, operator_id: str, state_root: str, results_path: str | None = None,
+                 late_path: str | None = None, quarantine_path: str | None = None, **kwargs) -> "JoinOperator":
+        store = JoinDeltaStore(spark, operator_id, state_root, results_path, late_path, quarantine_path)
+        return cls(spark, spec, store, **kwargs)
+
+    def _plan_for(self, schemas: SideSchemas, last: dict | None):
+        if self.plan is None:
+            self.plan = plan_for(self.spec, schemas, self.per_key)
+            self.store.prepare(self.plan.state_tables, {"results": self.plan.results_schema,
+                                                        "late": self.plan.late_schema(),
+                                                        "quarantine": quarantine_schema(schemas)})
+        if last is not None:
+            written = (last["spec_fingerprint"], last["plan"], last["left_schema"], last["right_schema"])
+            ours = (self.spec.fingerprint(), self.plan.name, schemas.left.json(), schemas.right.json())
+            if written != ours:
+                raise JoinSpecMismatchError(
+                    f"join operator {self.store.operator_id!r}: its state was written by another spec, plan or "
+                    f"input schemas ({written[1]!r} plan); use a new operator id or state root")
+        return self.plan
+
+    def process_batch(self, left: DataFrame, right: DataFrame, batch_id: int,
+                      processing_time_ms: int | None = None, flush: bool = False) -> JoinBatchReport:
+        """Process one batch of both inputs exactly once (``flush``: end of input, the rows must be empty)."""
+        started = time.monotonic()
+        last = self.store.last_progress()
+        if last is not None and batch_id <= last["batch_id"]:
+            return JoinBatchReport(batch_id, True, last["watermark_ms"], last["watermark_ms"],
+                                   seconds=time.monotonic() - started)
+        schemas = SideSchemas.of(self.spec, left.schema, right.schema)
+        plan = self._plan_for(schemas, last)
+        self.store.claim(batch_id, self.writer_id)
+        try:
+            last = self.store.last_progress()
+            self._fault("start")
+            report = self._run(plan, schemas, left, right, batch_id, processing_time_ms, flush, last)
+        finally:
+            self.store.release(self.writer_id)
+        report.seconds = time.monotonic() - started
+        return report
+
+    def flush(self, batch_id: int) -> JoinBatchReport:
+        """End of both inputs: watermark and clock to +infinity; every window fires, the state empties."""
+        last = self.store.last_progress()
+        if last is None:
+            raise RuntimeError(f"join operator {self.store.operator_id!r} has no committed batch to flush")
+        empty = [self.spark.createDataFrame([], T.StructType.fromJson(json.loads(last[name])))
+                 for name in ("left_schema", "right_schema")]
+        return self.process_batch(*empty, batch_id, flush=True)
+
+    def _run(self, plan, schemas: SideSchemas, left: DataFrame, right: DataFrame, batch_id: int,
+             processing_time_ms: int | None, flush: bool, last: dict | None) -> JoinBatchReport:
+        wm_start = last["watermark_ms"] if last is not None else JoinClock(self.spec).watermark_ms
+        clock = JoinClock(self.spec, wm_start, json.loads(last["time_state"]) if last is not None else None)
+        clock_before = clock.clock_ms
+        tagged = tag_sides(self.spec, left, right, schemas).cache()
+        try:
+            counts = side_counts(tagged)
+            clock.arrive(processing_time_ms)
+            wm_end = clock.advance(counts, flush)
+            has_rows = any(c.input_rows > c.quarantined_rows for c in counts.values())
+            ctx = BatchContext(batch_id, wm_start, wm_end, clock_before, processing_time_ms, clock.clock_ms, flush,
+                               has_rows)
+            state = {table.name: self.store.read_state(table, last) for table in plan.state_tables}
+            valid = tagged.where(F.col(REASON).isNull())
+            out = plan.compute(valid, state, ctx)
+            try:
+                metrics = self._metrics(counts, out.counts)
+                self._fault("before_outputs")
+                self.store.write_output("results", out.results, batch_id)
+                self.store.write_output("late", out.late, batch_id)
+                self.store.write_output("quarantine", tagged.where(F.col(REASON).isNotNull()).select(
+                    SIDE, REASON, F.lit(batch_id).cast("long").alias(BATCH_ID), LEFT_ROW, RIGHT_ROW), batch_id)
+                self._fault("after_outputs")
+                versions = {table.name: self.store.merge_state(table, out.changes[table.name], batch_id)
+                            for table in plan.state_tables}
+                self._fault("before_progress")
+                self.store.commit_progress(progress_row(
+                    batch_id=batch_id, watermark_ms=wm_end, time_state=json.dumps(clock.saved()),
+                    state_versions=json.dumps(versions), spec_fingerprint=self.spec.fingerprint(), plan=plan.name,
+                    left_schema=schemas.left.json(), right_schema=schemas.right.json(),
+                    metrics=json.dumps({side.name: asdict(m) for side, m in metrics.items()}),
+                    processing_time_ms=processing_time_ms, writer_id=self.writer_id))
+                self._fault("after_progress")
+            finally:
+                out.release()
+        finally:
+            tagged.unpersist()
+        return JoinBatchReport(batch_id, False, wm_start, wm_end, metrics, plan=plan.name)
+
+    def _metrics(self, counts, plan_counts) -> dict[Side, BatchMetrics]:
+        """Each side's accounting; raises when a row is not accounted for."""
+        metrics = {}
+        for side in SIDES:
+            m = BatchMetrics(input_rows=counts[side].input_rows, quarantined_rows=counts[side].quarantined_rows,
+                             **plan_counts[side])
+            if not m.accounted():
+                raise AssertionError(f"join operator {self.store.operator_id!r}: {side.name} rows not accounted "
+                                     f"for: {m}")
+            metrics[side] = m
+        return metrics

@@ -1,0 +1,80 @@
+"""What a join plan gets and returns for one batch (the operator owns reading, writing and committing).
+
+A plan (:mod:`keyed_plan`, :mod:`window_plan`, :mod:`interval_plan`; chosen
+once by :func:`windowing.spark.joins.plans.plan_for`) names its state tables,
+and computes from the batch's valid tagged rows and its state (read as of
+the versions the last committed batch recorded) the batch's results, late
+rows, per-side accounting and state change sets.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pyspark.sql import DataFrame
+from pyspark.sql import types as T
+
+from windowing.core.joins.sides import SIDES, Side
+from windowing.spark.joins.columns import PLAN_COUNTS
+
+
+@dataclass(frozen=True)
+class StateTable:
+    """A state table of a plan: its name (the table's folder), schema, change-set keys and partition columns."""
+
+    name: str
+    schema: T.StructType
+    keys: tuple[str, ...]
+    partition_by: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class BatchContext:
+    """The batch-wide times of one batch.
+
+    Attributes:
+        batch_id: the batch.
+        watermark_start_ms: the watermark at the start (lateness is judged against it).
+        watermark_end_ms: after the batch's rows (every event-time timer at or below it fires).
+        clock_before_ms: the processing-time clock before the batch.
+        processing_time_ms: the batch's arrival time as given (None: none).
+        clock_end_ms: the clock after the batch's rows (+infinity on a flush).
+        flush: end of both inputs.
+        has_rows: the batch has a valid row of either side.
+    """
+
+    batch_id: int
+    watermark_start_ms: int
+    watermark_end_ms: int
+    clock_before_ms: int
+    processing_time_ms: int | None
+    clock_end_ms: int
+    flush: bool
+    has_rows: bool
+
+
+@dataclass
+class PlanOutput:
+    """One batch's outputs: ``results`` in the plan's results schema, ``late`` in the late table's (only rows
+    for the late table: none without ``side_output_late_data``), ``counts`` per side (the names of
+    :data:`~windowing.spark.joins.columns.PLAN_COUNTS`), ``changes`` per state table (with ``DELETE_FLAG``),
+    and the frames the plan cached (unpersisted after the commit)."""
+
+    results: DataFrame
+    late: DataFrame
+    counts: dict[Side, dict[str, int]]
+    changes: dict[str, DataFrame]
+    cached: list[DataFrame] = field(default_factory=list)
+
+    def release(self) -> None:
+        for frame in self.cached:
+            frame.unpersist()
+
+
+def counts_by_side(rows) -> dict[Side, dict[str, int]]:
+    """Collected ``(side, accepted_rows, late_rows, dropped_late_rows, unassigned_rows)`` rows, summed per side."""
+    counts = {side: dict.fromkeys(PLAN_COUNTS, 0) for side in SIDES}
+    by_name = {side.name: side for side in SIDES}
+    for row in rows:
+        for name in PLAN_COUNTS:
+            counts[by_name[row[0]]][name] += int(row[name] or 0)
+    return counts

@@ -1,0 +1,169 @@
+"""Where a join operator keeps its state, outputs and progress: Delta tables, or memory (tests).
+
+:class:`JoinDeltaStore`, under ``state_root/operator_id``:
+
+* ``state/<table>``: each state table of the plan (per-key states, buffered rows);
+* ``progress``: one row per committed batch: the watermark, the clock and the
+  watermark tracker (``time_state``), the state tables' Delta versions after the
+  batch (``state_versions``), the spec fingerprint and plan, both inputs'
+  schemas, the per-side metrics, the writer;
+* ``claims``: who writes which batch (:mod:`windowing.spark.claims`);
+* outputs (paths given or defaults ``results``, ``late``, ``quarantine``).
+
+Exactly once, as the single-input operator (docs/state-and-exactly-once.md):
+outputs are appended and state changes MERGEd once per ``(operator, batch)``
+(a marker in each commit, checked before writing); a batch reads its state as
+of the versions the last committed batch recorded; the progress row is the
+commit point, and the first writer of a batch's progress row wins.
+"""
+from __future__ import annotations
+
+import datetime
+import json
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from windowing.spark import delta_io
+from windowing.spark.claims import ConcurrentWriterError, app_id, open_claim_log, release
+from windowing.spark.joins.columns import DELETE_FLAG
+from windowing.spark.joins.plan import StateTable
+
+PROGRESS_SCHEMA = T.StructType([T.StructField(name, dtype, True) for name, dtype in (
+    ("batch_id", T.LongType()), ("watermark_ms", T.LongType()), ("time_state", T.StringType()),
+    ("state_versions", T.StringType()), ("spec_fingerprint", T.StringType()), ("plan", T.StringType()),
+    ("left_schema", T.StringType()), ("right_schema", T.StringType()), ("metrics", T.StringType()),
+    ("processing_time_ms", T.LongType()), ("writer_id", T.StringType()), ("committed_at", T.TimestampType()))])
+OUTPUTS = ("results", "late", "quarantine")
+
+
+def progress_row(**values) -> dict:
+    return {**dict.fromkeys(PROGRESS_SCHEMA.fieldNames()),
+            "committed_at": datetime.datetime.now(datetime.timezone.utc), **values}
+
+
+class JoinMemoryStore:
+    """The tables as Python rows in memory: one writer, no crash to survive (the plans' semantics in tests)."""
+
+    def __init__(self, spark: SparkSession, operator_id: str = "join"):
+        self.spark, self.operator_id = spark, operator_id
+        self.progress: list[dict] = []
+        self.outputs: dict[str, list] = {name: [] for name in OUTPUTS}
+        self._state: dict[str, tuple[StateTable, dict]] = {}
+
+    def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType]) -> None:
+        for table in tables:
+            self._state.setdefault(table.name, (table, {}))
+
+    def last_progress(self) -> dict | None:
+        return self.progress[-1] if self.progress else None
+
+    def claim(self, batch_id: int, writer_id: str) -> None:
+        """One writer in memory: nothing to claim."""
+
+    def release(self, writer_id: str) -> None:
+        """One writer in memory: nothing to release."""
+
+    def read_state(self, table: StateTable, last: dict | None) -> DataFrame:
+        rows = list(self._state[table.name][1].values())
+        return self.spark.createDataFrame(rows, table.schema)
+
+    def state_rows(self, name: str) -> list:
+        return list(self._state[name][1].values())
+
+    def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
+        self.outputs[kind] += df.collect()
+
+    def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int) -> int | None:
+        rows = self._state[table.name][1]
+        columns = table.schema.fieldNames()
+        for change in changes.collect():
+            key = tuple(change[k] for k in table.keys)
+            if change[DELETE_FLAG]:
+                rows.pop(key, None)
+            else:
+                rows[key] = tuple(change[c] for c in columns)
+        return None
+
+    def commit_progress(self, row: dict) -> None:
+        self.progress.append(row)
+
+
+class JoinDeltaStore:
+    """A join operator's tables in Delta (see the module docstring)."""
+
+    def __init__(self, spark: SparkSession, operator_id: str, state_root: str, results_path: str | None = None,
+                 late_path: str | None = None, quarantine_path: str | None = None):
+        self.spark, self.operator_id = spark, operator_id
+        self.base = f"{delta_io.absolute(state_root).rstrip('/')}/{operator_id}"
+        self.progress_path = f"{self.base}/progress"
+        given = {"results": results_path, "late": late_path, "quarantine": quarantine_path}
+        self.output_paths = {name: delta_io.absolute(given[name] or f"{self.base}/{name}") for name in OUTPUTS}
+        self.claims = open_claim_log(spark, operator_id, f"{self.base}/claims")
+        self._generation: int | None = None
+
+    @property
+    def app_id(self) -> str:
+        """The write markers' application id: the operator and its claim generation."""
+        if self._generation is None:
+            self._generation, _ = self.claims.read()
+        return app_id(self.operator_id, self._generation)
+
+    def state_path(self, name: str) -> str:
+        return f"{self.base}/state/{name}"
+
+    def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType]) -> None:
+        """Create the state and output tables that do not exist yet (empty)."""
+        for table in tables:
+            delta_io.create_empty(self.spark, table.schema, self.state_path(table.name), list(table.partition_by))
+        for name, schema in outputs.items():
+            delta_io.create_empty(self.spark, schema, self.output_paths[name])
+
+    def last_progress(self) -> dict | None:
+        if not delta_io.table_exists(self.spark, self.progress_path):
+            return None
+        rows = (self.spark.read.format("delta").load(self.progress_path)
+                .orderBy(F.col("batch_id").desc()).limit(1).collect())
+        return rows[0].asDict() if rows else None
+
+    def claim(self, batch_id: int, writer_id: str) -> None:
+        def committed() -> bool:
+            last = self.last_progress()
+            return last is not None and last["batch_id"] >= batch_id
+        self._generation = self.claims.claim(batch_id, writer_id, committed)
+
+    @staticmethod
+    def release(writer_id: str) -> None:
+        release(writer_id)
+
+    def read_state(self, table: StateTable, last: dict | None) -> DataFrame:
+        """The table as the last committed batch left it (before any batch: as created)."""
+        path = self.state_path(table.name)
+        version = (json.loads(last["state_versions"])[table.name] if last is not None
+                   else delta_io.version_before_marks(self.spark, path, self.app_id))
+        return delta_io.read_as_of(self.spark, path, version)
+
+    def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
+        delta_io.append(df, self.output_paths[kind], self.app_id, batch_id)
+
+    def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int) -> int:
+        return delta_io.merge_once(self.spark, self.state_path(table.name), changes, list(table.keys),
+                                   self.app_id, batch_id)
+
+    def commit_progress(self, row: dict) -> None:
+        """Append the progress row (the commit point); refuse when another writer's row of the batch came first."""
+        path, batch_id, writer_id = self.progress_path, row["batch_id"], row["writer_id"]
+        before = delta_io.latest_version(self.spark, path) if delta_io.table_exists(self.spark, path) else -1
+        frame = self.spark.createDataFrame([tuple(row.get(n) for n in PROGRESS_SCHEMA.fieldNames())], PROGRESS_SCHEMA)
+        appended = delta_io.append(frame, path, self.app_id, batch_id, writer_id=writer_id)
+        if appended and delta_io.first_writer(self.spark, path, self.app_id, batch_id, before) == writer_id:
+            release(writer_id)
+            return
+        if appended:    # lost the race: withdraw this writer's row
+            from delta.tables import DeltaTable
+            DeltaTable.forPath(self.spark, path).delete((F.col("batch_id") == batch_id)
+                                                        & (F.col("writer_id") == writer_id))
+        release(writer_id)
+        raise ConcurrentWriterError(f"join operator {self.operator_id!r}: batch {batch_id} was committed by "
+                                    f"another writer; this writer ({writer_id}) did not commit it")
