@@ -16,7 +16,7 @@ triggerer; LocalExecutor) with:
   execution API that outwait the API server's start (``[workers]
   execution_api_retries``);
 * a watch on the scheduler: Airflow 3.3's LocalExecutor can deadlock the
-  scheduler's loop (apache/airflow#70526, #67870: the process stays alive, its
+  scheduler's loop (a deadlock reported upstream: the process stays alive, its
   heartbeat stops, no task is scheduled again); :meth:`LocalAirflow.watch`
   restarts Airflow when the scheduler's heartbeat is older than
   ``SCHEDULER_STALL_S`` and writes the stalled process's kernel wait to the

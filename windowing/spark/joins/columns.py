@@ -1,6 +1,6 @@
 """The internal and output column names of the Spark joins, defined once (names only).
 
-The state change sets' ``DELETE_FLAG`` is ``windowing.spark.columns``'s, which ``delta_io`` reads.
+The state change sets' ``DELETE_FLAG`` is ``windowing.spark.input.columns``'s, which ``lake.delta_lake_io`` reads.
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ OUTPUT = "__output"
 STATE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER = "state", "next_event_timer_ms", "next_processing_timer_ms"
 """The per-key path's state table: a key's pickled model state and its earliest timers."""
 
-from windowing.spark.columns import DELETE_FLAG  # noqa: E402,F401  (the change sets' flag, as delta_io reads it)
+from windowing.spark.input.columns import DELETE_FLAG  # noqa: E402,F401  (the change sets' flag, as lake.delta_lake_io reads it)
 
 ACCEPTED, LATE, DROPPED_LATE, UNASSIGNED = "accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows"
 """The per-side accounting a plan reports (with ``input_rows`` and ``quarantined_rows`` from the intake)."""

@@ -25,8 +25,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.spark import delta_io
-from windowing.spark.claims import ConcurrentWriterError, app_id, open_claim_log, release
+from windowing.spark.lake import delta_lake_io
+from windowing.spark.lake.claims import ConcurrentWriterError, app_id, open_claim_log, release
 from windowing.spark.joins.columns import DELETE_FLAG
 from windowing.spark.joins.plan import StateTable
 
@@ -96,10 +96,10 @@ class JoinDeltaStore:
     def __init__(self, spark: SparkSession, operator_id: str, state_root: str, results_path: str | None = None,
                  late_path: str | None = None, quarantine_path: str | None = None):
         self.spark, self.operator_id = spark, operator_id
-        self.base = f"{delta_io.absolute(state_root).rstrip('/')}/{operator_id}"
+        self.base = f"{delta_lake_io.absolute(state_root).rstrip('/')}/{operator_id}"
         self.progress_path = f"{self.base}/progress"
         given = {"results": results_path, "late": late_path, "quarantine": quarantine_path}
-        self.output_paths = {name: delta_io.absolute(given[name] or f"{self.base}/{name}") for name in OUTPUTS}
+        self.output_paths = {name: delta_lake_io.absolute(given[name] or f"{self.base}/{name}") for name in OUTPUTS}
         self.claims = open_claim_log(spark, operator_id, f"{self.base}/claims")
         self._generation: int | None = None
 
@@ -116,12 +116,12 @@ class JoinDeltaStore:
     def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType]) -> None:
         """Create the state and output tables that do not exist yet (empty)."""
         for table in tables:
-            delta_io.create_empty(self.spark, table.schema, self.state_path(table.name), list(table.partition_by))
+            delta_lake_io.create_empty(self.spark, table.schema, self.state_path(table.name), list(table.partition_by))
         for name, schema in outputs.items():
-            delta_io.create_empty(self.spark, schema, self.output_paths[name])
+            delta_lake_io.create_empty(self.spark, schema, self.output_paths[name])
 
     def last_progress(self) -> dict | None:
-        if not delta_io.table_exists(self.spark, self.progress_path):
+        if not delta_lake_io.table_exists(self.spark, self.progress_path):
             return None
         rows = (self.spark.read.format("delta").load(self.progress_path)
                 .orderBy(F.col("batch_id").desc()).limit(1).collect())
@@ -141,23 +141,23 @@ class JoinDeltaStore:
         """The table as the last committed batch left it (before any batch: as created)."""
         path = self.state_path(table.name)
         version = (json.loads(last["state_versions"])[table.name] if last is not None
-                   else delta_io.version_before_marks(self.spark, path, self.app_id))
-        return delta_io.read_as_of(self.spark, path, version)
+                   else delta_lake_io.version_before_marks(self.spark, path, self.app_id))
+        return delta_lake_io.read_as_of(self.spark, path, version)
 
     def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
-        delta_io.append(df, self.output_paths[kind], self.app_id, batch_id)
+        delta_lake_io.append(df, self.output_paths[kind], self.app_id, batch_id)
 
     def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int) -> int:
-        return delta_io.merge_once(self.spark, self.state_path(table.name), changes, list(table.keys),
+        return delta_lake_io.merge_once(self.spark, self.state_path(table.name), changes, list(table.keys),
                                    self.app_id, batch_id)
 
     def commit_progress(self, row: dict) -> None:
         """Append the progress row (the commit point); refuse when another writer's row of the batch came first."""
         path, batch_id, writer_id = self.progress_path, row["batch_id"], row["writer_id"]
-        before = delta_io.latest_version(self.spark, path) if delta_io.table_exists(self.spark, path) else -1
+        before = delta_lake_io.latest_version(self.spark, path) if delta_lake_io.table_exists(self.spark, path) else -1
         frame = self.spark.createDataFrame([tuple(row.get(n) for n in PROGRESS_SCHEMA.fieldNames())], PROGRESS_SCHEMA)
-        appended = delta_io.append(frame, path, self.app_id, batch_id, writer_id=writer_id)
-        if appended and delta_io.first_writer(self.spark, path, self.app_id, batch_id, before) == writer_id:
+        appended = delta_lake_io.append(frame, path, self.app_id, batch_id, writer_id=writer_id)
+        if appended and delta_lake_io.first_writer(self.spark, path, self.app_id, batch_id, before) == writer_id:
             release(writer_id)
             return
         if appended:    # lost the race: withdraw this writer's row
