@@ -73,17 +73,21 @@ from bench_common import (BASE_MS, StepProfiler, alternate, append_round, commit
 HERE = Path(__file__).resolve().parent
 SIDES = ["spark", "ours"]
 
-JOB_TOML = """
-[job]
-name = "bench_doors"
-operator_id = "doors"
-
+SOURCE_TOML = """\
 [source]
 path = "{raw}"
 key = ["user_id"]
 event_time = "event_time"
 max_out_of_orderness = "10 seconds"
+"""
+"""The raw purchases as every benchmark job reads them."""
 
+JOB_TOML = """
+[job]
+name = "bench_doors"
+operator_id = "doors"
+
+""" + SOURCE_TOML + """
 [window]
 type = "tumbling"
 size = "1 minute"
@@ -269,12 +273,7 @@ SESSIONS_JOB_TOML = """
 name = "bench_sessions_backfill"
 operator_id = "bench_sessions_backfill"
 
-[source]
-path = "{raw}"
-key = ["user_id"]
-event_time = "event_time"
-max_out_of_orderness = "10 seconds"
-
+""" + SOURCE_TOML + """
 [window]
 type = "session"
 gap = "{gap}"
