@@ -135,7 +135,7 @@ class JoinOperator:
             wm_end = clock.advance(counts, flush)
             has_rows = any(c.input_rows > c.quarantined_rows for c in counts.values())
             ctx = BatchContext(batch_id, wm_start, wm_end, clock_before, processing_time_ms, clock.clock_ms, flush,
-                               has_rows)
+                               has_rows, {side: c.input_rows - c.quarantined_rows for side, c in counts.items()})
             state = {table.name: self.store.read_state(table, last) for table in plan.state_tables}
             valid = tagged.where(F.col(REASON).isNull())
             out = plan.compute(valid, state, ctx)

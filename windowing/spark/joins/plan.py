@@ -40,6 +40,7 @@ class BatchContext:
         clock_end_ms: the clock after the batch's rows (+infinity on a flush).
         flush: end of both inputs.
         has_rows: the batch has a valid row of either side.
+        valid_rows: each side's valid (not quarantined) rows in the batch, from the intake's aggregate.
     """
 
     batch_id: int
@@ -50,6 +51,7 @@ class BatchContext:
     clock_end_ms: int
     flush: bool
     has_rows: bool
+    valid_rows: dict[Side, int] = field(default_factory=dict)
 
 
 @dataclass

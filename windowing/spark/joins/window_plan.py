@@ -102,14 +102,13 @@ class WindowJoinFramePlan:
         per_side = {r[SIDE]: r for r in elements.groupBy(SIDE).agg(
             F.count(F.lit(1)).alias("assigned"), F.sum(F.when(F.col(_LIVE), 1).otherwise(0)).alias(ACCEPTED),
             late_sum.alias("late")).collect()}
-        valid_rows = {r[SIDE]: r["n"] for r in valid.groupBy(SIDE).agg(F.count(F.lit(1)).alias("n")).collect()}
         counts = {}
         for side in (LEFT, RIGHT):
             row = per_side.get(side.name)
             with_windows, accepted, late = (row["assigned"], row[ACCEPTED], row["late"]) if row else (0, 0, 0)
             counts[side] = {ACCEPTED: accepted, LATE: late if late_output else 0,
                             DROPPED_LATE: 0 if late_output else late,
-                            UNASSIGNED: valid_rows.get(side.name, 0) - with_windows}
+                            UNASSIGNED: ctx.valid_rows.get(side, 0) - with_windows}
         late_elements = elements.where(~F.col(_LIVE)).select(SIDE, ORDER)
         late = late_rows(valid.join(late_elements, [SIDE, ORDER], "left_semi"), LATE_BEYOND_ALLOWED_LATENESS,
                          ctx.watermark_start_ms, ctx.batch_id)
