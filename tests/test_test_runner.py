@@ -138,3 +138,10 @@ def test_long_groups_get_one_lane_for_every_four_test_processes():
         "services-0", "services-1", "services-2", "services-3"]               # at most a lane a module
     with pytest.raises(ValueError, match="test_quality"):
         machine.services_group("tests/pipelines/test_quality.py", {})
+
+
+def test_every_module_with_module_scoped_set_up_is_one_xdist_group():
+    """A module-scoped fixture outside a group runs once in each test process that gets a test of the module."""
+    ungrouped = [path.relative_to(TESTS).as_posix() for path in sorted(TESTS.rglob("test_*.py"))
+                 if 'scope="module"' in (text := path.read_text()) and "xdist_group" not in text]
+    assert ungrouped == []

@@ -15,7 +15,7 @@ from nexmark.generator import AUCTION, BID, EVENT_NUMBER, EVENT_TIME, INGESTED_A
 from nexmark.queries import QUERIES
 from pipelines.cli import main as winjob
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("nexmark")]  # module-scoped fixtures: one test process
 
 SMALL = NexmarkConfig(events=5_000, rate_per_s=100, seed=7)
 

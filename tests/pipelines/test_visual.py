@@ -22,6 +22,8 @@ from pipelines.visual.timeline import (EVENT, LATE_ROW, MAX_MS, MIN_MS, NULL_KEY
                                        arrival_batches, label_width_px, pane_labels, render_page, render_svg,
                                        write_timeline)
 
+pytestmark = pytest.mark.xdist_group("visual")  # the module-scoped stream: one test process
+
 REMOTE_RESOURCE = re.compile(r"<(?:script|img|iframe|link)\b[^>]*\b(?:src|href)=\"(?:https?:)?//", re.IGNORECASE)
 CSS_REMOTE_URL = re.compile(r"url\(\s*['\"]?(?:https?:)?//", re.IGNORECASE)
 

@@ -1,9 +1,9 @@
 """The join operator on Delta state: a crash at each commit stage, then a replay, gives a clean run's tables.
 
 One window join on the per-key path (its state a table of pickled per-key states) and one interval join
-(its state the buffered rows): the run crashes once at ``stage`` of batch 1, a new operator (a restarted
-job) replays the batch, and the results, late and quarantine tables must hold exactly the model's rows,
-each batch's once.
+(its state the buffered rows): the run crashes once at each of two commit stages, in two different
+batches; each time a new operator (a restarted job) replays the batch, and the results, late and
+quarantine tables must hold exactly the model's rows, each batch's once.
 """
 from __future__ import annotations
 
@@ -24,13 +24,14 @@ class Crash(Exception):
     """The injected fault."""
 
 
-def _run(spark, spec, steps, root: str, stage: str, crash_batch: int = 1) -> JoinOperator:
-    crashes = {"left": 1}
+def _run(spark, spec, steps, root: str, stage_by_batch: dict[int, str]) -> JoinOperator:
+    """Runs ``steps``, crashing once at ``stage_by_batch[b]`` of each batch ``b`` named there."""
+    crashes = dict(stage_by_batch)
     current = {"batch": None}
 
     def fault(at):
-        if at == stage and current["batch"] == crash_batch and crashes["left"]:
-            crashes["left"] -= 1
+        if crashes.get(current["batch"]) == at:
+            del crashes[current["batch"]]
             raise Crash(at)
 
     op = JoinOperator.on_delta(spark, spec, "join", root, fault_injection=fault)
@@ -41,9 +42,9 @@ def _run(spark, spec, steps, root: str, stage: str, crash_batch: int = 1) -> Joi
         try:
             call(op)
         except Crash:
-            op = JoinOperator.on_delta(spark, spec, "join", root)
+            op = JoinOperator.on_delta(spark, spec, "join", root, fault_injection=fault)
             call(op)
-    assert crashes["left"] == 0, f"no crash at {stage}"
+    assert not crashes, f"no crash at {crashes}"
     return op
 
 
@@ -51,14 +52,13 @@ def _table(spark, op, kind):
     return spark.read.format("delta").load(op.store.output_paths[kind])
 
 
-@pytest.mark.parametrize("transcript, stage", [
-    ("window_join_tumbling_early_and_late_panes", "after_outputs"),
-    ("window_join_tumbling_early_and_late_panes", "before_progress"),
-    ("interval_join_inclusive_bounds_and_cleanup", "before_outputs"),
-    ("interval_join_inclusive_bounds_and_cleanup", "after_progress")])
-def test_a_crash_then_replay_gives_the_models_rows_once(spark, tmp_path, transcript, stage):
+@pytest.mark.parametrize("transcript, stage_by_batch", [
+    ("window_join_tumbling_early_and_late_panes", {1: "after_outputs", 3: "before_progress"}),
+    ("interval_join_inclusive_bounds_and_cleanup", {1: "before_outputs", 2: "after_progress"})],
+    ids=["window_join-after_outputs-before_progress", "interval_join-before_outputs-after_progress"])
+def test_a_crash_then_replay_gives_the_models_rows_once(spark, tmp_path, transcript, stage_by_batch):
     t = by_name(transcript)
-    op = _run(spark, t.spec, t.steps, str(tmp_path), stage)
+    op = _run(spark, t.spec, t.steps, str(tmp_path), stage_by_batch)
     model = model_for(t.spec)
     results = [model.flush(b) if s.flush else model.process_batch(s.left, s.right, b, processing_time_ms=s.pt)
                for b, s in enumerate(t.steps)]

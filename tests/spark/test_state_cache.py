@@ -120,15 +120,22 @@ def tumbling_alone(spark, tmp_path_factory):
     return _tables(spark, op)
 
 
+@pytest.fixture(scope="module")
+def global_read(spark, tmp_path_factory):
+    """The tables of one operator running every batch of the global spec, reading its state from Delta."""
+    with pytest.MonkeyPatch.context() as patch:
+        return _tables(spark, _run(spark, tmp_path_factory.mktemp("global_read"), global_count_spec(), BATCHES,
+                                   False, patch))
+
+
 def test_state_kept_in_the_driver_gives_the_tables_of_reading_delta(spark, tmp_path, monkeypatch, tumbling_alone):
     read = _run(spark, tmp_path / "read", tumbling_spec(), BATCHES, False, monkeypatch)
     assert _tables(spark, read) == tumbling_alone
 
 
-def test_global_windows_kept_in_the_driver_merge_as_reading_delta(spark, tmp_path, monkeypatch):
+def test_global_windows_kept_in_the_driver_merge_as_reading_delta(spark, tmp_path, monkeypatch, global_read):
     kept = _run(spark, tmp_path / "kept", global_count_spec(), BATCHES, True, monkeypatch)
-    read = _run(spark, tmp_path / "read", global_count_spec(), BATCHES, False, monkeypatch)
-    assert _tables(spark, kept) == _tables(spark, read)
+    assert _tables(spark, kept) == global_read
     assert sorted(kept.store.open_windows()) == sorted(_tuples(spark, kept.store._cached))
 
 
@@ -350,17 +357,20 @@ def test_a_new_process_folds_the_logged_changes_into_what_it_reads(spark, tmp_pa
     assert _tables(spark, second) == tumbling_alone
 
 
-@pytest.mark.parametrize("spec_of", [tumbling_spec, global_count_spec], ids=["tumbling", "global"])
+@pytest.mark.parametrize("spec_of, reference", [(tumbling_spec, "tumbling_alone"), (global_count_spec, "global_read")],
+                         ids=["tumbling", "global"])
 def test_a_state_too_large_for_the_driver_writes_the_logged_changes_with_its_own(spark, tmp_path, monkeypatch,
-                                                                                 log_batches, spec_of):
+                                                                                 log_batches, spec_of, reference,
+                                                                                 request):
     """Batches log while the state is in the driver; a process whose state does not fit reads the
-    table with the logs folded in and writes them into the table with its own batch's changes."""
+    table with the logs folded in and writes them into the table with its own batch's changes; its
+    tables are those of an uninterrupted run (the module's, whose equality of kept and read state
+    the tests above check)."""
     log_batches(10)
-    reference = _run(spark, tmp_path / "reference", spec_of(), BATCHES, False, monkeypatch)
     root = tmp_path / "grown"
     _run(spark, root, spec_of(), BATCHES[:3], True, monkeypatch)
     grown = _run(spark, root, spec_of(), BATCHES[3:], False, monkeypatch, first_batch=3)
-    assert _tables(spark, grown) == _tables(spark, reference)
+    assert _tables(spark, grown) == request.getfixturevalue(reference)
     assert grown.last_progress()[state_log.LOGGED_FROM] is None
     assert _table_rows(spark, grown) == sorted(map(repr, grown.store.open_windows()))
 
