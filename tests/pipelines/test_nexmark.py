@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from nexmark.config import (FIRST_AUCTION_ID, FIRST_PERSON_ID, HOT_GROUP, TOTAL_PROPORTION, NexmarkConfig, counts)
 from nexmark.generator import AUCTION, BID, EVENT_NUMBER, EVENT_TIME, INGESTED_AT, PERSON, arrivals, write_events
 from nexmark.queries import QUERIES
+from nexmark.spark_streaming import SPARK_STREAMING, stream_once
 from pipelines.cli import main as winjob
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("nexmark")]  # module-scoped fixtures: one test process
@@ -132,3 +133,12 @@ def test_a_transform_job_rerun_writes_nothing_twice(spark, streamed):
         == [0, 1]
     assert spark.read.format("delta").load(str(stream_root / "nexmark" / "bid")) \
         .select(F.countDistinct(INGESTED_AT)).first()[0] == 2
+
+
+@pytest.mark.parametrize("name", sorted(SPARK_STREAMING))
+def test_sparks_own_streaming_form_equals_the_batch_sql(spark, streamed, name, tmp_path):
+    """The benchmark's other side: Spark's own availableNow queries (one run on the whole bid table)."""
+    raw = str(streamed[1] / "nexmark")
+    found = QUERIES[name].mismatches(spark, raw, stream_once(spark, name, raw, str(tmp_path)))
+    assert (found["missing"], found["extra"]) == (0, 0), found
+    assert found["rows"] > 0
