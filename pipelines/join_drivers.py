@@ -175,7 +175,7 @@ def metrics_of(report: JoinBatchReport) -> dict[str, dict]:
     return {side.name: asdict(m) for side, m in report.metrics.items()}
 
 
-JOIN_COMMANDS = ("stream", "backfill", "inspect")
+JOIN_COMMANDS = ("stream", "backfill", "inspect", "validate")
 
 
 def inspect(spark: SparkSession, job: JoinJob) -> dict:
@@ -197,12 +197,12 @@ def inspect(spark: SparkSession, job: JoinJob) -> dict:
 
 
 def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int:
-    """``winjob stream|backfill|inspect`` of a join job (``spark_of``: starts the session when needed)."""
+    """``winjob stream|backfill|inspect|validate`` of a join job (``spark_of``: starts the session when needed)."""
     import json
     from pipelines.errors import ExitCode, JobError
     if args.command not in JOIN_COMMANDS:
         raise JobError(f"{args.job} is a join job: it runs with {', '.join(JOIN_COMMANDS)}")
-    if args.command != "inspect":
+    if args.command in ("stream", "backfill"):
         require_inputs(None, job)   # a missing input table is told before Spark starts
     spark = spark_of()
     if args.command == "stream":
@@ -215,6 +215,15 @@ def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int
             raise JobError("a join job backfills its whole inputs in one pass; --start, --end and --chunk are "
                            "not supported for it")
         run_join_backfill(spark, job, reset_state=args.reset_state)
+    elif args.command == "validate":
+        from pipelines.join_quality import validate_join_job
+        results = validate_join_job(spark, job)
+        for result in results:
+            state = "skipped" if result.success is None else "passed" if result.success else "FAILED"
+            print(f"{result.suite}: {state} ({result.evaluated} expectations)"
+                  + "".join(f"\n  {f.expectation_type}: {f.detail}" for f in result.failed))
+        if any(result.failed_critical for result in results):
+            return ExitCode.DATA_QUALITY
     else:
         print(json.dumps(inspect(spark, job), indent=2, default=str))
     return ExitCode.OK
