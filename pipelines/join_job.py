@@ -152,7 +152,7 @@ def _output(builder, join: dict, kind: str):
     projected = "left_columns" in join or "right_columns" in join
     if projected and "function" in join:
         raise ValueError("[join] has either left_columns/right_columns (a projection) or function, not both")
-    if kind == "co_group" and not "function" in join:
+    if kind == "co_group" and "function" not in join:
         raise ValueError("[join] kind = 'co_group' needs function = 'package.module:Name' (a co-group function "
                          "with co_group(key, window, lefts, rights)) and output_schema")
     if "function" in join:
