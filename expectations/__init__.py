@@ -15,6 +15,8 @@ suite                     module                      table
 ``reconciliation``        ``reconciliation``          raw vs results + late + quarantine (backfill)
 ``row_accounting``        ``accounting``              each batch's progress metrics vs its rows in the tables
 ``watermark_jumps``       ``watermark``               progress + a batch's raw rows (stream)
+``join_results``          ``join_results``            a join job's results (pipelines.join_quality)
+``join_accounting``       ``join_results``            a join job's progress vs its late and quarantine tables
 ========================  ==========================  =========================================
 """
 from expectations import accounting, late_quarantine, raw_events, reconciliation, state, watermark, window_results

@@ -1,6 +1,6 @@
 """``winjob``: run and inspect windowed jobs.
 
-    winjob demo [--root DIR] [--sessions]
+    winjob demo [--root DIR] [--sessions | --join]
     winjob stream --job jobs/purchases_per_minute.toml [--root DIR] [--processing-time "30 seconds" --timeout S] [--reset-state]
     winjob backfill --job jobs/purchases_per_minute.toml [--start ISO --end ISO] [--chunk "1 hour"] [--reset-state]
     winjob reprocess --job jobs/purchases_per_minute.toml --start ISO --end ISO [--window '{"size": "5 minutes"}']
@@ -108,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
                       help=f"folder for the demo's Delta tables (default {DEMO_ROOT}, where ./dev airflow looks)")
     demo.add_argument("--sessions", action="store_true",
                       help="the second example: session windows with early firings and a late bridge")
+    demo.add_argument("--join", action="store_true",
+                      help="a window join of two inputs with early and late panes and a late row per side")
     for name, text in (("stream", "run the streaming job (availableNow by default)"),
                        ("backfill", "run the job over a time range of the raw table"),
                        ("reprocess", "recompute the windows of a time range (maybe with another window spec) "
@@ -174,11 +176,18 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "demo" and args.sessions:
             from examples.sessions_demo import run_sessions_demo
             return 0 if run_sessions_demo(_spark(verbose=args.verbose), Path(args.root) / "sessions") else 1
+        if args.command == "demo" and args.join:
+            from examples.join_demo import run_join_demo
+            return 0 if run_join_demo(_spark(verbose=args.verbose), Path(args.root) / "join") else 1
         if args.command == "demo":
             from examples.demo import run_demo
             run_demo(_spark(verbose=args.verbose), args.root)
             return 0
         job = _load(args.job, args.root)
+        from pipelines.join_job import JoinJob
+        if isinstance(job, JoinJob):   # two inputs joined: pipelines/join_drivers.py
+            from pipelines.join_drivers import run_command
+            return run_command(lambda: _spark(job, args.verbose, args.master), job, args)
         if args.command == "inspect" and args.timeline and not str(args.out or "").lower().endswith(".svg"):
             raise ValueError(f"inspect --timeline needs --out FILE.svg, got {args.out!r}")
         if args.command in ("stream", "backfill", "reprocess", "replay"):

@@ -436,6 +436,9 @@ def load_job(path: str | Path, root: str | Path | None = None) -> Job:
     if TRANSFORM_SECTION in data:   # a stateless stage (docs/jobs.md, "[transform]"); its module imports Spark
         from pipelines import transforms
         return transforms.transform_job(data, path, resolve)
+    from pipelines import join_job
+    if join_job.is_join_definition(data):   # two inputs joined (docs/jobs.md, "Join jobs")
+        return join_job.join_job(data, path, resolve)
     job, source, out = data.get("job", {}), data.get("source", {}), data.get("output", {})
     for section, keys in (("job", ("name", "operator_id")), ("source", ("path", "event_time", "key"))):
         missing = [k for k in keys if k not in data.get(section, {})]

@@ -1,0 +1,106 @@
+"""A join job's Delta outputs checked against the reference model run on the same batches.
+
+:func:`model_outputs` runs the pure-Python model
+(:class:`~windowing.core.joins.WindowJoinOperator` or
+:class:`~windowing.core.joins.IntervalJoinOperator`) over batches of rows;
+:func:`table_outputs` reads what the Spark join wrote (results, late table, the
+progress rows' per-side metrics). Both give the same shape, so equal means:
+every batch emitted the same panes or pairs, the same late rows with their side,
+and accounted for each side's rows the same way.
+"""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from windowing.core.joins import IntervalJoinOperator, IntervalJoinSpec, WindowJoinOperator
+from windowing.spark.joins.columns import (
+    BATCH_ID, EVENT_TIME, IS_FINAL, JOIN_KEY, LEFT_TIME, PANE_INDEX, REASON, RIGHT_TIME, ROW_INDEX, SIDE, TIMING,
+    WE, WS)
+
+METRICS = ("input_rows", "accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows", "quarantined_rows")
+"""Each side's accounting, in this order in :attr:`JoinOutputs.metrics`."""
+
+Batch = tuple[Sequence[Mapping], Sequence[Mapping]] | None
+"""A batch's (left rows, right rows), or None for the end-of-input flush."""
+
+
+@dataclass
+class JoinOutputs:
+    """What a join emitted: result rows (per batch, pane and output row), late rows, per-side metrics."""
+
+    results: Counter = field(default_factory=Counter)
+    late: Counter = field(default_factory=Counter)
+    metrics: dict[int, dict[str, tuple]] = field(default_factory=dict)
+
+    def differences(self, other: "JoinOutputs") -> list[str]:
+        """What differs from ``other`` (empty: the same outputs)."""
+        found = []
+        for name in ("results", "late"):
+            mine, theirs = getattr(self, name), getattr(other, name)
+            if mine != theirs:
+                found.append(f"{name}: only here {sorted((mine - theirs).elements(), key=repr)[:5]}, only there "
+                             f"{sorted((theirs - mine).elements(), key=repr)[:5]}")
+        if self.metrics != other.metrics:
+            found.append(f"metrics: {self.metrics} != {other.metrics}")
+        return found
+
+
+def model_outputs(spec, batches: Iterable[Batch], first_batch_id: int = 0) -> JoinOutputs:
+    """The reference model's outputs of ``batches`` (batch ids from ``first_batch_id``)."""
+    model = IntervalJoinOperator(spec) if isinstance(spec, IntervalJoinSpec) else WindowJoinOperator(spec)
+    columns, out = spec.output_columns, JoinOutputs()
+    for batch_id, batch in enumerate(batches, first_batch_id):
+        result = model.flush(batch_id) if batch is None else model.process_batch(batch[0], batch[1], batch_id)
+        if isinstance(spec, IntervalJoinSpec):
+            out.results.update((batch_id, p.key, p.left_timestamp_ms, p.right_timestamp_ms,
+                                tuple(p.values[c] for c in columns)) for p in result.pairs)
+        else:
+            for p in result.panes:
+                head = (batch_id, p.key, p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, p.is_final)
+                rows = [tuple(r[c] for c in columns) for r in p.rows or ()]
+                out.results.update(head + (row,) for row in rows or [None])
+        out.late.update((batch_id, x.side.name, x.key, x.timestamp_ms, x.reason) for x in result.late)
+        out.metrics[batch_id] = {side.name: tuple(getattr(m, name) for name in METRICS)
+                                 for side, m in result.metrics.items()}
+    return out
+
+
+def table_outputs(spark, job) -> JoinOutputs:
+    """What the job's Spark join wrote to its Delta tables (results, late, progress)."""
+    from windowing.spark.joins.stores import JoinDeltaStore
+    spec, out = job.spec, JoinOutputs()
+    columns = spec.output_columns
+    read = lambda path: spark.read.format("delta").load(path).collect()  # noqa: E731
+    for r in read(job.results_path):
+        if isinstance(spec, IntervalJoinSpec):
+            out.results[(r[BATCH_ID], tuple(r[JOIN_KEY]), r[LEFT_TIME], r[RIGHT_TIME],
+                         tuple(r[c] for c in columns))] += 1
+        else:
+            row = None if r[ROW_INDEX] is None else tuple(r[c] for c in columns)
+            out.results[(r[BATCH_ID], tuple(r[JOIN_KEY]), r[WS], r[WE], r[PANE_INDEX], r[TIMING], r[IS_FINAL],
+                         row)] += 1
+    out.late.update((r[BATCH_ID], r[SIDE], tuple(r[JOIN_KEY]), r[EVENT_TIME], r[REASON]) for r in read(job.late_path))
+    store = JoinDeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path,
+                           job.quarantine_path)
+    for r in read(store.progress_path):
+        metrics = json.loads(r["metrics"])
+        out.metrics[r["batch_id"]] = {side: tuple(m[name] for name in METRICS) for side, m in metrics.items()}
+    return out
+
+
+def final_pairs(outputs: JoinOutputs, closed_before_ms: int | None = None) -> Counter:
+    """Each window's output rows in its last pane (per key and window), of the windows ending at or before
+    ``closed_before_ms`` (None: all): what an accumulating window join finally says, whatever the batches."""
+    last: dict = {}
+    for (batch_id, key, start, end, pane, *_rest, row), n in outputs.results.items():
+        if closed_before_ms is not None and end > closed_before_ms:
+            continue
+        index = (key, start, end)
+        if index not in last or last[index][0] < pane:
+            last[index] = (pane, Counter())
+        if last[index][0] == pane and row is not None:
+            last[index][1][row] += n
+    return Counter({(index, row): n for index, (_, rows) in last.items() for row, n in rows.items()})

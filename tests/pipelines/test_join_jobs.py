@@ -1,0 +1,175 @@
+"""Join jobs: their job files, and `winjob stream` / `winjob backfill` of one on Delta against the reference model.
+
+One set of tables for the module: the join example (``jobs/joins/clicks_orders.toml``) streamed in its two
+arrivals and backfilled in one pass (``winjob demo --join``'s run), then read by every test.
+"""
+from __future__ import annotations
+
+import re
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from examples.join_inputs import ARRIVALS
+from pipelines.job import load_job
+from pipelines.join_job import JoinJob
+from windowing.core.joins import IntervalJoinSpec, WindowJoinSpec
+from windowing.core.triggers import EarlyLateEventTimeTrigger
+
+REPO = Path(__file__).resolve().parents[2]
+JOB_FILE = REPO / "jobs" / "joins" / "clicks_orders.toml"
+
+_SIDES = """
+[job]
+name = "j"
+operator_id = "j"
+[left]
+path = "l"
+key = "user"
+event_time = "lt"
+max_out_of_orderness = "2 seconds"
+[right]
+path = "r"
+key = "buyer"
+event_time = "rt"
+"""
+
+
+def _load(tmp_path: Path, text: str):
+    path = tmp_path / "job.toml"
+    path.write_text(text)
+    return load_job(path, root=tmp_path)
+
+
+def test_the_example_job_file_builds_the_window_join_spec(tmp_path):
+    job = load_job(JOB_FILE, root=tmp_path)
+    assert isinstance(job, JoinJob) and isinstance(job.spec, WindowJoinSpec)
+    assert job.left_path == str(tmp_path / "raw" / "clicks") and job.right_path == str(tmp_path / "raw" / "orders")
+    assert (job.spec.left_key, job.spec.right_key) == (("user",), ("buyer",))
+    assert job.spec.left.max_out_of_orderness_ms == 5000 and job.spec.allowed_lateness_ms == 60_000
+    assert job.spec.window.trigger == EarlyLateEventTimeTrigger(early_every_n=3)
+    assert job.spec.output_columns == ("click_id", "page", "order_id", "amount") and job.spec.late_output
+
+
+def test_an_interval_join_job_file_with_exclusive_bounds(tmp_path):
+    job = _load(tmp_path, _SIDES + '[join]\nkind = "interval"\nlower = "-5 seconds"\nupper = "10 seconds"\n'
+                                   'upper_exclusive = true\nleft_columns = ["user"]\nright_columns = {rt = "t"}\n')
+    assert isinstance(job.spec, IntervalJoinSpec)
+    assert (job.spec.lower_bound_ms, job.spec.upper_bound_ms) == (-5000, 9999)
+    assert job.spec.output_columns == ("user", "t")
+
+
+@pytest.mark.parametrize("join, says", [
+    ('kind = "cross"', "kind = 'cross' must be one of"),
+    ('kind = "window"\nhow = "outer"\nleft_columns = ["user"]\n[join.window]\nsize = "1 minute"', "how='outer'"),
+    ('kind = "window"\nleft_columns = ["user"]', "needs a [join.window] table"),
+    ('kind = "window"\nleft_columns = ["user"]\n[join.window]\nsize = "1 minute"\nlatenes = "1 minute"',
+     "[join.window] has unknown keys ['latenes']"),
+    ('kind = "window"\nleft_columns = ["user"]\n[join.window]\nsize = "1 minute"\ntrigger = "nope"', "nope"),
+    ('kind = "window"\n[join.window]\nsize = "1 minute"', "[join] needs an output"),
+    ('kind = "interval"\nupper = "1 second"\nleft_columns = ["user"]', "needs ['lower']"),
+    ('kind = "interval"\nlower = 0\nupper = 1\nhow = "left"\nleft_columns = ["user"]', "does not take ['how']"),
+    ('kind = "interval"\nlower = 0\nupper = 1\nupper_exclusive = "yes"\nleft_columns = ["user"]',
+     "[join] upper_exclusive must be true or false"),
+    ('kind = "co_group"\n[join.window]\nsize = "1 minute"', "co_group' needs function"),
+    ('kind = "window"\nfunction = "examples.nowhere:Fn"\noutput_schema = "a int"\n[join.window]\nsize = 60000',
+     "cannot be imported"),
+])
+def test_a_bad_join_table_is_refused_naming_it(tmp_path, join, says):
+    with pytest.raises(ValueError, match=re.escape(says)):
+        _load(tmp_path, _SIDES + "[join]\n" + join + "\n")
+
+
+@pytest.mark.parametrize("edit, says", [
+    (lambda t: t.replace('key = "buyer"', 'key = ["buyer", "shop"]'), "must name as many columns each"),
+    (lambda t: t.replace('event_time = "rt"\n', ''), "[right] is missing ['event_time']"),
+    (lambda t: t.replace('max_out_of_orderness = "2 seconds"', 'max_out_of_order = "2 seconds"'),
+     "[left] has unknown keys ['max_out_of_order']"),
+    (lambda t: t + "[window]\nsize = 1\n", "unknown: ['window']"),
+])
+def test_a_bad_side_is_refused_naming_it(tmp_path, edit, says):
+    join = '[join]\nkind = "interval"\nlower = 0\nupper = 1\nleft_columns = ["user"]\n'
+    with pytest.raises(ValueError, match=re.escape(says)):
+        _load(tmp_path, edit(_SIDES + join))
+
+
+@pytest.fixture(scope="module")
+def ran(spark, tmp_path_factory):
+    """The example streamed in its two arrivals and backfilled in one pass (``winjob demo --join``'s run)."""
+    from examples.join_demo import backfill_job, join_job, run_join_demo
+    root = tmp_path_factory.mktemp("join_jobs")
+    checked = run_join_demo(spark, root)
+    job = join_job(root)
+    return checked, job, backfill_job(job)
+
+
+def test_stream_and_backfill_equal_the_reference_model(spark, ran):
+    from pipelines.join_check import final_pairs, model_outputs, table_outputs
+    checked, job, backfill = ran
+    batches = [(clicks, orders) for _, clicks, orders in ARRIVALS]
+    stream = table_outputs(spark, job)
+    assert stream.differences(model_outputs(job.spec, batches)) == []
+    assert sorted(stream.metrics) == [0, 1]      # one micro-batch per arrival: both tables in one query
+    one_pass = table_outputs(spark, backfill)
+    assert one_pass.differences(model_outputs(job.spec, [tuple(sum(s, []) for s in zip(*batches)), None])) == []
+    timings = Counter(timing for (_, _, _, _, _, timing, _, row) in stream.results if row is not None)
+    assert set(timings) == {"EARLY", "ON_TIME", "LATE"}
+    closed_ms = max(end for (_, _, _, end, *_rest) in stream.results)
+    assert final_pairs(stream, closed_ms) == final_pairs(one_pass, closed_ms) != Counter()
+    assert checked
+
+
+def test_every_row_of_either_side_is_accounted_for(spark, ran):
+    from pipelines.join_check import METRICS, table_outputs
+    _, job, backfill = ran
+    landed = {"left": sum(len(c) for _, c, _ in ARRIVALS), "right": sum(len(o) for _, _, o in ARRIVALS)}
+    quarantine = Counter(r["side"] for r in spark.read.format("delta").load(job.quarantine_path).collect())
+    late = Counter(r["side"] for r in spark.read.format("delta").load(job.late_path).collect())
+    for which in (job, backfill):
+        metrics = table_outputs(spark, which).metrics
+        for side in ("left", "right"):
+            m = {name: sum(batch[side][i] for batch in metrics.values()) for i, name in enumerate(METRICS)}
+            assert m["input_rows"] == landed[side]
+            assert m["input_rows"] == sum(v for k, v in m.items() if k != "input_rows")
+            if which is job:
+                assert (m["quarantined_rows"], m["late_rows"]) == (quarantine[side], late[side]) == (1, 1)
+
+
+def test_late_rows_carry_their_side_and_row(spark, ran):
+    _, job, _ = ran
+    late = {r["side"]: r for r in spark.read.format("delta").load(job.late_path).collect()}
+    assert set(late) == {"left", "right"}
+    assert late["left"]["left_row"]["click_id"] == "c7" and late["left"]["right_row"] is None
+    assert late["right"]["right_row"]["order_id"] == "o5" and late["right"]["left_row"] is None
+    assert all(r["event_time_ms"] <= r["watermark_ms"] for r in late.values())
+
+
+def test_a_backfill_refuses_the_state_a_stream_wrote(spark, ran):
+    from pipelines.join_drivers import BACKFILL, claim_run
+    _, job, _ = ran
+    with pytest.raises(ValueError, match="written by a stream; this run is a backfill"):
+        claim_run(spark, job, BACKFILL)
+
+
+def test_the_join_suites_pass_on_the_tables_and_fail_on_a_doubled_row_or_a_lost_late_row(spark, ran):
+    from expectations import join_results
+    from expectations.base import Check, read_delta, suite
+    from pipelines.join_quality import validate_join_job
+    from pipelines.quality import _context, _run_check
+    _, job, _ = ran
+    results = validate_join_job(spark, job)
+    assert {r.suite: r.success for r in results} == {name: True for name in join_results.SUITES}
+    context = _context(job)
+    table = spark.read.format("delta").load(job.results_path)
+    doubled = _run_check(context, Check(suite(join_results.RESULTS_SUITE, join_results.results_expectations(job)),
+                                        "(frame)", table.unionByName(table.where("row_index IS NOT NULL").limit(1))),
+                         job.operator_id)
+    assert doubled.success is False and [f.expectation_type for f in doubled.failed] == [
+        "expect_no_row_twice_in_a_pane"]
+    progress = read_delta(spark, str(Path(job.state_root) / job.operator_id / "progress"))
+    lost = join_results.accounting_frame(spark, progress, None, read_delta(spark, job.quarantine_path))
+    lost_late = _run_check(context, Check(suite(join_results.ACCOUNTING_SUITE, join_results.accounting_expectations()),
+                                          "(frame)", lost), job.operator_id)
+    assert lost_late.success is False and [f.expectation_type for f in lost_late.failed] == [
+        "expect_late_table_to_match_progress"]
