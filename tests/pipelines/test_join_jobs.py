@@ -17,6 +17,7 @@ from pipelines.join_job import JoinJob
 from windowing.core.joins import IntervalJoinSpec, WindowJoinSpec
 from windowing.core.triggers import EarlyLateEventTimeTrigger
 
+pytestmark = pytest.mark.xdist_group("join_jobs")  # the module-scoped run: one test process
 REPO = Path(__file__).resolve().parents[2]
 JOB_FILE = REPO / "jobs" / "joins" / "clicks_orders.toml"
 
