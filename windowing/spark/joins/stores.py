@@ -102,6 +102,9 @@ class JoinDeltaStore:
         self.output_paths = {name: delta_lake_io.absolute(given[name] or f"{self.base}/{name}") for name in OUTPUTS}
         self.claims = open_claim_log(spark, operator_id, f"{self.base}/claims")
         self._generation: int | None = None
+        self._known_progress: tuple[tuple[str, int], dict | None] | None = None
+        """The progress table's identity (id, version) and its newest row at that version, as this store last
+        read or wrote it: while the table stays at that version, no read is needed."""
 
     @property
     def app_id(self) -> str:
@@ -121,11 +124,17 @@ class JoinDeltaStore:
             delta_lake_io.create_empty(self.spark, schema, self.output_paths[name])
 
     def last_progress(self) -> dict | None:
-        if not delta_lake_io.table_exists(self.spark, self.progress_path):
+        """The newest progress row; read from Delta only when the table moved since this store last saw it."""
+        identity = delta_lake_io.table_identity(self.spark, self.progress_path)
+        if identity is not None and self._known_progress is not None and self._known_progress[0] == identity:
+            return self._known_progress[1]
+        if identity is None and not delta_lake_io.table_exists(self.spark, self.progress_path):
             return None
         rows = (self.spark.read.format("delta").load(self.progress_path)
                 .orderBy(F.col("batch_id").desc()).limit(1).collect())
-        return rows[0].asDict() if rows else None
+        last = rows[0].asDict() if rows else None
+        self._known_progress = (identity, last) if identity is not None else None
+        return last
 
     def claim(self, batch_id: int, writer_id: str) -> None:
         def committed() -> bool:
@@ -156,8 +165,12 @@ class JoinDeltaStore:
         path, batch_id, writer_id = self.progress_path, row["batch_id"], row["writer_id"]
         before = delta_lake_io.latest_version(self.spark, path) if delta_lake_io.table_exists(self.spark, path) else -1
         frame = self.spark.createDataFrame([tuple(row.get(n) for n in PROGRESS_SCHEMA.fieldNames())], PROGRESS_SCHEMA)
+        self._known_progress = None
         appended = delta_lake_io.append(frame, path, self.app_id, batch_id, writer_id=writer_id)
         if appended and delta_lake_io.first_writer(self.spark, path, self.app_id, batch_id, before) == writer_id:
+            identity = delta_lake_io.table_identity(self.spark, path)
+            if identity is not None and identity[1] == before + 1:   # this row is the newest: no other commit since
+                self._known_progress = (identity, {n: row.get(n) for n in PROGRESS_SCHEMA.fieldNames()})
             release(writer_id)
             return
         if appended:    # lost the race: withdraw this writer's row
