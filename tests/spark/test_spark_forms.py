@@ -11,7 +11,8 @@ import pytest
 pytest.importorskip("pyspark")
 
 from windowing.core.aggregates import AGGREGATES, BUILTIN_AGGREGATES, Count, Reduce, Sum, UserAggregate  # noqa: E402
-from windowing.core.assigners import (BUILTIN_ASSIGNERS, EventTimeSessionWindows, GlobalWindows,  # noqa: E402
+from windowing.core.assigners import (BUILTIN_ASSIGNERS, CumulativeEventTimeWindows, EventTimeSessionWindows,  # noqa: E402
+                                      GlobalWindows,
                                       ProcessingTimeSessionWindows, SlidingEventTimeWindows,
                                       SlidingProcessingTimeWindows, TumblingEventTimeWindows,
                                       TumblingProcessingTimeWindows)
@@ -29,7 +30,8 @@ from windowing.spark.state.output_modes import SinkMode, sink_mode  # noqa: E402
 TRIGGERS = [EventTimeTrigger(), CountTrigger(2), NeverTrigger(), ProcessingTimeTrigger(),
             ContinuousEventTimeTrigger(10), ContinuousProcessingTimeTrigger(10),
             DeltaTrigger(1.0, value_column="v"), EarlyLateEventTimeTrigger(early_every_n=2)]
-ASSIGNERS = [TumblingEventTimeWindows.of(10), SlidingEventTimeWindows.of(10, 5), GlobalWindows(),
+ASSIGNERS = [TumblingEventTimeWindows.of(10), SlidingEventTimeWindows.of(10, 5), CumulativeEventTimeWindows.of(10, 5),
+             GlobalWindows(),
              TumblingProcessingTimeWindows.of(10), SlidingProcessingTimeWindows.of(10, 5),
              EventTimeSessionWindows.with_gap(5), ProcessingTimeSessionWindows.with_gap(5)]
 

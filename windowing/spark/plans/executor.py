@@ -82,8 +82,8 @@ def _metrics_of(observation: Observation, wait_s: float = 10.0) -> dict | None:
 
 
 def default_bucket_ms(spec: WindowSpec) -> int:
-    """Width of the state partitions by window end: 8 window sizes, at least one minute."""
-    size = getattr(spec.assigner, "size_ms", None)
+    """Width of the state partitions by window end: 8 of the longest windows, at least one minute."""
+    size = geometry_of(spec).longest_window_ms
     return max(60_000, 8 * size) if size else 60_000
 
 
@@ -347,7 +347,7 @@ class PlanExecutor:
                         times: "batch_time.BatchTime") -> DataFrame:
         """Only the state rows this batch can touch (the plan says which), pruned by end bucket."""
         batch_range = BatchRange(stats["min_accepted_ts"], stats["max_accepted_ts"], ctx.wm_start_ms, ctx.wm_end_ms,
-                                 self.spec.allowed_lateness_ms, getattr(self.spec.assigner, "size_ms", None),
+                                 self.spec.allowed_lateness_ms, self.geometry.longest_window_ms,
                                  clock, times)
         rows = self.definition.state_rows(batch_range, self.plan)
         return state if rows is None else self._state_by_end(state, *rows)
