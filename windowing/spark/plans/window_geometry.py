@@ -26,12 +26,13 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from windowing.core.assigners import (
-    CumulativeEventTimeWindows, EventTimeSessionWindows, GapFromColumn, GlobalWindows, ProcessingTimeSessionWindows, SlidingEventTimeWindows,
-    SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)
+    CumulativeEventTimeWindows, EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows,
+    SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 from windowing.core.time import MAX_TIMESTAMP_MS, floor_mod
 from windowing.spark.plans import slicing
 from windowing.spark.plans.aggregates import CompiledAggregate
 from windowing.spark.input.columns import GAP, SLICE, TS, WE, WS, long_lit
+from windowing.spark.input.prepare import has_gap_function
 
 
 class WindowGeometry:
@@ -93,6 +94,14 @@ class WindowGeometry:
     def in_live_window(self, live_end_above: int) -> Column:
         """On an assigned row: whether it has a window whose end is above ``live_end_above``."""
         return F.col(WE) > long_lit(live_end_above)
+
+    def live_windows(self, ts: Column, live_end_above: int | None) -> Column:
+        """The element's windows whose end is above ``live_end_above`` (None: all of them), as
+        :meth:`windows` gives them."""
+        windows = self.windows(ts)
+        if live_end_above is None:
+            return windows
+        return F.filter(windows, lambda w: w[WE] > long_lit(live_end_above))
 
     # Families with slices (``slices``): elements aggregate per (key, slice), windows come from slice partials.
     def slice_start(self, ts: Column) -> Column:
@@ -287,12 +296,6 @@ def longest_window_ms(spec) -> int | None:
     for a family without a fixed size or an assigner without a geometry (a user assigner)."""
     cls = geometry_class(type(spec.assigner))
     return None if cls is None else cls(spec).longest_window_ms
-
-
-def has_gap_function(spec) -> bool:
-    """Session windows whose gap a Python function computes per row (not a gap column)."""
-    gap = getattr(spec.assigner, "dynamic_gap", None)
-    return gap is not None and not isinstance(gap, GapFromColumn)
 
 
 def session_gap_ms(spec) -> Column:
