@@ -22,7 +22,7 @@ become window partials), its reference form in ``windowing.core.assigners`` and 
 """
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
 from windowing.core.assigners import (
@@ -247,6 +247,26 @@ class CumulateGeometry(WindowGeometry):
         return (exploded.groupBy(*keys, WS, WE)
                 .agg(*[agg.form.rollup(agg.aggregate, c).alias(c) for agg in compiled for c in agg.columns],
                      F.sum(slicing.CONTENTS).alias(slicing.CONTENTS)))
+
+    def closing_window_partials(self, compiled, keys, elements):
+        """Every window with an element. Count, Sum and Avg of integers: running sums of the slice
+        partials per (key, cycle) in slice order; the sum through slice ``o`` is the content of every
+        window ending in ``[o + step, next occupied slice]`` (or the cycle's end), so no partial is
+        copied before an aggregation. Other aggregates: slice explosion."""
+        if not slicing.invertible(compiled, elements.schema):
+            return super().closing_window_partials(compiled, keys, elements)
+        a, step = self.assigner, long_lit(self.assigner.step_ms)
+        parts = slicing.invertible_parts(compiled)
+        names = [name for name, _ in parts]
+        slices = (elements.groupBy(*keys, SLICE).agg(*[expr.alias(name) for name, expr in parts])
+                  .withColumn(WS, self.cycle_start(F.col(SLICE))))
+        by_cycle = Window.partitionBy(*keys, WS).orderBy(SLICE)
+        upto = by_cycle.rowsBetween(Window.unboundedPreceding, Window.currentRow)
+        last_end = F.coalesce(F.lead(SLICE).over(by_cycle), F.col(WS) + long_lit(a.max_size_ms))
+        runs = slices.select(*keys, WS, *[F.sum(name).over(upto).alias(name) for name in names],
+                             F.sequence(F.col(SLICE) + step, last_end, step).alias(WE))
+        return (runs.withColumn(WE, F.explode(WE))
+                .select(*keys, WS, WE, *slicing.accumulators_from_sums(compiled), F.col(slicing.CONTENTS)))
 
 
 class SessionGeometry(WindowGeometry):
