@@ -110,8 +110,8 @@ def reprocess_range(spark: SparkSession, job: Job, start: dt.datetime, end: dt.d
     size_ms = longest_window_ms(variant.spec)
     if size_ms is None:
         raise ValueError(f"job {job.name}: {type(variant.spec.assigner).__name__} windows have no time range to "
-                         f"reprocess; only tumbling, sliding and cumulating event-time windows can be reprocessed "
-                         f"by range")
+                         f"reprocess; only windows of a bounded size (tumbling, sliding, cumulating) can be "
+                         f"reprocessed by range")
     target = into or job
     staging_id = f"{job.operator_id}_r{start_ms}_{end_ms}_{uuid.uuid4().hex[:8]}"
     base = f"{staging_root or job.state_root + '/_staging'}/{staging_id}"
