@@ -187,9 +187,9 @@ class SparkWindowOperator(WindowOperator):
 
 
 class KeyedModelOperator(WindowOperator):
-    """The window operator on the per-key path (:class:`windowing.spark.keyed.executor.KeyedExecutor`); arguments as
-    :class:`WindowOperator`'s (a ``bucket_ms`` is ignored: no plan
-    partitions state by window end)."""
+    """The window operator on the per-key path (:class:`windowing.spark.keyed.executor.KeyedExecutor`);
+    arguments as :class:`WindowOperator`'s (a ``bucket_ms`` is ignored: no plan partitions state by
+    window end)."""
 
     def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
                  fault_injection: Callable[[str], None] | None = None, **_ignored):
