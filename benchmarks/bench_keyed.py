@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 from bench_windows import DAY_MS, OUT, START_MS, generate, timed_cpu
 from examples.triggers import EveryNthLarge
 from windowing import Count, Sum, TumblingEventTimeWindows, WindowSpecBuilder
-from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import KeyedModelOperator
 from windowing.spark.operator.protocol import SparkWindowOperator
 from windowing.spark.runtime.spark_session import get_spark
 from windowing.spark.state.stores import DeltaStore

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 
 from bench_windows import OUT, START_MS, generate, timed_cpu
 from windowing import Count, EventTimeSessionWindows, EventTimeTrigger, Sum, WindowSpecBuilder
-from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import KeyedModelOperator
 from windowing.spark.operator.protocol import SparkWindowOperator
 from windowing.spark.runtime.spark_session import get_spark
 from windowing.spark.state.stores import DeltaStore

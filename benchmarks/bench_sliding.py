@@ -30,7 +30,8 @@ from windowing.core.time import parse_duration_ms
 from windowing.spark.plans import slicing
 from windowing.spark.plans.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.input.columns import TS, WE, WS
-from windowing.spark.input.prepare import assigned_windows, event_time_ms
+from windowing.spark.input.prepare import event_time_ms
+from windowing.spark.plans.window_geometry import geometry_of
 from windowing.spark.runtime.spark_session import get_spark
 
 OUT = Path(__file__).resolve().parent / "out"
@@ -49,7 +50,7 @@ def alternatives(spark, raw: str, window_spec, repeats: int = 2) -> dict:
                 .withColumn(slicing.SLICE, slicing.slice_start(assigner, F.col(TS))))
 
     def per_element():
-        exploded = (elements.select(*keys, "item_count", F.explode(assigned_windows(window_spec, F.col(TS))).alias("w"))
+        exploded = (elements.select(*keys, "item_count", F.explode(geometry_of(window_spec).windows(F.col(TS))).alias("w"))
                     .select(*keys, "item_count", F.col("w." + WS).alias(WS), F.col("w." + WE).alias(WE)))
         return exploded.groupBy(*keys, WS, WE).agg(*partial_exprs(compiled))
 

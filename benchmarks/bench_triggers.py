@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 import bench_keyed
 from bench_windows import DAY_MS, OUT, START_MS, generate, timed_cpu
 from windowing import Count, EventTimeTrigger, Sum, TumblingEventTimeWindows, WindowSpecBuilder
-from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import KeyedModelOperator
 from windowing.spark.operator.protocol import SparkWindowOperator
 from windowing.spark.state.stores import DeltaStore
 from windowing.spark.runtime.spark_session import get_spark

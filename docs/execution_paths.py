@@ -18,6 +18,7 @@ from typing import Callable
 
 from windowing import (
     AbsoluteDifference, ContinuousEventTimeTrigger, ContinuousProcessingTimeTrigger, Count, CountEvictor,
+    CumulativeEventTimeWindows,
     CountTrigger, DeltaEvictor, DeltaTrigger, EventTimeSessionWindows, EventTimeTrigger, GlobalWindows, NeverTrigger,
     ProcessingTimeSessionWindows, ProcessingTimeTrigger, PurgingTrigger, SlidingEventTimeWindows,
     SlidingProcessingTimeWindows, Sum, TimeEvictor, TriggerBase, TriggerResult, TumblingEventTimeWindows,
@@ -119,6 +120,8 @@ FEATURES: list[tuple[str, Callable[[], WindowSpec]]] = [
      lambda: _keyed().window(TUMBLING).aggregate(n=Count())),
     ("sliding event-time windows (by slices)",
      lambda: _keyed().window(SLIDING).aggregate(n=Count())),
+    ("cumulating event-time windows (`CUMULATE`, by slices of one step)",
+     lambda: _keyed().window(CumulativeEventTimeWindows.of("1 hour", "10 minutes")).aggregate(n=Count())),
     ("`NeverTrigger`, discarding (`PurgingTrigger`)",
      lambda: _keyed().window(TUMBLING).trigger(PurgingTrigger(NeverTrigger())).aggregate(n=Count())),
     ("`CountTrigger(n)` on time windows",

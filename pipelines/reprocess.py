@@ -37,6 +37,7 @@ from pyspark.sql.utils import AnalysisException
 from pipelines.drivers import _epoch_ms, event_time_ms_sql, log, run_backfill
 from pipelines.job import Job
 from windowing.spark.lake import delta_lake_io
+from windowing.spark.plans.window_geometry import longest_window_ms
 
 
 @dataclass(frozen=True)
@@ -106,10 +107,11 @@ def reprocess_range(spark: SparkSession, job: Job, start: dt.datetime, end: dt.d
     if end_ms <= start_ms:
         raise ValueError(f"reprocessing range is empty: start {start.isoformat()} is not before end {end.isoformat()}")
     variant = job.with_window(window)
-    size_ms = getattr(variant.spec.assigner, "size_ms", None)
+    size_ms = longest_window_ms(variant.spec)
     if size_ms is None:
         raise ValueError(f"job {job.name}: {type(variant.spec.assigner).__name__} windows have no time range to "
-                         f"reprocess; only tumbling and sliding event-time windows can be reprocessed by range")
+                         f"reprocess; only windows of a bounded size (tumbling, sliding, cumulating) can be "
+                         f"reprocessed by range")
     target = into or job
     staging_id = f"{job.operator_id}_r{start_ms}_{end_ms}_{uuid.uuid4().hex[:8]}"
     base = f"{staging_root or job.state_root + '/_staging'}/{staging_id}"

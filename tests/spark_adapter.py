@@ -8,7 +8,7 @@ from windowing.core.records import BatchMetrics, BatchResult, LateElement, Pane,
 from windowing.core.spec import APPEND, WindowSpec
 from windowing.spark.lake import delta_lake_io
 from windowing.spark.operator.dispatch import make_operator
-from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import KeyedModelOperator
 from windowing.spark.runtime.local_frames import local_frame
 from windowing.spark.state.stores import MemoryStore, delta_store
 

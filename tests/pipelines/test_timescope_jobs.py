@@ -124,7 +124,7 @@ def test_state_written_per_key_stays_per_key_until_reset(spark, tmp_path):
     from windowing.core.assigners import TumblingEventTimeWindows
     from windowing.core.spec import WindowSpecBuilder
     from windowing.spark.operator.dispatch import execution_path, operator_on_delta
-    from windowing.spark.keyed.executor import KeyedModelOperator
+    from windowing.spark.operator.protocol import KeyedModelOperator
     from windowing.spark.operator.protocol import SparkWindowOperator
     spec = WindowSpecBuilder().window_all().event_time("ts").window(TumblingEventTimeWindows.of(10)).aggregate(n=Count())
     assert execution_path(spec) == "dataframe plan time"

@@ -17,7 +17,7 @@ from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
-from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import KeyedModelOperator
 from windowing.spark.operator.protocol import SparkWindowOperator
 from windowing.spark import ConcurrentWriterError, SpecMismatchError
 

@@ -17,7 +17,7 @@ from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
 from windowing.spark.lake import delta_lake_io
 from windowing.spark.operator.dispatch import operator_on_delta
-from windowing.spark.keyed.executor import KeyedModelOperator
+from windowing.spark.operator.protocol import KeyedModelOperator
 from windowing.spark.operator.protocol import SparkWindowOperator
 from windowing.spark.state.log import LOG_BATCHES_SETTING
 from windowing.spark.plans.time_plans import EVICTING_COUNT_PLAN

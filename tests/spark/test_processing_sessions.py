@@ -124,7 +124,7 @@ def test_replayed_rows_on_the_per_key_path_agree_with_the_model(spark, name):
     processing time included): same panes and late rows, the late rows with the clock."""
     from spark_adapter import SparkExecutor
     from transcripts.runner import check_step, run_steps
-    from windowing.spark.keyed.executor import KeyedModelOperator
+    from windowing.spark.operator.protocol import KeyedModelOperator
     t = BY_NAME[name]
     executor = SparkExecutor(spark, t.spec, _schema(t))
     executor.operator = KeyedModelOperator(spark, t.spec, executor.store)

@@ -140,7 +140,7 @@ def test_per_key_state_of_a_session_trigger_spec_resumes_per_key(spark, tmp_path
     """A session spec with early firings that ran per key before it had a plan keeps running per
     key on its Delta state (and the plan refuses that state: another layout, another fingerprint)."""
     from windowing.spark.operator.dispatch import operator_on_delta
-    from windowing.spark.keyed.executor import KeyedModelOperator
+    from windowing.spark.operator.protocol import KeyedModelOperator
     from windowing.spark import SparkWindowOperator, SpecMismatchError
     s = BY_NAME["session_early_firings_and_late_bridge"].spec
     root = str(tmp_path / "state")

@@ -11,11 +11,12 @@ import pytest
 pytest.importorskip("pyspark")
 
 from windowing.core.aggregates import AGGREGATES, BUILTIN_AGGREGATES, Count, Reduce, Sum, UserAggregate  # noqa: E402
-from windowing.core.assigners import (BUILTIN_ASSIGNERS, EventTimeSessionWindows, GlobalWindows,  # noqa: E402
+from windowing.core.assigners import (BUILTIN_ASSIGNERS, CumulativeEventTimeWindows, EventTimeSessionWindows,  # noqa: E402
+                                      GlobalWindows,
                                       ProcessingTimeSessionWindows, SlidingEventTimeWindows,
                                       SlidingProcessingTimeWindows, TumblingEventTimeWindows,
                                       TumblingProcessingTimeWindows)
-from windowing.core.registry import JOB_AGGREGATES  # noqa: E402
+from windowing.core.registry import JOB_AGGREGATES, JOB_TRIGGERS, JOB_WINDOW_TYPES  # noqa: E402
 from windowing.core.sinks import MODES  # noqa: E402
 from windowing.core.triggers import (BUILTIN_TRIGGERS, ContinuousEventTimeTrigger,  # noqa: E402
                                      ContinuousProcessingTimeTrigger, CountTrigger, DeltaTrigger,
@@ -24,12 +25,14 @@ from windowing.core.triggers import (BUILTIN_TRIGGERS, ContinuousEventTimeTrigge
 from windowing.spark.plans import aggregates as spark_aggregates  # noqa: E402
 from windowing.spark.plans import registry as plan_registry  # noqa: E402
 from windowing.spark.plans import trigger_rules  # noqa: E402
+from windowing.spark.plans import window_geometry  # noqa: E402
 from windowing.spark.state.output_modes import SinkMode, sink_mode  # noqa: E402
 
 TRIGGERS = [EventTimeTrigger(), CountTrigger(2), NeverTrigger(), ProcessingTimeTrigger(),
             ContinuousEventTimeTrigger(10), ContinuousProcessingTimeTrigger(10),
             DeltaTrigger(1.0, value_column="v"), EarlyLateEventTimeTrigger(early_every_n=2)]
-ASSIGNERS = [TumblingEventTimeWindows.of(10), SlidingEventTimeWindows.of(10, 5), GlobalWindows(),
+ASSIGNERS = [TumblingEventTimeWindows.of(10), SlidingEventTimeWindows.of(10, 5), CumulativeEventTimeWindows.of(10, 5),
+             GlobalWindows(),
              TumblingProcessingTimeWindows.of(10), SlidingProcessingTimeWindows.of(10, 5),
              EventTimeSessionWindows.with_gap(5), ProcessingTimeSessionWindows.with_gap(5)]
 
@@ -58,6 +61,36 @@ def test_every_builtin_assigner_has_a_window_family_with_plans(assigner):
     family = plan_registry.window_family(assigner)
     assert family is not None, assigner
     assert any(f is family for f, _ in plan_registry.PLANS), family
+
+
+def test_every_registered_part_is_a_builtin_part_with_its_spark_form():
+    """What job files name (window types, triggers, aggregates) and what the plan registry keys on
+    (window families, trigger rules) are built-in parts, each with its Spark form: a window
+    assigner its geometry and a family with plans, a trigger its rule, every family and every rule
+    a plan."""
+    assert set(JOB_WINDOW_TYPES.classes) <= set(BUILTIN_ASSIGNERS)
+    assert set(JOB_TRIGGERS.classes) <= set(BUILTIN_TRIGGERS)
+    assert set(plan_registry._FAMILIES) == set(BUILTIN_ASSIGNERS)
+    assert set(plan_registry._FAMILIES.values()) == set(plan_registry.WindowFamily)
+    assert {family for family, _ in plan_registry.PLANS} == set(plan_registry.WindowFamily)
+    assert {rule for _, rule in plan_registry.PLANS} == set(plan_registry.TriggerRule)
+    for cls in BUILTIN_ASSIGNERS:
+        assert window_geometry.geometry_class(cls) is not None, cls.__name__
+    assert set(JOB_AGGREGATES.values()) <= {cls for cls in AGGREGATES if spark_aggregates.form_of_class(cls)}
+
+
+@pytest.mark.parametrize("assigner", ASSIGNERS, ids=lambda a: type(a).__name__)
+def test_every_geometry_with_slices_builds_windows_from_them(assigner):
+    """A family that puts an element in several windows has its own slices and its own way from
+    slice partials to window partials (the base class refuses both); one window per element has
+    its window columns instead."""
+    geometry = window_geometry.geometry_class(type(assigner))
+    base = window_geometry.WindowGeometry
+    if geometry.slices:
+        for method in ("slice_start", "window_partials", "windows", "in_live_window", "assign"):
+            assert getattr(geometry, method) is not getattr(base, method), (geometry.__name__, method)
+    else:
+        assert geometry.window is not base.window, geometry.__name__
 
 
 def test_every_rule_set_overrides_a_phase():

@@ -94,7 +94,7 @@ def _schema(spec, transcript: Transcript) -> str:
 def _spark_time_windows_left(executor) -> list:
     """State rows (tuples: key columns, then window start) of time windows, or the per-key path's windows."""
     from spark_adapter import keyed_time_windows_left
-    from windowing.spark.keyed.executor import KeyedModelOperator
+    from windowing.spark.operator.protocol import KeyedModelOperator
     if isinstance(executor.operator, KeyedModelOperator):
         return keyed_time_windows_left(executor.operator)
     start = len(executor.spec.key_columns)

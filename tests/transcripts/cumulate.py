@@ -5,7 +5,8 @@ max_size)`` an element at ``ts`` is in every window ``[s, s + k * step)`` (``k =
 step``) that ends after ``ts``. Each window is an ordinary time window for the operator: it fires
 at its ``max_ts = end - 1``, is late when ``max_ts + L <= wm`` at the batch's start, and is cleaned
 at ``max_ts + L`` (the rules of ``transcripts/basics.py``). The expected values are worked out by
-hand below. With no DataFrame plan for the family yet, Spark runs them on the per-key path.
+hand below. Spark runs them as the time plans (slices of one step); the first also on the per-key
+path and on Delta state.
 """
 from __future__ import annotations
 
@@ -35,7 +36,7 @@ transcript(
            P("a", 30, 50, 0, ON_TIME, True, s=8, n=1),
            P("a", 30, 60, 0, ON_TIME, True, s=8, n=1)]),
     invariant=True, doc="max size 30, step 10: each element in the windows of its cycle that end after it",
-    spark=Cut.STEPS | Cut.THREE | Cut.ALL)
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL, spark_per_key=Cut.STEPS, delta=Cut.STEPS)
 
 transcript(
     "cumulate_offset_and_negative_time", spec(cumulate(20, 5, 3)),

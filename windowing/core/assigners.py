@@ -426,7 +426,7 @@ def merge_windows(windows) -> list[tuple[TimeWindow, list[TimeWindow]]]:
 
 
 MERGING_ASSIGNERS = (EventTimeSessionWindows, ProcessingTimeSessionWindows)
-BUILTIN_ASSIGNERS = (TumblingEventTimeWindows, SlidingEventTimeWindows, GlobalWindows, TumblingProcessingTimeWindows,
-             SlidingProcessingTimeWindows, EventTimeSessionWindows, ProcessingTimeSessionWindows)
-"""The assigners with a DataFrame plan (``tests/spark/test_spark_forms.py`` checks each has its Spark form).
-:class:`CumulativeEventTimeWindows` has none yet: it runs on the per-key path, as a user assigner does."""
+BUILTIN_ASSIGNERS = (TumblingEventTimeWindows, SlidingEventTimeWindows, CumulativeEventTimeWindows, GlobalWindows,
+                     TumblingProcessingTimeWindows, SlidingProcessingTimeWindows, EventTimeSessionWindows,
+                     ProcessingTimeSessionWindows)
+"""The assigners with a DataFrame plan (``tests/spark/test_spark_forms.py`` checks each has its Spark form)."""

@@ -1,4 +1,5 @@
-"""Input preparation: event time to epoch ms, quarantine reasons, window assignment.
+"""Input preparation: event time to epoch ms, quarantine reasons, window assignment through the
+spec's window geometry (the caller's :class:`windowing.spark.plans.window_geometry.WindowGeometry`).
 
 Everything here is column expressions (no Python per row), except a session
 gap FUNCTION (user code: :func:`gap_function_column`). The thresholds
@@ -21,9 +22,9 @@ from windowing.core.input_policy import InputPolicy
 from windowing.core.watermarks import SINGLE_SOURCE
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS, clamp_ms as _clamp
+from windowing.core.assigners import GapFromColumn
 from windowing.spark.input.columns import (ACCEPTED, EVENT_MS, GAP, LATE, PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS,
-                                           UNASSIGNED, WE, long_lit)
-from windowing.spark.plans.window_geometry import geometry_of, has_gap_function
+                                           UNASSIGNED, long_lit)
 
 
 def count_each(frames: dict[str, DataFrame]) -> dict[str, int]:
@@ -91,7 +92,7 @@ def by_processing_time(spec: WindowSpec) -> bool:
 
 
 def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_ms: int | None = None,
-             seen_ids: DataFrame | None = None, arrival_ms: int | None = None) -> DataFrame:
+             seen_ids: DataFrame | None = None, arrival_ms: int | None = None, *, geometry) -> DataFrame:
     """Add ``__ts_ms``, ``__seq``, the live windows and a status per input row.
 
     ``__ts_ms`` is the element's timestamp: its event time, or its processing
@@ -101,10 +102,11 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
     the batch arrived) and ``__source`` (the watermark source: the
     ``source_column``, or the single unnamed source).
 
-    Windows: ``window_start_ms``/``window_end_ms`` columns for assigners with
-    one window per element (tumbling, global); for sliding windows the
-    element's slice ``__slice_ms`` (see :mod:`windowing.spark.plans.slicing`) and no
-    window list: :func:`live_windows` gives one where a plan needs it.
+    Windows: ``geometry`` (the spec's window geometry) assigns them:
+    ``window_start_ms``/``window_end_ms`` columns for families with one window
+    per element (tumbling, global, sessions); for families with slices (sliding,
+    cumulating) the element's slice ``__slice_ms`` and no window list: the
+    geometry's ``live_windows`` gives one where a plan needs it.
 
     Status: quarantined (with ``__reason``), late (in no live window and
     ``ts + L <= wm``), unassigned (in no window, not late) or accepted.
@@ -168,7 +170,7 @@ def classify(df: DataFrame, spec: WindowSpec, wm_start_ms: int, processing_time_
             else F.lit(False)
     else:
         element_late = F.lit(False)
-    out, in_live_window, element_late = geometry_of(spec).assign(out, live_end_above, element_late)
+    out, in_live_window, element_late = geometry.assign(out, live_end_above, element_late)
     status = (F.when(F.col(REASON).isNotNull(), F.lit(QUARANTINED))
               .when(in_live_window, F.lit(ACCEPTED))
               .when(element_late, F.lit(LATE))
@@ -184,15 +186,6 @@ def live_window_end_above(spec: WindowSpec, wm_start_ms: int) -> int | None:
     if not spec.is_event_time:
         return None
     return _clamp(wm_start_ms - spec.allowed_lateness_ms + 1)
-
-
-def live_windows(spec: WindowSpec, ts: Column, wm_start_ms: int) -> Column:
-    """The element's live windows as an array of (window_start_ms, window_end_ms) structs."""
-    windows = geometry_of(spec).windows(ts)
-    live_end_above = live_window_end_above(spec, wm_start_ms)
-    if live_end_above is None:
-        return windows
-    return F.filter(windows, lambda w: w[WE] > long_lit(live_end_above))
 
 
 def gap_function_column(df: DataFrame, spec: WindowSpec, checked: Column, ts: Column, pt: Column) -> Column:
@@ -255,6 +248,7 @@ def _mark_duplicates(out: DataFrame, id_column: str, seen_ids: DataFrame | None)
     return out.drop("__dup_rank", "__seen_id", "__seen")
 
 
-def assigned_windows(spec: WindowSpec, ts: Column) -> Column:
-    """An array of structs (window_start_ms, window_end_ms) per element (the spec's window geometry)."""
-    return geometry_of(spec).windows(ts)
+def has_gap_function(spec) -> bool:
+    """Session windows whose gap a Python function computes per row (not a gap column)."""
+    gap = getattr(spec.assigner, "dynamic_gap", None)
+    return gap is not None and not isinstance(gap, GapFromColumn)

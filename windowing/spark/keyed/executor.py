@@ -63,9 +63,8 @@ from windowing.spark.input import batch_time
 from windowing.spark.keyed.state import (
     ALL_KEY, KEY_SCOPE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER, OPERATOR_SCOPE, SCOPE, STATE, KeyedStateTable,
     state_schema)
-from windowing.spark.operator.executor import BatchWork, Output, StateVersions
+from windowing.spark.state.batch_work import BatchWork, Output, StateVersions
 from windowing.spark.runtime.local_frames import local_frame
-from windowing.spark.operator.protocol import WindowOperator
 from windowing.spark.input.columns import PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, WE, WS, long_lit
 from windowing.spark.input.prepare import _mark_duplicates, by_processing_time, event_time_ms, ingestion_time_ms, out_of_bounds
 
@@ -426,22 +425,3 @@ class _KeyedWork(BatchWork):
 
     def committed(self) -> None:
         self.executor._operator_state = (self.batch_id, copy.deepcopy(self._operator_row_state()))
-
-
-class KeyedModelOperator(WindowOperator):
-    """The window operator on the per-key path (:class:`KeyedExecutor`); arguments as
-    :class:`~windowing.spark.operator.protocol.WindowOperator`'s (a ``bucket_ms`` is ignored: no plan
-    partitions state by window end)."""
-
-    def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
-                 fault_injection: Callable[[str], None] | None = None, **_ignored):
-        super().__init__(spark, spec, store, KeyedExecutor(spark, spec, store),
-                         reset_state=reset_state, fault_injection=fault_injection)
-        self.state_table = self.executor.state_table
-
-    def open_keys(self) -> list[tuple]:
-        """The keyed state rows of the latest version (key scope only)."""
-        if self.state_table.schema is None:
-            return []
-        scope = self.state_table.schema.names.index(SCOPE)
-        return [r for r in self.state_table.rows() if r[scope] == KEY_SCOPE]

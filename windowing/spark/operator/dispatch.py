@@ -6,7 +6,7 @@ finds one: the built-in assigners and triggers, sessions, processing time,
 idleness, several watermark sources, window_all, user aggregates and reduce
 functions. Everything else (user assigners, user triggers, evictors other than
 the sliding count window's, process functions, DeltaTrigger with a user delta function)
-runs on the per-key path (:class:`windowing.spark.keyed.executor.KeyedModelOperator`):
+runs on the per-key path (:class:`windowing.spark.operator.protocol.KeyedModelOperator`):
 the reference model per key in ``applyInArrow``, its state in Delta. Both
 operators have the same interface and the same commit protocol.
 ``docs/execution_paths.py`` prints the path of each feature.
@@ -16,8 +16,7 @@ from __future__ import annotations
 from pyspark.sql import SparkSession
 
 from windowing.core.spec import WindowSpec
-from windowing.spark.keyed.executor import KeyedModelOperator
-from windowing.spark.operator.protocol import SparkWindowOperator
+from windowing.spark.operator.protocol import KeyedModelOperator, SparkWindowOperator
 from windowing.spark.plans.registry import plan_for
 from windowing.spark.state.stores import delta_store
 

@@ -1,9 +1,9 @@
 """The window operator: one batch at a time, state in Delta, exactly once.
 
 One class, :class:`WindowOperator`, owns the batch protocol below for both
-executors (:mod:`windowing.spark.operator.executor`): the DataFrame plans
+executors (the contract: :mod:`windowing.spark.state.batch_work`): the DataFrame plans
 (:class:`SparkWindowOperator`) and the reference model per key
-(:class:`windowing.spark.keyed.executor.KeyedModelOperator`), which only compute a
+(:class:`KeyedModelOperator`), which only compute a
 batch's outputs and state changes.
 
 Tables of an operator (``operator_id``) under ``state_root/operator_id``:
@@ -47,7 +47,9 @@ from pyspark.sql import types as T
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS
 from windowing.spark.operator.dedup import SeenIds
-from windowing.spark.operator.executor import BatchReport, BatchWork, Executor
+from windowing.spark.state.batch_work import BatchReport, BatchWork, Executor
+from windowing.spark.keyed.executor import KeyedExecutor
+from windowing.spark.keyed.state import KEY_SCOPE, SCOPE
 from windowing.spark.plans.executor import PlanExecutor
 from windowing.spark.input.prepare import simple_types
 from windowing.spark.runtime.local_frames import local_frame
@@ -61,7 +63,7 @@ class WindowOperator:
         spark: the process's SparkSession (with Delta).
         spec: the window spec.
         store: a :class:`DeltaStore` (the product) or :class:`MemoryStore` (tests).
-        executor: computes each batch (:class:`windowing.spark.operator.executor.Executor`).
+        executor: computes each batch (:class:`windowing.spark.state.batch_work.Executor`).
         reset_state: discard existing state (and progress) of this operator
             instead of refusing a spec that differs from the one that wrote it.
         fault_injection: test hook called with a stage name at each commit step:
@@ -182,3 +184,22 @@ class SparkWindowOperator(WindowOperator):
                  bucket_ms: int | None = None, fault_injection: Callable[[str], None] | None = None):
         super().__init__(spark, spec, store, PlanExecutor(spark, spec, store, bucket_ms),
                          reset_state=reset_state, fault_injection=fault_injection)
+
+
+class KeyedModelOperator(WindowOperator):
+    """The window operator on the per-key path (:class:`windowing.spark.keyed.executor.KeyedExecutor`);
+    arguments as :class:`WindowOperator`'s (a ``bucket_ms`` is ignored: no plan partitions state by
+    window end)."""
+
+    def __init__(self, spark: SparkSession, spec: WindowSpec, store, reset_state: bool = False,
+                 fault_injection: Callable[[str], None] | None = None, **_ignored):
+        super().__init__(spark, spec, store, KeyedExecutor(spark, spec, store),
+                         reset_state=reset_state, fault_injection=fault_injection)
+        self.state_table = self.executor.state_table
+
+    def open_keys(self) -> list[tuple]:
+        """The keyed state rows of the latest version (key scope only)."""
+        if self.state_table.schema is None:
+            return []
+        scope = self.state_table.schema.names.index(SCOPE)
+        return [r for r in self.state_table.rows() if r[scope] == KEY_SCOPE]

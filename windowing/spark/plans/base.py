@@ -127,15 +127,15 @@ def merge_pair(ctx: PlanContext, left: str, right: str, right_prefix: str = "") 
 def window_partials(ctx: PlanContext, elements: DataFrame, live_end_above: int | None = None) -> DataFrame:
     """The batch's partial accumulators per (key, window), with the element count ``__b__n``.
 
-    Sliding windows aggregate per (key, slice) first, then copy each slice
-    partial (not each element) into its live windows (see :mod:`windowing.spark.plans.slicing`):
-    those whose end is above ``live_end_above`` (default: the event-time rule,
-    :func:`windowing.spark.input.prepare.live_window_end_above`).
+    A family with slices (sliding, cumulating windows) aggregates per (key, slice) first, then its
+    geometry builds the partials of its live windows from the slice partials (not from each
+    element; see :mod:`windowing.spark.plans.slicing`): those whose end is above ``live_end_above``
+    (default: the event-time rule, :func:`windowing.spark.input.prepare.live_window_end_above`).
     """
     if ctx.geometry.slices:
         keys = list(ctx.spec.key_columns)
         slices = slicing.slice_partials(ctx.compiled, keys, elements)
         if live_end_above is None:
             live_end_above = live_window_end_above(ctx.spec, ctx.wm_start_ms)
-        return slicing.exploded_window_partials(ctx.spec.assigner, ctx.compiled, keys, slices, live_end_above)
+        return ctx.geometry.window_partials(ctx.compiled, keys, slices, live_end_above)
     return elements.groupBy(*ctx.window_keys).agg(*partial_exprs(ctx.compiled), F.count(F.lit(1)).alias("__b__n"))

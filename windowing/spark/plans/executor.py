@@ -26,7 +26,7 @@ from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE
-from windowing.spark.operator.executor import BatchWork, Output, StateVersions
+from windowing.spark.state.batch_work import BatchWork, Output, StateVersions
 from windowing.spark.state.stores import StateWrite
 from windowing.spark.plans.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.plans.base import BOOKKEEPING, PlanContext
@@ -37,7 +37,7 @@ from windowing.spark.plans.processing_time_plan import replayed_late
 from windowing.spark.plans.session_window_plan import SessionOutput
 from windowing.spark.input.columns import (ACCEPTED, END_BUCKET, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SLICE, SRC,
                                            STATUS, TS, UNASSIGNED, WE, WS, long_lit)
-from windowing.spark.input.prepare import classify, live_windows
+from windowing.spark.input.prepare import classify, live_window_end_above
 from windowing.spark.plans.window_geometry import geometry_of
 from windowing.spark.plans import trigger_rules
 
@@ -82,8 +82,8 @@ def _metrics_of(observation: Observation, wait_s: float = 10.0) -> dict | None:
 
 
 def default_bucket_ms(spec: WindowSpec) -> int:
-    """Width of the state partitions by window end: 8 window sizes, at least one minute."""
-    size = getattr(spec.assigner, "size_ms", None)
+    """Width of the state partitions by window end: 8 of the longest windows, at least one minute."""
+    size = geometry_of(spec).longest_window_ms
     return max(60_000, 8 * size) if size else 60_000
 
 
@@ -179,7 +179,7 @@ class PlanExecutor:
             work.settings.set(small_batch_settings(df.sparkSession))
         tracker, clock_before = batch_time.resume(self.spec, last)
         seen = seen_ids.visible(batch_id, wm0, df.schema[self.spec.input.dedup_column].dataType) if seen_ids else None
-        classified = classify(df, self.spec, wm0, now_ms, seen,
+        classified = classify(df, self.spec, wm0, now_ms, seen, geometry=self.geometry,
                               arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush)).persist()
         work.cached.append(classified)
         stats = classified.agg(*_accounting_exprs()).first().asDict()
@@ -267,8 +267,8 @@ class PlanExecutor:
             return accepted.select(*keys, TS, SEQ, *value_cols, WS, WE)
         if self.definition.elements is Elements.SLICES:
             return accepted.select(*keys, TS, SEQ, *value_cols, SLICE)
-        return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(live_windows(self.spec, F.col(TS), wm0))
-                                .alias("__w"))
+        windows = self.geometry.live_windows(F.col(TS), live_window_end_above(self.spec, wm0))
+        return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(windows).alias("__w"))
                 .select(*keys, TS, SEQ, *value_cols, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)))
 
     @property
@@ -347,7 +347,7 @@ class PlanExecutor:
                         times: "batch_time.BatchTime") -> DataFrame:
         """Only the state rows this batch can touch (the plan says which), pruned by end bucket."""
         batch_range = BatchRange(stats["min_accepted_ts"], stats["max_accepted_ts"], ctx.wm_start_ms, ctx.wm_end_ms,
-                                 self.spec.allowed_lateness_ms, getattr(self.spec.assigner, "size_ms", None),
+                                 self.spec.allowed_lateness_ms, self.geometry.longest_window_ms,
                                  clock, times)
         rows = self.definition.state_rows(batch_range, self.plan)
         return state if rows is None else self._state_by_end(state, *rows)
@@ -434,7 +434,8 @@ class _ClosingWork(BatchWork):
         self.watermark_start_ms, self.watermark_end_ms = MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS
         now_ms = processing_time_ms if processing_time_ms is not None else int(time.time() * 1000)
         self.arrival_ms = batch_time.arrival_ms(MIN_TIMESTAMP_MS, None, True)
-        self.classified = classify(df, spec, MIN_TIMESTAMP_MS, now_ms, arrival_ms=self.arrival_ms)
+        self.classified = classify(df, spec, MIN_TIMESTAMP_MS, now_ms, arrival_ms=self.arrival_ms,
+                                   geometry=executor.geometry)
         ctx = PlanContext(spec, executor.compiled, MIN_TIMESTAMP_MS, MAX_TIMESTAMP_MS, batch_id, executor.bucket_ms)
         # An observation counts the input rows only where each element is in one pane and
         # every valid row has the same processing time (the batch's arrival).

@@ -49,7 +49,7 @@ from typing import Any, Callable
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import types as T
 
-from windowing.core.assigners import (EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows,
+from windowing.core.assigners import (CumulativeEventTimeWindows, EventTimeSessionWindows, GlobalWindows, ProcessingTimeSessionWindows,
                                       SlidingEventTimeWindows, SlidingProcessingTimeWindows,
                                       TumblingEventTimeWindows, TumblingProcessingTimeWindows)
 from windowing.core.evictors import CountEvictor
@@ -71,7 +71,7 @@ from windowing.spark.plans.time_plans import (COUNT_PLAN, EVICTING_COUNT_PLAN, T
 
 
 class WindowFamily(enum.Enum):
-    TIME = "tumbling or sliding event-time windows"
+    TIME = "tumbling, sliding or cumulating event-time windows"
     GLOBAL = "global windows"
     SESSION = "event-time session windows"
     PROCESSING_TIME = "tumbling or sliding processing-time windows"
@@ -118,7 +118,8 @@ class BatchRange:
     wm_start_ms: int
     wm_end_ms: int
     allowed_lateness_ms: int
-    size_ms: int | None
+    longest_window_ms: int | None
+    """The longest window of the spec's family: an element's windows end at most this long after it."""
     clock: "tp.BatchClock"
     times: "batch_time.BatchTime"
 
@@ -211,7 +212,7 @@ def _all_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
 def _accepted_range(r: BatchRange, first_end_after: int = 1) -> list[tuple[int, int]]:
     if r.min_accepted_ts is None:
         return []
-    return [(r.min_accepted_ts + first_end_after, r.max_accepted_ts + r.size_ms)]
+    return [(r.min_accepted_ts + first_end_after, r.max_accepted_ts + r.longest_window_ms)]
 
 
 def _watermark_ranges(r: BatchRange) -> list[tuple[int, int]]:
@@ -248,7 +249,7 @@ def _processing_time_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
 
 
 def _processing_trigger_rows(r: BatchRange, plan: TriggerPlan) -> StateRows:
-    return (ptp.relevant_end_ranges(plan.rules, r.times, r.min_accepted_ts, r.max_accepted_ts, r.size_ms),
+    return (ptp.relevant_end_ranges(plan.rules, r.times, r.min_accepted_ts, r.max_accepted_ts, r.longest_window_ms),
             plan.rules.due_timers(r.wm_end_ms, r.clock))
 
 
@@ -404,6 +405,7 @@ PLAN_NAMES = frozenset(plan.name for plan in PLANS.values())
 
 
 _FAMILIES = {TumblingEventTimeWindows: WindowFamily.TIME, SlidingEventTimeWindows: WindowFamily.TIME,
+             CumulativeEventTimeWindows: WindowFamily.TIME,
              GlobalWindows: WindowFamily.GLOBAL, EventTimeSessionWindows: WindowFamily.SESSION,
              TumblingProcessingTimeWindows: WindowFamily.PROCESSING_TIME,
              SlidingProcessingTimeWindows: WindowFamily.PROCESSING_TIME,

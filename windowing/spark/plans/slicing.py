@@ -119,13 +119,13 @@ def invertible(compiled: list[CompiledAggregate], schema: T.StructType) -> bool:
     return all(agg.form.invertible(agg.aggregate, schema) for agg in compiled)
 
 
-def _invertible_parts(compiled: list[CompiledAggregate]) -> list[tuple[str, Column]]:
+def invertible_parts(compiled: list[CompiledAggregate]) -> list[tuple[str, Column]]:
     """(name, per-slice integer partial) pairs whose window sums rebuild every accumulator column."""
     return [(CONTENTS, F.count(F.lit(1)))] + [part for agg in compiled for part in agg.form.sums(agg)]
 
 
-def _accumulators_from_sums(compiled: list[CompiledAggregate]) -> list[Column]:
-    """Accumulator columns (as the time plan names them) from the window sums of :func:`_invertible_parts`."""
+def accumulators_from_sums(compiled: list[CompiledAggregate]) -> list[Column]:
+    """Accumulator columns (as the time plan names them) from the window sums of :func:`invertible_parts`."""
     return [column for agg in compiled for column in agg.form.from_sums(agg)]
 
 
@@ -138,7 +138,7 @@ def running_window_partials(assigner: SlidingEventTimeWindows, compiled: list[Co
     ``window_end_ms``, the accumulator columns and ``__b__n``.
     """
     size, slide, q, offset = assigner.size_ms, assigner.slide_ms, slice_ms(assigner), assigner.offset_ms
-    parts = _invertible_parts(compiled)
+    parts = invertible_parts(compiled)
     names = [name for name, _ in parts]
     slices = elements.groupBy(*keys, SLICE).agg(*[expr.alias(name) for name, expr in parts])
     delta = F.explode(F.array(
@@ -156,7 +156,7 @@ def running_window_partials(assigner: SlidingEventTimeWindows, compiled: list[Co
     windows = (stretches.where(first < F.col(_NEXT))
                .select(*keys, *names, F.explode(F.sequence(first, F.col(_NEXT) - long_lit(1), long_lit(slide)))
                        .alias(WS)))
-    return windows.select(*keys, WS, (F.col(WS) + long_lit(size)).alias(WE), *_accumulators_from_sums(compiled),
+    return windows.select(*keys, WS, (F.col(WS) + long_lit(size)).alias(WE), *accumulators_from_sums(compiled),
                           F.col(CONTENTS))
 
 

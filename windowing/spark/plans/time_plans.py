@@ -73,7 +73,6 @@ from pyspark.sql import functions as F
 
 from windowing.core.records import EARLY, LATE, ON_TIME
 from windowing.spark.plans.aggregates import partial_exprs, running_exprs
-from windowing.spark.plans import slicing
 from windowing.spark.plans.base import PlanContext, PlanOutput, TriggerPlan, merge_pair, window_partials
 from windowing.spark.input.columns import END_BUCKET, SEQ, TS, WE, WS, long_lit
 
@@ -127,8 +126,9 @@ def closing_time_plan(ctx: PlanContext, elements: DataFrame, observation: Observ
     ON_TIME (or LATE if its end was already behind the watermark at the start
     of the batch, which cannot happen for a first batch but keeps the rule).
 
-    Sliding windows are built from per-slice partials by running differences
-    or slice explosion (:func:`windowing.spark.plans.slicing.closing_window_partials`).
+    Families with slices build windows from per-slice partials as their geometry says
+    (:meth:`windowing.spark.plans.window_geometry.WindowGeometry.closing_window_partials`; sliding
+    windows by running differences or slice explosion).
 
     ``observation`` (one window per element only: each element is in exactly
     one pane) is filled when the panes are computed, from the aggregated rows:
@@ -137,14 +137,13 @@ def closing_time_plan(ctx: PlanContext, elements: DataFrame, observation: Observ
     aggregates per window, not a pass over the elements.
 
     Raises:
-        ValueError: an ``observation`` for sliding windows.
+        ValueError: an ``observation`` for a family that puts an element in several windows.
     """
     if ctx.geometry.slices:
         if observation is not None:
             raise ValueError("an observation of the panes counts elements only when each is in one window; "
                              f"{ctx.spec.assigner!r} puts an element in several")
-        partials = slicing.closing_window_partials(ctx.spec.assigner, ctx.compiled, list(ctx.spec.key_columns),
-                                                   elements)
+        partials = ctx.geometry.closing_window_partials(ctx.compiled, list(ctx.spec.key_columns), elements)
     else:
         # One window per element: grouped by its start alone, the end derived afterwards.
         by_start = elements.groupBy(*ctx.spec.key_columns, WS)
