@@ -10,6 +10,7 @@
     ./dev bench bench_doors.py backfill --window tumbling --chunk "10 minutes"
     ./dev bench bench_doors.py backfill --window sessions --chunk all --events 200000 --keys 1000
     ./dev bench bench_doors.py backfill --window sessions --chunk "10 minutes"
+    ./dev bench bench_doors.py backfill --chunk "10 minutes" --phases  # then where one run's time goes
 
 The job: tumbling 1-minute windows per user, 10 s out of orderness, sum, count and max of
 ``item_count``, accumulating, late rows to the late table, results in Delta. Spark's own query:
