@@ -561,8 +561,8 @@ def schema_if_empty(spark: SparkSession, path: str, version: int):
     not list the files a commit added).
     """
     from pyspark.sql import types as T
-    if not hasattr(spark, "_jvm"):
-        return None
+    if not hasattr(spark, "_jvm") or version >= EMPTY_CHECK_COMMITS:
+        return None               # the commits 0 .. version are more than it reads
     schema_json = None
     for read, (commit_version, commit_json) in enumerate(_commits_newest_first(spark, path)):
         if read >= EMPTY_CHECK_COMMITS or commit_json is None:
