@@ -10,6 +10,7 @@
     ./dev bench bench_doors.py backfill --window tumbling --chunk "10 minutes"
     ./dev bench bench_doors.py backfill --window sessions --chunk all --events 200000 --keys 1000
     ./dev bench bench_doors.py backfill --window sessions --chunk "10 minutes"
+    ./dev bench bench_doors.py backfill --chunk "10 minutes" --phases  # then where one run's time goes
 
 The job: tumbling 1-minute windows per user, 10 s out of orderness, sum, count and max of
 ``item_count``, accumulating, late rows to the late table, results in Delta. Spark's own query:
@@ -160,6 +161,20 @@ def driver_profiler(spark) -> StepProfiler:
     profiler.wrap(DataStreamWriter, "start", "query start")
     profiler.wrap(StreamingQuery, "awaitTermination", "query run (Spark's own: offsets, commit log)")
     profiler.wrap(StreamingQuery, "stop", "query stop")
+    wrap_operator_steps(profiler)
+    return profiler
+
+
+def backfill_profiler(spark) -> StepProfiler:
+    """Wrap the steps of a ``winjob backfill`` run: the command's, the driver's and the operator's."""
+    from pipelines import cli, drivers, job as job_module
+    from windowing.spark.operator import protocol
+    profiler = StepProfiler(spark)
+    profiler.wrap(cli, "main", "cli.main (the rest)")
+    profiler.wrap(cli, "_load", "cli: the job file")
+    profiler.wrap(cli, "_spark", "cli: the Spark session")
+    profiler.wrap_all(drivers, ("require_raw_table", "operator_for", "claim_state", "chunk_range"), "drivers")
+    profiler.wrap(protocol.WindowOperator, "flush", "WindowOperator.flush (the rest)")
     wrap_operator_steps(profiler)
     return profiler
 
@@ -389,11 +404,18 @@ def backfill_door(spark, root: Path, args) -> None:
         print(f"round {r}: spark {row['spark']['wall_s']:.2f} s (per chunk {row['spark']['chunk_s']:.2f} s); "
               f"ours {row['ours']['wall_s']:.2f} s (per chunk {row['ours']['chunk_s']:.2f} s"
               + (f", flush {row['ours']['flush_s']:.2f} s" if not one_pass else "") + ")", flush=True)
-    drivers.run_backfill = backfill
     what = "one pass" if one_pass else f"chunks of {args.chunk} ({n_chunks} chunks" + (
         ", Spark: one query per chunk)" if spark_chunked else ", Spark: one query, its seconds / chunks per chunk)")
     summary(rounds, ["wall_s", "chunk_s"], f"winjob backfill, {args.window}, {what}, {args.events} events / "
                                            f"{args.keys} keys over {args.span_minutes} min")
+    if args.phases:
+        profiler = backfill_profiler(spark)
+        started = time.monotonic()
+        ours(args.rounds)
+        print(f"\nours, one more `winjob backfill` by step ({time.monotonic() - started:.2f} s wall, "
+              f"{len(reports)} batches):")
+        print("\n".join(profiler.lines()))
+    drivers.run_backfill = backfill
     columns = ["user_id", "window_start_ms", "window_end_ms", *AGGREGATES]
     mine = spark.read.format("delta").load(rounds[0]["ours"]["results"]).where("is_final").select(*columns)
     theirs_rows = spark.read.format("delta").load(rounds[0]["spark"]["results"]).select(*columns)
@@ -435,7 +457,7 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=8, help="arrivals (the first is a warm-up)")
     parser.add_argument("--validate", action="store_true", help="our runs validate (Great Expectations)")
-    parser.add_argument("--phases", action="store_true", help="stream: then one more run_stream call by step")
+    parser.add_argument("--phases", action="store_true", help="stream, backfill: then one more run of ours by step")
     parser.add_argument("--interval", default="3 seconds", help="processing: the processingTime trigger")
     parser.add_argument("--spark-first", action="store_true", help="processing: Spark's side runs first")
     parser.add_argument("--window", choices=["tumbling", "sessions"], default="tumbling",

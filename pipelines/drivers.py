@@ -405,7 +405,12 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     else:
         # Bounds in epoch ms computed by Spark: collected timestamps would come back as
         # naive datetimes in the Python process's local time zone.
-        bounds = raw.where(~far_future).agg(F.min(ms), F.max(ms)).first() if automatic else (None, None)
+        chunks = None
+        if start is None and end is None:
+            # The range and the chunks that hold rows in one aggregate (one pass over the table).
+            bounds, chunks = range_and_chunks(raw.where(~far_future), ms, chunk_ms)
+        else:
+            bounds = raw.where(~far_future).agg(F.min(ms), F.max(ms)).first() if automatic else (None, None)
         if automatic and bounds[0] is None:
             raise ValueError(f"the raw table {job.source_path} has no rows with an "
                              f"{'ingestion' if by_ingestion else 'event'} time ({chunk_column})")
@@ -421,7 +426,8 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
                                     "chunk_ms": chunk_ms, "column": chunk_column})
         n_chunks = -(-(end_ms - start_ms) // chunk_ms)
         in_range = (ms >= start_ms) & (ms < end_ms) & (~far_future if automatic else F.lit(True))
-        chunks = chunk_range(raw.where(in_range), ms, start_ms, chunk_ms)
+        if chunks is None:
+            chunks = chunk_range(raw.where(in_range), ms, start_ms, chunk_ms)
         reports = []
         progress = _ChunkProgress(len(chunks), n_chunks)
         for i in chunks:
@@ -464,6 +470,24 @@ def chunk_range(rows, ms, start_ms: int, chunk_ms: int) -> list[int]:
     index = F.floor((ms - F.lit(start_ms)) / F.lit(chunk_ms)).cast("long").alias("chunk")
     found = {r["chunk"] for r in rows.select(index).where(F.col("chunk").isNotNull()).distinct().collect()}
     return sorted(found | {0})
+
+
+def range_and_chunks(rows, ms, chunk_ms: int) -> tuple[tuple[int | None, int | None], list[int] | None]:
+    """``((first, last) time of rows, the chunks that hold rows)`` with chunks of ``chunk_ms`` cut from
+    the first time, as :func:`chunk_range` gives them (None: no row has a time), in one aggregate.
+
+    The rows are grouped in cells of ``chunk_ms`` from time 0, each with its first and last time. A
+    cell, as wide as a chunk, meets at most two chunks: the rows below the chunk boundary inside it
+    are in one, the others in the next, so its first and last rows name the chunks it holds rows of.
+    """
+    cell = (ms - F.pmod(ms, F.lit(chunk_ms).cast("long"))).alias("cell")
+    cells = (rows.where(ms.isNotNull()).groupBy(cell)
+             .agg(F.min(ms).alias("lo"), F.max(ms).alias("hi")).collect())
+    if not cells:
+        return (None, None), None
+    first, last = min(c["lo"] for c in cells), max(c["hi"] for c in cells)
+    found = {(c[edge] - first) // chunk_ms for c in cells for edge in ("lo", "hi")}
+    return (first, last), sorted(found | {0})
 
 
 class _ChunkProgress:

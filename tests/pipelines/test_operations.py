@@ -20,7 +20,7 @@ from driver_calls import validations_asked
 from job_files import demo_job_file
 from pipelines.cli import main as winjob
 from examples.demo import generate_purchases, land
-from pipelines.drivers import describe, run_backfill, run_stream
+from pipelines.drivers import chunk_range, describe, range_and_chunks, run_backfill, run_stream
 from pipelines.errors import ExitCode
 from pipelines.job import load_job
 from pipelines.quality import DataQualityError, read_runs, validate_job
@@ -167,6 +167,23 @@ def test_far_past_row_resumed_backfill_visits_rows_and_reconciles(spark, tmp_pat
     assert len(recon) == 1 and recon[0]["success"] is True
     accounting = read_runs(spark, job).where("suite = 'row_accounting'").collect()
     assert len(accounting) == 1 and accounting[0]["success"] is True
+
+
+@pytest.mark.spark
+def test_the_range_and_its_chunks_in_one_aggregate_are_those_of_the_two_passes(spark):
+    """Times on and beside chunk and cell boundaries, a gap of empty chunks, a row before 1970, a null."""
+    chunk_ms = 600_000
+    first = -1_234_567
+    times = [first, first + chunk_ms - 1, first + chunk_ms, first + 2 * chunk_ms + 5, 0, chunk_ms - 1, chunk_ms,
+             first + 9 * chunk_ms, first + 9 * chunk_ms + chunk_ms // 2, 7 * chunk_ms, 7 * chunk_ms - 1, None]
+    rows = spark.createDataFrame([(t,) for t in times], "ms long")
+    ms = F.col("ms")
+    (lo, hi), chunks = range_and_chunks(rows, ms, chunk_ms)
+    valid = [t for t in times if t is not None]
+    assert (lo, hi) == (min(valid), max(valid))
+    assert chunks == chunk_range(rows.where(ms.isNotNull()), ms, lo, chunk_ms)
+    assert chunks == sorted({(t - lo) // chunk_ms for t in valid})
+    assert range_and_chunks(rows.where(F.lit(False)), ms, chunk_ms) == ((None, None), None)
 
 
 # --------------------------------------------------------------------- CLI

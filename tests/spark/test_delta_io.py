@@ -158,6 +158,16 @@ def test_the_newest_rows_come_from_the_files_that_can_hold_them(spark, tmp_path)
     assert delta_lake_io.newest_rows(read().drop("writer"), "batch_id")[0].asDict() == {"batch_id": 2}
 
 
+def test_a_table_is_known_empty_from_its_log_until_a_commit_adds_a_file(spark, tmp_path):
+    path = str(tmp_path / "t")
+    schema = _rows(spark, 0, "").schema
+    delta_lake_io.create_empty(spark, schema, path)
+    assert delta_lake_io.schema_if_empty(spark, path, 0) == spark.read.format("delta").load(path).schema
+    delta_lake_io.append(_rows(spark, 2, "b1"), path, "op", 1)
+    assert delta_lake_io.schema_if_empty(spark, path, 1) is None
+    assert delta_lake_io.schema_if_empty(spark, path, 0) is not None      # the version before the rows
+
+
 def test_conform_casts_only_the_columns_of_another_type(spark):
     from pyspark.sql import types as T
     table = T.StructType([T.StructField("k", T.StringType()), T.StructField("n", T.LongType()),

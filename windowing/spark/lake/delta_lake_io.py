@@ -547,6 +547,36 @@ def same_rows_version(spark: SparkSession, path: str, version: int) -> int:
     return same
 
 
+EMPTY_CHECK_COMMITS = 8
+"""Most commit files :func:`schema_if_empty` reads before it gives up (a table as created has one)."""
+
+
+def schema_if_empty(spark: SparkSession, path: str, version: int):
+    """The table's schema at ``version`` when no commit up to ``version`` added a data file (the table
+    holds no row there: a state table as created), else None.
+
+    Reads at most :data:`EMPTY_CHECK_COMMITS` commit files (no Spark job), newest first; None when
+    the log holds more commits than that, or a commit up to ``version`` was cleaned up after a
+    checkpoint, or on a session without a JVM in this process (Spark Connect: its history does
+    not list the files a commit added).
+    """
+    from pyspark.sql import types as T
+    if not hasattr(spark, "_jvm") or version >= EMPTY_CHECK_COMMITS:
+        return None               # the commits 0 .. version are more than it reads
+    schema_json = None
+    for read, (commit_version, commit_json) in enumerate(_commits_newest_first(spark, path)):
+        if read >= EMPTY_CHECK_COMMITS or commit_json is None:
+            return None
+        if commit_version > version:
+            continue
+        for line in commit_json.splitlines():
+            if line.startswith('{"add"'):
+                return None
+            if schema_json is None and line.startswith('{"metaData"'):
+                schema_json = json.loads(line)["metaData"]["schemaString"]
+    return None if schema_json is None else T.StructType.fromJson(json.loads(schema_json))
+
+
 def _changes_no_rows(commit_json: str) -> bool:
     """Whether a commit file's actions are commit information and files added or removed with
     ``dataChange: false`` only."""

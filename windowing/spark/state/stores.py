@@ -367,6 +367,13 @@ class DeltaStore(_OutputModeOwner):
         cached = self._cached
         if cached is not None and cached.pin == pin:
             return arrow_frame(self.spark, cached.rows, cached.schema)
+        if self._cache_windows and pin.version is not None and not pin.logs:
+            # A table as created (an operator's first batch): its rows are none, known without a read.
+            schema = delta_lake_io.schema_if_empty(self.spark, self.windows_path, pin.version)
+            if schema is not None:
+                self._cached = CachedState(pin, schema, empty_arrow_table(self.spark, schema))
+                self._keep()
+                return arrow_frame(self.spark, self._cached.rows, schema)
         table = delta_lake_io.read_as_of(self.spark, self.windows_path, pin.version)
         frame, logged_rows, logged_buckets = table, 0, frozenset()
         if pin.logs:
@@ -641,6 +648,14 @@ class DeltaStore(_OutputModeOwner):
             f"operator {self.operator_id!r}: batch {batch_id} was already committed by another "
             f"writer; this writer ({writer_id}) did not commit. Two jobs must not run one "
             f"operator's state at the same time.")
+
+
+def empty_arrow_table(spark: SparkSession, schema: T.StructType) -> pa.Table:
+    """No rows of ``schema`` as :meth:`DataFrame.toArrow` would give them."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    large = spark.conf.get("spark.sql.execution.arrow.useLargeVarTypes", "false").strip().lower() == "true"
+    return to_arrow_schema(schema, error_on_duplicated_field_names_in_struct=True, timezone="UTC",
+                           prefers_large_types=large).empty_table()
 
 
 class MemoryStore(_OutputModeOwner):
