@@ -234,6 +234,19 @@ def _window_part(registry: Registry, window: dict, key: str, args_key: str, what
     return registry.from_config(value, extra)
 
 
+def window_parts(builder, window: dict):
+    """``builder`` with the trigger, the evictor and the allowed lateness a window table names (a single
+    input's ``[window]`` or a join's ``[join.window]``; both builders take them the same way)."""
+    if window.get("trigger"):
+        builder = builder.trigger(_window_part(JOB_TRIGGERS, window, "trigger", "trigger_args", "trigger"))
+    if window.get("evictor"):
+        after = {EVICT_AFTER: window[EVICT_AFTER]} if EVICT_AFTER in window else None
+        builder = builder.evictor(_window_part(JOB_EVICTORS, window, "evictor", "evictor_args", "evictor", after))
+    if "allowed_lateness" in window:
+        builder = builder.allowed_lateness(window["allowed_lateness"])
+    return builder
+
+
 def _window(builder: WindowSpecBuilder, window: dict) -> WindowSpecBuilder:
     """``[window] type`` (a name of :data:`JOB_WINDOW_TYPES`, ``count``, or the import path of a
     user assigner with ``assigner_args``) and its keys: size, slide, offset, gap, gap_column."""
@@ -293,13 +306,7 @@ def build_spec(source: dict, window: dict, aggregates: dict, process: dict | Non
                .event_time(source["event_time"], source.get("max_out_of_orderness", 0)))
     builder = _window(builder, window)
     builder = _watermark_and_processing_time(builder, source)
-    if window.get("trigger"):
-        builder = builder.trigger(_window_part(JOB_TRIGGERS, window, "trigger", "trigger_args", "trigger"))
-    if window.get("evictor"):
-        after = {EVICT_AFTER: window[EVICT_AFTER]} if EVICT_AFTER in window else None
-        builder = builder.evictor(_window_part(JOB_EVICTORS, window, "evictor", "evictor_args", "evictor", after))
-    if "allowed_lateness" in window:
-        builder = builder.allowed_lateness(window["allowed_lateness"])
+    builder = window_parts(builder, window)
     if "max_event_time_skew" in source:
         builder = builder.max_event_time_skew(source["max_event_time_skew"])
     if "dedup_horizon" in source:

@@ -29,7 +29,7 @@ from windowing.core.config_values import as_int
 from windowing.core.evictors import EVICT_AFTER
 from windowing.core.joins import IntervalJoinSpec, JoinInput, WindowJoinSpec
 from windowing.core.joins.kinds import join_kind
-from windowing.core.registry import COUNT_WINDOW, JOB_EVICTORS, JOB_TRIGGERS, JOB_WINDOW_TYPES
+from windowing.core.registry import COUNT_WINDOW, JOB_WINDOW_TYPES
 from windowing.core.time import parse_duration_ms
 
 JOIN_SECTIONS = ("left", "right", "join")
@@ -120,7 +120,7 @@ def _flag(join: dict, key: str, default: bool) -> bool:
 
 def _windowed(builder, window: dict):
     """``[join.window]`` on a join or co-group builder: the assigner, trigger, evictor, lateness, mode."""
-    from pipelines.job import _window_part
+    from pipelines.job import _window_part, window_parts
     kind = window.get("type", "tumbling")
     keys = {key: window[key] for key in ("size", "slide", "step", "offset", "gap") if key in window}
     if kind == COUNT_WINDOW:
@@ -133,13 +133,7 @@ def _windowed(builder, window: dict):
         assigner = _window_part(JOB_WINDOW_TYPES, {**window, "type": kind}, "type", "assigner_args",
                                 "window assigner", keys)
         builder = builder.window(assigner)
-    if window.get("trigger"):
-        builder = builder.trigger(_window_part(JOB_TRIGGERS, window, "trigger", "trigger_args", "trigger"))
-    if window.get("evictor"):
-        after = {EVICT_AFTER: window[EVICT_AFTER]} if EVICT_AFTER in window else None
-        builder = builder.evictor(_window_part(JOB_EVICTORS, window, "evictor", "evictor_args", "evictor", after))
-    if "allowed_lateness" in window:
-        builder = builder.allowed_lateness(window["allowed_lateness"])
+    builder = window_parts(builder, window)
     mode = window.get("mode", "accumulating")
     if mode not in ("accumulating", "discarding"):
         raise ValueError(f"[join.window] mode = {mode!r} must be 'accumulating' or 'discarding'")
