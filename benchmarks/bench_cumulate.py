@@ -22,9 +22,8 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from bench_windows import DAY_MS, alternating_rounds, best_of, generate, same_rows, timed
-from pipelines.drivers import run_backfill
-from pipelines.job import Job
+from bench_windows import (DAY_MS, alternating_rounds, best_of, generate, our_backfill, round_reporter,
+                          same_rows, timed)
 from windowing import Count, CumulativeEventTimeWindows, Sum, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
 from windowing.spark.runtime.spark_session import get_spark
@@ -73,20 +72,10 @@ def main():
         spark_cumulate(spark, raw, max_size_ms, step_ms).write.format("delta").mode("overwrite").save(out)
 
     def ours(out):
-        # The product's backfill driver, as `winjob backfill --chunk all` runs it, on fresh state and outputs.
-        job = Job(name="bench_cumulate", operator_id="bench_cumulate", spec=spec(args.max_size, args.step),
-                  source_path=raw, state_root=f"{out}/state", results_path=f"{out}/results",
-                  late_path=f"{out}/late", quarantine_path=f"{out}/quarantine", checkpoint_path=f"{out}/checkpoint")
-        for report in run_backfill(spark, job, chunk="all", validate=False):
-            print(f"  batch {report.batch_id} ({report.plan} plan): {report.metrics.input_rows:,} rows, "
-                  f"{report.metrics.panes_emitted:,} panes, {report.seconds:.1f}s")
+        our_backfill(spark, "bench_cumulate", spec(args.max_size, args.step), raw, out)
 
-    def report(r, t):
-        print(f"round {r + 1}: Spark's functions {t['spark']:.1f}s ({t['spark_cpu']:.1f} CPU s), "
-              f"ours {t['ours']:.1f}s ({t['ours_cpu']:.1f} CPU s): ours is "
-              f"{t['spark'] / t['ours']:.2f}x faster wall, {t['spark_cpu'] / t['ours_cpu']:.2f}x CPU")
-
-    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data, report)
+    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data,
+                                round_reporter("Spark's functions"))
     (spark_s, spark_cpu), (ours_s, ours_cpu) = best_of(rounds, "spark"), best_of(rounds, "ours")
     theirs = spark.read.format("delta").load(str(data / "spark_0"))
     mine = spark.read.format("delta").load(str(data / "ours_0/results")).select(

@@ -25,9 +25,8 @@ from pathlib import Path
 
 from pyspark.sql import functions as F
 
-from bench_windows import DAY_MS, OUT, alternating_rounds, best_of, generate, same_rows, timed, timed_cpu
-from pipelines.drivers import run_backfill
-from pipelines.job import Job
+from bench_windows import (DAY_MS, OUT, alternating_rounds, best_of, generate, our_backfill, round_reporter,
+                          same_rows, timed, timed_cpu)
 from windowing import Count, EventTimeSessionWindows, Sum, WindowSpecBuilder
 from windowing.core.time import parse_duration_ms
 from windowing.spark.runtime.spark_session import get_spark
@@ -67,24 +66,15 @@ def main():
          .write.format("delta").mode("overwrite").save(out))
 
     def ours(out):
-        job = Job(name="bench_sessions", operator_id="bench_sessions", spec=session_spec(args.gap), source_path=raw,
-                  state_root=f"{out}/state", results_path=f"{out}/results", late_path=f"{out}/late",
-                  quarantine_path=f"{out}/quarantine", checkpoint_path=f"{out}/checkpoint")
-        for report in run_backfill(spark, job, chunk=args.chunk, validate=False):
-            print(f"  batch {report.batch_id} ({report.plan} plan): {report.metrics.input_rows:,} rows, "
-                  f"{report.metrics.panes_emitted:,} panes, {report.seconds:.1f}s")
+        our_backfill(spark, "bench_sessions", session_spec(args.gap), raw, out, chunk=args.chunk)
 
     for w in range(args.warmup):
         for name, fn in (("spark", spark_own), ("ours", ours)):
             wall, cpu = timed_cpu(spark, lambda: fn(str(data / f"warmup_{name}_{w}")))
             print(f"warm-up {w + 1}: {name} {wall:.1f}s ({cpu:.1f} CPU s)")
 
-    def report(r, t):
-        print(f"round {r + 1}: Spark session_window() {t['spark']:.1f}s ({t['spark_cpu']:.1f} CPU s), "
-              f"ours {t['ours']:.1f}s ({t['ours_cpu']:.1f} CPU s), "
-              f"ratio {t['ours'] / t['spark']:.2f}x wall, {t['ours_cpu'] / t['spark_cpu']:.2f}x CPU")
-
-    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data, report)
+    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data,
+                                round_reporter("Spark session_window()"))
     (spark_s, spark_cpu), (ours_s, ours_cpu) = best_of(rounds, "spark"), best_of(rounds, "ours")
     theirs = spark.read.format("delta").load(str(data / "spark_0")).select(
         "user_id", F.unix_millis("window_start").alias("window_start_ms"),

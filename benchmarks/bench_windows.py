@@ -92,6 +92,27 @@ def alternating_rounds(spark, sides: dict, rounds: int, folder: Path, report) ->
     return out
 
 
+def our_backfill(spark, name: str, spec, raw: str, out: str, chunk: str = "all") -> None:
+    """The product's backfill driver, as ``winjob backfill --chunk <chunk>`` runs it, on fresh state and
+    outputs under ``out`` (validation off: it is benchmarked on its own terms); prints each batch."""
+    job = Job(name=name, operator_id=name, spec=spec, source_path=raw, state_root=f"{out}/state",
+              results_path=f"{out}/results", late_path=f"{out}/late", quarantine_path=f"{out}/quarantine",
+              checkpoint_path=f"{out}/checkpoint")
+    for report in run_backfill(spark, job, chunk=chunk, validate=False):
+        print(f"  batch {report.batch_id} ({report.plan} plan): {report.metrics.input_rows:,} rows, "
+              f"{report.metrics.panes_emitted:,} panes, {report.seconds:.1f}s")
+
+
+def round_reporter(spark_side: str):
+    """``report(round, times)`` for :func:`alternating_rounds`: both sides' wall and CPU seconds and the ratios
+    ours / Spark's (``spark_side`` names Spark's query in the line)."""
+    def report(r: int, t: dict) -> None:
+        print(f"round {r + 1}: {spark_side} {t['spark']:.1f}s ({t['spark_cpu']:.1f} CPU s), "
+              f"ours {t['ours']:.1f}s ({t['ours_cpu']:.1f} CPU s), ratio {t['ours'] / t['spark']:.2f}x "
+              f"wall, {t['ours_cpu'] / t['spark_cpu']:.2f}x CPU")
+    return report
+
+
 def best_of(rounds: list[dict], name: str) -> tuple[float, float]:
     """A side's best wall and best CPU seconds over the rounds."""
     return min(t[name] for t in rounds), min(t[f"{name}_cpu"] for t in rounds)
@@ -138,21 +159,10 @@ def main():
          .write.format("delta").mode("overwrite").save(out))
 
     def ours(out):
-        # The product's backfill driver, as `winjob backfill` runs it, on fresh state and outputs.
-        job = Job(name="bench", operator_id="bench", spec=spec(), source_path=raw, state_root=f"{out}/state",
-                  results_path=f"{out}/results", late_path=f"{out}/late",
-                  quarantine_path=f"{out}/quarantine", checkpoint_path=f"{out}/checkpoint")
-        # Data-quality validation is a separate step (benchmarked on its own terms, not here).
-        for report in run_backfill(spark, job, chunk=args.chunk, validate=False):
-            print(f"  batch {report.batch_id} ({report.plan} plan): {report.metrics.input_rows:,} rows, "
-                  f"{report.metrics.panes_emitted:,} panes, {report.seconds:.1f}s")
+        our_backfill(spark, "bench", spec(), raw, out, chunk=args.chunk)
 
-    def report(r, t):
-        print(f"round {r + 1}: Spark window() {t['spark']:.1f}s ({t['spark_cpu']:.1f} CPU s), "
-              f"ours {t['ours']:.1f}s ({t['ours_cpu']:.1f} CPU s), ratio {t['ours'] / t['spark']:.2f}x "
-              f"wall, {t['ours_cpu'] / t['spark_cpu']:.2f}x CPU")
-
-    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data, report)
+    rounds = alternating_rounds(spark, {"spark": spark_own, "ours": ours}, args.rounds, data,
+                                round_reporter("Spark window()"))
     (spark_s, spark_cpu), (ours_s, ours_cpu) = best_of(rounds, "spark"), best_of(rounds, "ours")
     theirs = spark.read.format("delta").load(under(data, "spark_0")).select(
         "user_id", F.unix_millis("window_start").alias("window_start_ms"), "items", "n")
