@@ -36,7 +36,7 @@ transcript(
            P("a", 30, 50, 0, ON_TIME, True, s=8, n=1),
            P("a", 30, 60, 0, ON_TIME, True, s=8, n=1)]),
     invariant=True, doc="max size 30, step 10: each element in the windows of its cycle that end after it",
-    spark=Cut.STEPS | Cut.THREE | Cut.ALL, spark_per_key=Cut.STEPS, delta=Cut.STEPS)
+    spark=Cut.STEPS | Cut.THREE | Cut.ALL, spark_per_key=Cut.STEPS)
 
 transcript(
     "cumulate_offset_and_negative_time", spec(cumulate(20, 5, 3)),
