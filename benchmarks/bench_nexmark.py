@@ -111,22 +111,33 @@ def bench_shape(spark, shape: str, args, folder: Path) -> list[dict]:
         checks = {side: query.mismatches(spark, str(root / "nexmark"), str(results))
                   for side, (root, results) in answers.items()}
         # Ours must equal the reference; Spark's own may differ where Spark's semantics do (printed, not fatal).
-        ok = all(checks[side]["missing"] == 0 and checks[side]["extra"] == 0 for side in ("stream", "backfill"))
+        ok = _equal(checks["backfill"]) and (_equal(checks["stream"]) or _closed_nothing(query, checks["stream"]))
         row = {"shape": shape, "query": query.name, "events": config.events, "span_s": config.span_ms / 1000,
                "stream_s": stream[query.name][0], "stream_cpu_s": stream[query.name][1],
                "backfill_s": fill[0], "backfill_cpu_s": fill[1], "spark_sql_s": spark_sql[0],
                "spark_sql_cpu_s": spark_sql[1], "correct": ok,
                **({"spark_stream_s": spark_stream[query.name][0], "spark_stream_cpu_s": spark_stream[query.name][1]}
                   if query.name in spark_stream else {}),
-               "checks": {k: {x: v[x] for x in ("rows", "missing", "extra")} for k, v in checks.items()}}
+               "checks": {k: {x: v[x] for x in ("rows", "missing", "extra")} | {"closed_nothing": _closed_nothing(query, v)}
+                          for k, v in checks.items()}}
         rows.append(row)
         own = (f"Spark's own stream {row['spark_stream_s']:.1f} s / {row['spark_stream_cpu_s']:.1f} CPU s "
                f"(ours / Spark's {row['stream_s'] / row['spark_stream_s']:.2f}x), " if "spark_stream_s" in row else "")
         print(f"{query.name}: stream {row['stream_s']:.1f} s / {row['stream_cpu_s']:.1f} CPU s, {own}"
               f"backfill {fill[0]:.1f} s / {fill[1]:.1f} CPU s, Spark SQL {spark_sql[0]:.1f} s / "
-              f"{spark_sql[1]:.1f} CPU s; answers {'equal' if ok else 'DIFFER: ' + json.dumps(checks, default=str)}",
-              flush=True)
+              f"{spark_sql[1]:.1f} CPU s; equal to the batch SQL: "
+              + ", ".join(f"{side} {_verdict(row, side)}" for side in row["checks"])
+              + ("" if ok else "; DIFFER: " + json.dumps(checks, default=str)), flush=True)
     return rows
+
+
+def _equal(check: dict) -> bool:
+    return check["missing"] == 0 and check["extra"] == 0
+
+
+def _closed_nothing(query, check: dict) -> bool:
+    """A stream of a windowed query that closed no window yet (a short event-time span): nothing to compare."""
+    return query.windowed and check["rows"] == 0 and check.get("bound_ms") is None
 
 
 def _verdict(row: dict, side: str) -> str:
@@ -134,7 +145,9 @@ def _verdict(row: dict, side: str) -> str:
     check = row["checks"].get(side)
     if check is None:
         return "reference"
-    return "yes" if check["missing"] == 0 and check["extra"] == 0 else "NO"
+    if check["closed_nothing"]:
+        return "no window closed"
+    return "yes" if _equal(check) else "NO"
 
 
 def report(rows: list[dict]) -> None:
