@@ -60,20 +60,11 @@ def _run_path(job: JoinJob) -> str:
     return f"{delta_lake_io.absolute(job.state_root).rstrip('/')}/{job.operator_id}/run"
 
 
-def _delete(spark: SparkSession, path: str) -> None:
-    """Delete a folder (local or URI) through Hadoop's file system."""
-    jvm = spark.sparkContext._jvm
-    hadoop_path = jvm.org.apache.hadoop.fs.Path(delta_lake_io.absolute(path))
-    fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
-    if fs.exists(hadoop_path):
-        fs.delete(hadoop_path, True)
-
-
 def reset(spark: SparkSession, job: JoinJob) -> None:
     """Discard the operator's state, progress, outputs and the stream's checkpoint."""
     for path in (f"{job.state_root.rstrip('/')}/{job.operator_id}", job.results_path, job.late_path,
                  job.quarantine_path, job.checkpoint_path):
-        _delete(spark, path)
+        delta_lake_io.delete_folder(spark, path)
 
 
 def claim_run(spark: SparkSession, job: JoinJob, kind: str) -> None:

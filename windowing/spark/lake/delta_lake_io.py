@@ -48,6 +48,13 @@ def absolute(path: str) -> str:
     return path if "://" in path or path.startswith("file:") else os.path.abspath(path)
 
 
+def delete_folder(spark: SparkSession, path: str) -> None:
+    """Delete the folder at ``path`` (local or a URI) and everything under it, through Hadoop's file system."""
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(absolute(path))
+    hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(hadoop_path, True)
+
+
 def table_exists(spark: SparkSession, path: str) -> bool:
     """Whether ``path`` holds a Delta table now.
 

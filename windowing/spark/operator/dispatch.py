@@ -32,7 +32,12 @@ def execution_path(spec: WindowSpec) -> str:
 
 
 def uses_dataframe_plan(spec: WindowSpec) -> bool:
-    return execution_path(spec).startswith(DATAFRAME_PLAN)
+    """Whether a DataFrame plan takes ``spec`` (the registry decides; :func:`execution_path` only words it)."""
+    try:
+        plan_for(spec)
+    except NotImplementedError:
+        return False
+    return True
 
 
 def written_per_key(spark: SparkSession, store) -> bool:

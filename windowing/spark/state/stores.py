@@ -260,13 +260,11 @@ class DeltaStore(_OutputModeOwner):
         the new generation recomputes is written to them again, never skipped as
         written by the discarded state's batches.
         """
-        jvm, conf = self.spark._jvm, self.spark._jsc.hadoopConfiguration()
         base = self.windows_path.rsplit("/", 1)[0]
         seen_ids_path = base + "/seen_ids"         # windowing.spark.operator.dedup
         keyed_state_path = base + "/keyed_state"   # windowing.spark.keyed.state: the per-key path's state
         for path in (self.windows_path, self.buffers_path, self.progress_path, seen_ids_path, keyed_state_path):
-            p = jvm.org.apache.hadoop.fs.Path(path)
-            p.getFileSystem(conf).delete(p, True)
+            delta_lake_io.delete_folder(self.spark, path)
         self._last, self._loaded, self._tables_ready = None, False, False
         self._cached, self._cache_windows = None, True
         state_cache.forget(self.progress_path)
