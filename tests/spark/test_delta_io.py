@@ -245,3 +245,33 @@ def test_a_batchs_late_and_quarantined_rows_are_found_by_file_statistics_however
         assert len(set(one_batch.inputFiles())) < len(every_file), path
         properties = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["properties"]
         assert properties["delta.dataSkippingNumIndexedCols"] == "-1"
+
+
+def test_tables_created_side_by_side_each_have_their_schema_partitioning_and_properties(spark, tmp_path):
+    schema = _rows(spark, 0, "").schema
+    existing = str(tmp_path / "existing")
+    delta_lake_io.append(_rows(spark, 3, "kept"), existing, "op", 1)
+    tables = [delta_lake_io.EmptyTable(schema, str(tmp_path / "plain")),
+              delta_lake_io.EmptyTable(schema, str(tmp_path / "parted"), ["tag"]),
+              delta_lake_io.EmptyTable(schema, str(tmp_path / "props"), properties={"delta.appendOnly": "true"}),
+              delta_lake_io.EmptyTable(schema, existing)]
+    delta_lake_io.create_empty_tables(spark, tables)
+    for table in tables[:3]:
+        detail = spark.sql(f"DESCRIBE DETAIL delta.`{table.path}`").first()
+        assert spark.read.format("delta").load(table.path).schema == schema
+        assert detail["partitionColumns"] == (table.partition_by or [])
+        assert detail["numFiles"] == 0
+        for key, value in {**delta_lake_io.DEFAULT_PROPERTIES, **table.properties}.items():
+            assert detail["properties"].get(key) == value, (table.path, key)
+    assert _count(spark, existing) == 3                     # an existing table is left as it is
+
+
+def test_a_failed_creation_among_several_is_raised(spark, tmp_path):
+    schema = _rows(spark, 0, "").schema
+    bad = tmp_path / "not_a_table"
+    (bad / "_delta_log").mkdir(parents=True)
+    (bad / "_delta_log" / "00000000000000000000.json").write_text("not json\n")   # a commit this release cannot read
+    with pytest.raises(Exception):
+        delta_lake_io.create_empty_tables(spark, [delta_lake_io.EmptyTable(schema, str(tmp_path / "fine")),
+                                                  delta_lake_io.EmptyTable(schema, str(bad))])
+    assert delta_lake_io.table_exists(spark, str(tmp_path / "fine"))

@@ -28,8 +28,9 @@ from __future__ import annotations
 
 import json
 import os
-
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 from delta.tables import DeltaTable
 from pyspark.sql import DataFrame, SparkSession
@@ -110,6 +111,34 @@ def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str]
                 return              # another writer created it meanwhile
             raise                   # a table this release cannot read: never touch it
         _create_by_empty_append(spark, schema, path, partition_by, properties)
+
+
+@dataclass(frozen=True)
+class EmptyTable:
+    """A table for :func:`create_empty_tables`: :func:`create_empty`'s arguments."""
+    schema: object
+    path: str
+    partition_by: list[str] | None = None
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+def create_empty_tables(spark: SparkSession, tables: Sequence[EmptyTable]) -> None:
+    """:func:`create_empty` for each of ``tables``, their metadata commits run side by side.
+
+    A table's creation is a Delta commit of metadata only, whose time is the
+    driver's (log listing, protocol checks, the commit file), not a Spark job's;
+    several run in parallel threads in about the time of one. Returns when all
+    exist; the first failure is raised. Called between writes, so no ``userMetadata``
+    marker of a write (:func:`run_once`) is in the session's configuration.
+    """
+    if len(tables) <= 1 or not hasattr(spark, "_jvm"):
+        for table in tables:
+            create_empty(spark, table.schema, table.path, table.partition_by, table.properties)
+        return
+    with ThreadPoolExecutor(max_workers=len(tables), thread_name_prefix="create-empty") as pool:
+        done = [pool.submit(create_empty, spark, t.schema, t.path, t.partition_by, t.properties) for t in tables]
+        for future in done:
+            future.result()
 
 
 def has_commit(spark: SparkSession, path: str) -> bool:

@@ -141,10 +141,8 @@ class WindowOperator:
         results = work.results()
         work.results_written(self.store.write_output("results", results.frame, results.rows, batch_id))
         late = work.late()
-        if late is not None:
-            self.store.write_output("late", late.frame, late.rows, batch_id)
-        quarantine = work.quarantine()
-        self.store.write_output("quarantine", quarantine.frame, quarantine.rows, batch_id)
+        self.store.write_set_aside({**({"late": late} if late is not None else {}), "quarantine": work.quarantine()},
+                                   batch_id)
         self._fault("after_outputs")
         if self.seen_ids and work.seen_rows is not None:
             self.seen_ids.record(work.seen_rows, batch_id, work.watermark_start_ms)

@@ -29,6 +29,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.spark.lake import delta_lake_io
+from windowing.spark.lake.delta_lake_io import EmptyTable
 from windowing.spark.state import cache as state_cache
 from windowing.spark.state import log as state_log
 from windowing.spark.lake.claims import ConcurrentWriterError, app_id, open_claim_log, release
@@ -173,6 +174,12 @@ class _OutputModeOwner:
         """Each output's mode: the results follow the store's (``append`` until chosen); the late and
         quarantine rows are appended."""
         return {"results": self.mode or APPEND_MODE, "late": APPEND_MODE, "quarantine": APPEND_MODE}
+
+    def write_set_aside(self, outputs: dict, batch_id: int) -> None:
+        """Write a batch's set-aside rows: ``outputs`` maps ``late`` and ``quarantine`` to their
+        :class:`windowing.spark.state.batch_work.Output`, each written as :meth:`write_output` does."""
+        for kind, output in outputs.items():
+            self.write_output(kind, output.frame, output.rows, batch_id)
 
 
 class DeltaStore(_OutputModeOwner):
@@ -322,10 +329,11 @@ class DeltaStore(_OutputModeOwner):
         that :attr:`state_in_driver` tells the first batch of a process whether it is small."""
         if self._tables_ready:
             return
-        delta_lake_io.create_empty(self.spark, windows_schema, self.windows_path, [END_BUCKET])
+        tables = [EmptyTable(windows_schema, self.windows_path, [END_BUCKET]),
+                  EmptyTable(PROGRESS_SCHEMA, self.progress_path, properties=PROGRESS_PROPERTIES)]
         if buffers_schema is not None:
-            delta_lake_io.create_empty(self.spark, buffers_schema, self.buffers_path)
-        delta_lake_io.create_empty(self.spark, PROGRESS_SCHEMA, self.progress_path, properties=PROGRESS_PROPERTIES)
+            tables.append(EmptyTable(buffers_schema, self.buffers_path))
+        delta_lake_io.create_empty_tables(self.spark, tables)
         self._tables_ready = True
         last = self.last_progress()
         if self._cached is None and self._cache_windows and last is not None \
@@ -415,6 +423,18 @@ class DeltaStore(_OutputModeOwner):
         ``rows`` was given or the commit has no count.
         """
         return self.sink_modes()[kind].write_delta(self, self._output_tables()[kind], df, rows, batch_id)
+
+    def write_set_aside(self, outputs: dict, batch_id: int) -> None:
+        """As the base class's; the tables of the empty outputs that this store has not made sure of are
+        created first, side by side (:func:`delta_lake_io.create_empty_tables`)."""
+        tables = self._output_tables()
+        missing = [tables[kind] for kind, output in outputs.items()
+                   if output.rows == 0 and not self.is_output_ready(tables[kind])]
+        delta_lake_io.create_empty_tables(self.spark, [
+            EmptyTable(outputs[table.name].frame.schema, table.path, properties=table.properties) for table in missing])
+        for table in missing:
+            self.output_ready(table)
+        super().write_set_aside(outputs, batch_id)
 
     def is_output_ready(self, table: OutputTable) -> bool:
         """Whether this store made sure ``table`` exists."""
