@@ -21,8 +21,8 @@ DOC = """
 A run covers the windows whose max timestamp lies in its range: its data
 interval, or the params `start`/`end` when given (an ad-hoc range). The range is
 computed with the job's window operator on a fresh operator state of its own
-(so intervals never share state or batch ids), in event-time chunks with a
-final flush, then replaces exactly that range of the `results_backfill` table
+(so intervals never share state or batch ids), in event-time chunks, the
+last ending the input, then replaces exactly that range of the `results_backfill` table
 in one Delta commit (`replaceWhere`). Runs are therefore idempotent: a retry or
 `airflow backfill create ... --reprocess-behavior completed` rewrites the same
 rows. `max_active_runs=1`: replacing two ranges of one table at the same time

@@ -330,7 +330,7 @@ def event_time_ms_sql(column: str, type_name: str) -> str:
 def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None, end: dt.datetime | None = None,
                  chunk: str | None = None, reset_state: bool = False, validate: bool | None = None,
                  fault_injection: Callable[[str], None] | None = None) -> list[BatchReport]:
-    """Run the job over ``[start, end)`` of the raw table in event-time chunks, then flush.
+    """Run the job over ``[start, end)`` of the raw table in event-time chunks, the last one ending the input.
 
     "Complete" mode: chunks are cut by event time, so with a watermark delay
     nothing is late and every window gets its result with perfect knowledge.
@@ -339,9 +339,13 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
     (the flush fused in), which runs in one pass over the input with no window
     state written; Spark spills the aggregation as needed. Duration chunks
     commit one by one (a failed backfill resumes after the last committed
-    chunk) and then flush. Only the chunks that hold rows are visited (found
-    with one aggregate; chunk 0 always): a chunk's batch id is its index in
-    the range, the flush's the number of chunks in the range.
+    chunk); the last chunk that holds rows ends the input (its watermark goes
+    to +infinity: every window fires and is cleaned in that batch). Only the
+    chunks that hold rows are visited (found with one aggregate; chunk 0
+    always): a chunk's batch id is its index in the range. A separate flush,
+    batch id the number of chunks in the range, runs only when the committed
+    watermark is not +infinity at the end (a last chunk committed by a run
+    that flushed apart).
     Rows whose event time is null or unparseable are in no range: they are fed
     with the first chunk, which quarantines them. Without an explicit range,
     rows further ahead of now than the spec's ``max_event_time_skew`` do not
@@ -435,12 +439,13 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
             rows = raw.where((ms >= lo) & (ms < hi) & ~far_future) if automatic else raw.where((ms >= lo) & (ms < hi))
             if i == 0:
                 rows = rows.unionByName(raw.where(outside))  # null, unparseable or far-future event time
-            # One chunk covers the closed range: it is also the flush (watermark to +infinity).
-            report = operator.process_batch(rows, i, watermark_ms=MAX_TIMESTAMP_MS if n_chunks == 1 else None,
+            # The last chunk that holds rows also ends the input (watermark to +infinity).
+            report = operator.process_batch(rows, i, watermark_ms=MAX_TIMESTAMP_MS if i == chunks[-1] else None,
                                             processing_time_ms=batch_pt)
             reports.append(report)
             log(progress.line(i, lo, hi) + describe(report))
-        if n_chunks > 1:
+        if operator.last_progress()["watermark_ms"] != MAX_TIMESTAMP_MS:
+            # A run that committed its last chunk without ending the input (so it wrote no flush there).
             report = operator.flush(n_chunks, processing_time_ms=batch_pt)
             reports.append(report)
             log("backfill flush " + describe(report))

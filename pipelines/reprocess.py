@@ -9,7 +9,7 @@ passed, without data from later ranges.
 How (complete mode, like the backfill): the job, with the window overrides
 applied, runs on a fresh operator of its own (its own state and its own
 application id in the write markers) over the raw rows of ``[start - size, end)`` in event-time chunks,
-then flushes. Its outputs land in a staging folder under the job's state root.
+the last ending the input. Its outputs land in a staging folder under the job's state root.
 Only then are the range's rows of the staging tables written into the target
 tables, each in ONE Delta commit with ``replaceWhere`` (results: the window-end
 range; late rows: their event time; quarantined rows: their parseable event

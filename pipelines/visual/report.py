@@ -9,7 +9,7 @@ quarantine table (rows per batch and reason), it plots:
 * quarantined rows per batch by reason;
 * watermark lag per batch: the batch's processing time minus the watermark
   after it, in the unit that suits its range (batches without a processing time or with an
-  infinite watermark, such as a backfill's flush, have no point);
+  infinite watermark, such as a backfill's last chunk, have no point);
 
 and, from the job's ``validation_runs`` table, expectations failed per validation run (critical and
 warning) of both. Each chart is followed by its numbers as a table; a colour means one thing on

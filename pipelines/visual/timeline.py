@@ -1,8 +1,7 @@
 """A picture of a job's windows over time, drawn from its Delta tables alone.
 
 One panel per key. The horizontal axis is event time; each row of a panel is
-one batch of the operator (a stream's micro-batch, a backfill's chunk or its
-final flush), top to bottom in commit order. In a row:
+one batch of the operator (a stream's micro-batch, a backfill's chunk), top to bottom in commit order. In a row:
 
 * every input row of the key that arrived in that batch is a dot at its event
   time (grey); a row of the late table is a red cross, a row of the

@@ -339,7 +339,7 @@ def test_backfill_and_stream_refuse_each_others_state(spark, demo, capsys):
     assert len(err) == 1 and "--reset-state" in err[0]
     assert sorted(tuple(r) for r in _results(spark, job).collect()) == before
     backfill = job.with_operator("purchases_backfill", "backfill")
-    run_backfill(spark, backfill)   # the job's 10-minute chunks: one chunk of the 6 minutes, then the flush
+    run_backfill(spark, backfill)   # the job's 10-minute chunks: one chunk of the 6 minutes, which ends the input
     with pytest.raises(ValueError, match="written by a backfill of .*this run is a stream"):
         run_stream(spark, dataclasses.replace(backfill, checkpoint_path=str(Path(job.checkpoint_path) / "b")))
     with pytest.raises(ValueError, match="this run is a backfill of"):                  # another range of chunks
