@@ -195,3 +195,18 @@ def test_released_jvm_objects_leave_the_gateway_in_batches(spark):
     assert bindings.size() <= before + py4j_calls.RELEASE_BATCH + 8, (before, bindings.size())
     assert sent.count("d") == 0, "released one by one"
     assert [r.x for r in spark.range(2).withColumnRenamed("id", "kept").select(kept.alias("x")).collect()] == [1, 2]
+
+
+def test_the_jars_dev_fetched_are_found_without_the_jars_variable(monkeypatch):
+    """A process started outside ./dev (an Airflow task, a plain script) finds the Delta and S3A
+    jars in the repository's .jars folder."""
+    from pathlib import Path
+
+    from windowing.spark.runtime.spark_session import delta_jars, object_store_jars
+    jars = Path(__file__).resolve().parents[2] / ".jars"
+    expected_delta = sorted(str(p) for p in jars.glob("delta-*.jar"))
+    if not expected_delta:
+        pytest.skip("./dev has not fetched the jars into .jars")
+    monkeypatch.delenv("WINDOWING_JARS_DIR", raising=False)
+    assert delta_jars() == expected_delta
+    assert object_store_jars() == sorted(str(p) for p in (jars / "s3a").glob("*.jar"))

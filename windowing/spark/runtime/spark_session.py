@@ -19,7 +19,8 @@ from typing import Mapping
 from windowing.spark.runtime import py4j_calls
 
 DELTA_MAVEN_COORDINATE = "io.delta:delta-spark_4.2_2.13:4.4.0"
-_REPO_JARS = Path(__file__).resolve().parents[2] / ".jars"
+_REPO_JARS = Path(__file__).resolve().parents[3] / ".jars"
+"""The jars folder ./dev fills, at the repository's root (used when ``WINDOWING_JARS_DIR`` is unset)."""
 
 
 def delta_jars() -> list[str]:
