@@ -6,6 +6,7 @@
     ./dev bench bench_doors.py stream --phases                          # then where one run's time goes
     ./dev bench bench_doors.py processing --rows 600 --keys 100         # one long-running query, per micro-batch
     ./dev bench bench_doors.py fresh --rows 600 --keys 100              # `winjob stream`: a new process per arrival
+    ./dev bench bench_doors.py fresh --rounds 3 --phases                # then where a new process's run goes
     ./dev bench bench_doors.py backfill --window tumbling --chunk all   # `winjob backfill`, one pass
     ./dev bench bench_doors.py backfill --window tumbling --chunk "10 minutes"
     ./dev bench bench_doors.py backfill --window sessions --chunk all --events 200000 --keys 1000
@@ -448,16 +449,54 @@ def fresh_door(spark, root: Path, args) -> None:
     summary(rounds, ["wall_s"], f"a new process per arrival, {args.rows} rows / {args.keys} keys")
     from pipelines.job import load_job
     print("  " + check_results(spark, str(root / "spark_results"), load_job(job_file, root=root).results_path))
+    if args.phases:
+        append_round(spark, raw, args.rounds, args.rows, args.keys)
+        run("spark")
+        profiled = [sys.executable, str(Path(__file__).resolve()), PROFILED_WINJOB, *commands["ours"][1:]]
+        done = subprocess.run(profiled, capture_output=True, text=True)
+        print(f"\nours, one more `winjob stream` in a new process by step:\n{done.stdout}", flush=True)
+        if done.returncode != 0:
+            raise RuntimeError(f"profiled winjob: exit {done.returncode}: {done.stderr[-2000:]}")
+
+
+PROFILED_WINJOB = "profiled-winjob"
+"""The first argument that makes this script a ``winjob`` process whose steps are profiled."""
+
+
+def profiled_winjob(argv: list[str]) -> int:
+    """Run ``winjob argv`` in this (new) process with the run's steps profiled; print the profile.
+
+    The session is started first with the job's settings (what the command would start itself),
+    so that its start is reported apart from the run's steps.
+    """
+    from pipelines.cli import main as winjob
+    from pipelines.job import load_job
+    from windowing.spark.runtime.spark_session import get_spark
+    started = time.monotonic()
+    job = load_job(Path(argv[argv.index("--job") + 1]), root=Path(argv[argv.index("--root") + 1]))
+    spark = get_spark("winjob", conf=job.spark_conf)
+    spark.sparkContext.setLogLevel("OFF")
+    session_s = time.monotonic() - started
+    profiler = driver_profiler(spark)
+    from pipelines import cli
+    profiler.wrap(cli, "main", "cli.main (the rest)")
+    started = time.monotonic()
+    code = winjob(argv)
+    print(f"session start {session_s:.2f} s; the run {time.monotonic() - started:.2f} s wall:")
+    print("\n".join(profiler.lines()))
+    return code
 
 
 def main() -> None:
+    if sys.argv[1:2] == [PROFILED_WINJOB]:
+        raise SystemExit(profiled_winjob(sys.argv[2:]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("door", choices=["stream", "processing", "fresh", "backfill"])
     parser.add_argument("--rows", type=int, default=600, help="rows per arrival")
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=8, help="arrivals (the first is a warm-up)")
     parser.add_argument("--validate", action="store_true", help="our runs validate (Great Expectations)")
-    parser.add_argument("--phases", action="store_true", help="stream, backfill: then one more run of ours by step")
+    parser.add_argument("--phases", action="store_true", help="stream, fresh, backfill: then one more run of ours by step")
     parser.add_argument("--interval", default="3 seconds", help="processing: the processingTime trigger")
     parser.add_argument("--spark-first", action="store_true", help="processing: Spark's side runs first")
     parser.add_argument("--window", choices=["tumbling", "sessions"], default="tumbling",

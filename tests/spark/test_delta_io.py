@@ -275,3 +275,34 @@ def test_a_failed_creation_among_several_is_raised(spark, tmp_path):
         delta_lake_io.create_empty_tables(spark, [delta_lake_io.EmptyTable(schema, str(tmp_path / "fine")),
                                                   delta_lake_io.EmptyTable(schema, str(bad))])
     assert delta_lake_io.table_exists(spark, str(tmp_path / "fine"))
+
+
+def _batch_rows(spark, found, batches) -> list[tuple]:
+    return sorted(tuple(r) for r in delta_lake_io.read_batch_files(spark, found, batches).collect())
+
+
+def test_each_batchs_rows_are_read_from_the_file_its_commit_added_while_the_log_is_plain(spark, tmp_path):
+    """batch_files names the file of each batch's one append; what breaks the one-commit-per-batch
+    picture (a delete, a second commit of a batch, another application's rows) gives None, so the
+    caller reads through Delta."""
+    path = str(tmp_path / "t")
+    delta_lake_io.create_empty(spark, _rows(spark, 0, "").schema, path)
+    for b in range(4):
+        delta_lake_io.append(_rows(spark, 1, f"b{b}").withColumn("id", F.lit(b).cast("long")), path, "op", b)
+    newest = delta_lake_io.batch_files(spark, path, "op")
+    assert list(newest.files) == [3] and _batch_rows(spark, newest, [3]) == [(3, "b3")]
+    logged = delta_lake_io.batch_files(spark, path, "op", from_batch=1)
+    assert sorted(logged.files) == [1, 2, 3]
+    assert _batch_rows(spark, logged, [1, 2]) == [(1, "b1"), (2, "b2")]
+    assert delta_lake_io.batch_files(spark, path, "someone else") is None       # rows of another application
+
+    delta_lake_io.append(_rows(spark, 1, "b3 again"), path, "op", 4)
+    from delta.tables import DeltaTable
+    DeltaTable.forPath(spark, path).delete("tag = 'b3 again'")                  # a withdrawn row: a delete
+    assert delta_lake_io.batch_files(spark, path, "op") is None
+    again = str(tmp_path / "again")
+    delta_lake_io.append(_rows(spark, 1, "first"), again, "op", 0, writer_id="w1")
+    delta_lake_io.append(_rows(spark, 1, "second"), again, "op", 1, writer_id="w1")
+    (_rows(spark, 1, "racer").write.format("delta").mode("append")   # a racing writer's commit of batch 1
+     .option("userMetadata", delta_lake_io.marker("op", 1, "w2")).save(again))
+    assert delta_lake_io.batch_files(spark, again, "op") is None

@@ -654,3 +654,88 @@ def cast_to(column, data_type):
     if isinstance(data_type, (T.StructType, T.ArrayType, T.MapType, T.UserDefinedType)):
         return column.cast(data_type)
     return column.cast(data_type.simpleString())
+
+
+@dataclass(frozen=True)
+class BatchFiles:
+    """The data files each batch of one application appended to a table, and the table's schema."""
+
+    schema: object
+    """The table's schema (a ``StructType``) at its newest version."""
+    files: dict[int, list[str]]
+    """Batch id -> the absolute paths of the files its one commit added."""
+
+
+def batch_files(spark: SparkSession, path: str, app_id: str, from_batch: int | None = None) -> BatchFiles | None:
+    """The files ``app_id``'s batches ``from_batch`` .. newest appended to the table at ``path``
+    (``from_batch`` None: the newest batch only), read from the commit files (no Spark job).
+
+    Given only when the log tells them plainly: walking from the newest commit down to the first
+    commit of a batch below ``from_batch`` (or the table's first version), every commit either
+    changes nothing (a table's creation, a property change) or is one append of ``app_id``'s, one
+    per batch, that removes nothing. A delete, a compaction, a second commit of one batch (a
+    writer that lost a race), another application's rows, a cleaned-up commit file, a table with
+    column mapping, partitions or deletion vectors on its files, or a session without a JVM in this process
+    (Spark Connect) give None: the caller reads the table through Delta instead. Files a commit
+    added stay what that commit wrote, so reading them gives each batch's rows exactly.
+    """
+    if not hasattr(spark, "_jvm"):
+        return None
+    snapshot = _snapshot(spark, path)
+    if int(snapshot.version()) < 0:
+        return None
+    metadata = snapshot.metadata()
+    configuration = metadata.configuration()
+    if metadata.partitionColumns().nonEmpty():
+        return None                   # partition values are not in the files
+    if configuration.contains("delta.columnMapping.mode") \
+            and str(configuration.apply("delta.columnMapping.mode")) != "none":
+        return None
+    root = absolute(path).rstrip("/")
+    files: dict[int, list[str]] = {}
+    newest: int | None = None
+    for _, commit_json in _commits_newest_first(spark, path):
+        if commit_json is None:
+            return None
+        adds, plain = [], True
+        for line in commit_json.splitlines():
+            if line.startswith('{"add"'):
+                add = json.loads(line)["add"]
+                plain = plain and add.get("deletionVector") is None
+                adds.append(add["path"])
+            elif line.startswith(('{"remove"', '{"cdc"')):
+                plain = False
+        mark = _marker_in_commit(commit_json)
+        if not plain:
+            return None
+        if mark is None or mark.get(MARKER_APP) != app_id:
+            if adds:
+                return None           # rows of another writer
+            continue                  # a commit that changes no row
+        batch = int(mark[MARKER_BATCH])
+        newest = batch if newest is None else newest
+        lowest = newest if from_batch is None else from_batch
+        if batch < lowest:
+            break
+        if batch in files:
+            return None               # two commits of one batch
+        files[batch] = [_file_uri(root, p) for p in adds]
+    from pyspark.sql import types as T
+    schema = T.StructType.fromJson(json.loads(metadata.schemaString()))
+    return BatchFiles(schema, files)
+
+
+def _file_uri(root: str, add_path: str) -> str:
+    """An add action's path (a URI-encoded path relative to the table, or an absolute URI) as a
+    path the Parquet reader takes."""
+    from urllib.parse import unquote
+    return add_path if "://" in add_path else f"{root}/{unquote(add_path)}"
+
+
+def read_batch_files(spark: SparkSession, found: BatchFiles, batches) -> DataFrame:
+    """The rows the ``batches`` (ids among ``found.files``) appended, with the table's schema (a
+    column a file lacks reads as null), read straight from their Parquet files."""
+    paths = [p for b in batches for p in found.files[b]]
+    if not paths:
+        return spark.createDataFrame([], found.schema)
+    return spark.read.schema(found.schema).parquet(*paths)

@@ -85,6 +85,17 @@ def apply_table_changes(rows: pa.Table, changes: pa.Table, keys: list[str]) -> t
     return pa.concat_tables([rows.filter(kept), upserts]), deleted
 
 
+def net_table_changes(changes: pa.Table, keys: list[str], batch_column: str) -> pa.Table:
+    """Of change rows logged by several batches (``batch_column``: the batch of each), the last
+    change of each key by batch: what MERGEs of the batches' change sets in batch order leave."""
+    batches = changes.column(batch_column).to_pylist()
+    newest: dict[tuple, int] = {}
+    for i, key in enumerate(zip(*(changes.column(k).to_pylist() for k in keys))):
+        if key not in newest or batches[i] >= batches[newest[key]]:
+            newest[key] = i
+    return changes.take(sorted(newest.values()))
+
+
 @dataclass(frozen=True)
 class Changes:
     """A batch's state changes applied to cached rows: what the write needs to know."""

@@ -61,7 +61,9 @@ compactions, each of which rewrites the touched buckets (about a second at 50,00
 LOG_BATCHES_SETTING = "spark.windowing.stateLogBatches"
 """Session setting: batches logged before a compaction (default :data:`COMPACT_AFTER_BATCHES`; 0: never log)."""
 
-_ORDER, _RANK = "__log_batch", "__log_rank"
+LOG_BATCH = "__log_batch"
+"""Column of :func:`logged_changes`: the batch that logged the change row."""
+_RANK = "__log_rank"
 
 
 @dataclass(frozen=True)
@@ -126,6 +128,21 @@ def logged_changes(spark: SparkSession, progress_path: str, pin: StatePin, windo
     One progress row per batch: when a writer that lost a race left its row behind, the
     row of the batch's first commit counts (as for the last progress row).
     """
+    found = delta_lake_io.batch_files(spark, progress_path, operator_id, pin.logged_from)
+    if found is not None and pin.through_batch in found.files:
+        # One commit per batch, each batch's row read from the file its commit added.
+        rows = delta_lake_io.read_batch_files(
+            spark, found, [b for b in found.files if pin.logged_from <= b <= pin.through_batch])
+    else:
+        rows = _first_writers_rows(spark, progress_path, pin, operator_id)
+    changes = F.from_json(F.col(STATE_CHANGES), T.ArrayType(change_schema(windows_schema)))
+    return (rows.where(F.col(STATE_CHANGES).isNotNull())
+            .select(F.col("batch_id").alias(LOG_BATCH), F.explode(changes).alias("__c"))
+            .select(LOG_BATCH, "__c.*"))
+
+
+def _first_writers_rows(spark: SparkSession, progress_path: str, pin: StatePin, operator_id: str) -> DataFrame:
+    """The progress rows of the pin's logged batches read through Delta, one per batch (its first writer's)."""
     rows = (spark.read.format("delta").load(progress_path)
             .where(F.col("batch_id").between(pin.logged_from, pin.through_batch)))
     writers = rows.select("batch_id", "writer_id").collect()
@@ -136,17 +153,14 @@ def logged_changes(spark: SparkSession, progress_path: str, pin: StatePin, windo
         if len(ids) > 1:
             first = delta_lake_io.first_writer(spark, progress_path, operator_id, batch_id, -1)
             rows = rows.where((F.col("batch_id") != batch_id) | (F.col("writer_id") == first))
-    changes = F.from_json(F.col(STATE_CHANGES), T.ArrayType(change_schema(windows_schema)))
-    return (rows.where(F.col(STATE_CHANGES).isNotNull())
-            .select(F.col("batch_id").alias(_ORDER), F.explode(changes).alias("__c"))
-            .select(_ORDER, "__c.*"))
+    return rows
 
 
 def net_changes(changes: DataFrame, keys: list[str]) -> DataFrame:
     """The last change of each key (by ``__log_batch``), without the batch column: what a MERGE of
     every logged change set in batch order leaves."""
-    newest = Window.partitionBy(*[F.col(f"`{k}`") for k in keys]).orderBy(F.col(_ORDER).desc())
-    return changes.withColumn(_RANK, F.row_number().over(newest)).where(F.col(_RANK) == 1).drop(_RANK, _ORDER)
+    newest = Window.partitionBy(*[F.col(f"`{k}`") for k in keys]).orderBy(F.col(LOG_BATCH).desc())
+    return changes.withColumn(_RANK, F.row_number().over(newest)).where(F.col(_RANK) == 1).drop(_RANK, LOG_BATCH)
 
 
 def overlay(base: DataFrame, top: DataFrame, keys: list[str]) -> DataFrame:

@@ -35,7 +35,8 @@ from windowing.spark.state import log as state_log
 from windowing.spark.lake.claims import ConcurrentWriterError, app_id, open_claim_log, release
 from windowing.spark.input.columns import DELETE_FLAG, END_BUCKET, WE, WS
 from windowing.spark.runtime.local_frames import arrow_frame, local_frame
-from windowing.spark.state.cache import MAX_CACHED_STATE_ROWS, CachedState, apply_changes
+from windowing.spark.state.cache import (MAX_CACHED_STATE_ROWS, CachedState, apply_changes, apply_table_changes,
+                                         net_table_changes)
 from windowing.spark.state.log import LOG_FIELDS, STATE_CHANGES, StatePin
 from windowing.spark.state.output_modes import APPEND_MODE, OutputTable, SinkMode, sink_mode
 
@@ -297,11 +298,22 @@ class DeltaStore(_OutputModeOwner):
             else:
                 self._progress_version = table[1] if table is not None else self._current_progress_version()
                 if self._progress_version is not None:
-                    progress = self.spark.read.format("delta").load(self.progress_path).drop(STATE_CHANGES)
-                    self._last = self._committed(delta_lake_io.newest_rows(progress, "batch_id"))
+                    self._last = self._read_last_progress()
             self._loaded = True
             self._keep()
         return self._last
+
+    def _read_last_progress(self) -> dict | None:
+        """The newest batch's progress row read from Delta: from the one file its commit added when
+        the log tells it plainly (:func:`delta_lake_io.batch_files`: one Spark job), else through
+        a read of the table (its log replayed: a dozen jobs in a new process)."""
+        found = delta_lake_io.batch_files(self.spark, self.progress_path, self.operator_id)
+        if found is not None and len(found.files) == 1:
+            rows = delta_lake_io.read_batch_files(self.spark, found, found.files).drop(STATE_CHANGES).collect()
+            if len(rows) == 1:
+                return rows[0].asDict()
+        progress = self.spark.read.format("delta").load(self.progress_path).drop(STATE_CHANGES)
+        return self._committed(delta_lake_io.newest_rows(progress, "batch_id"))
 
     def _keep(self) -> None:
         """Leave what this store knows at :attr:`_progress_table` to the next store of the operator."""
@@ -373,35 +385,42 @@ class DeltaStore(_OutputModeOwner):
         cached = self._cached
         if cached is not None and cached.pin == pin:
             return arrow_frame(self.spark, cached.rows, cached.schema)
-        if self._cache_windows and pin.version is not None and not pin.logs:
-            # A table as created (an operator's first batch): its rows are none, known without a read.
-            schema = delta_lake_io.schema_if_empty(self.spark, self.windows_path, pin.version)
-            if schema is not None:
-                self._cached = CachedState(pin, schema, empty_arrow_table(self.spark, schema))
-                self._keep()
-                return arrow_frame(self.spark, self._cached.rows, schema)
-        table = delta_lake_io.read_as_of(self.spark, self.windows_path, pin.version)
-        frame, logged_rows, logged_buckets = table, 0, frozenset()
-        if pin.logs:
-            keys = state_log.state_keys(table.schema)
-            changes = state_log.logged_changes(self.spark, self.progress_path, pin, table.schema,
-                                               self.operator_id)
-            frame = state_log.fold(table, delta_lake_io.conform(state_log.net_changes(changes, keys),
-                                                           state_log.change_schema(table.schema)), keys)
-            if self._cache_windows:
-                per_bucket = changes.groupBy(END_BUCKET).count().collect()
-                logged_rows = sum(int(r["count"]) for r in per_bucket)
-                logged_buckets = frozenset(r[END_BUCKET] for r in per_bucket)
         if pin.version is None or not self._cache_windows:
-            return frame
-        rows = frame.limit(MAX_CACHED_STATE_ROWS + 1).toArrow()
-        if rows.num_rows > MAX_CACHED_STATE_ROWS:
+            return state_log.read_state(self.spark, self.windows_path, self.progress_path, pin, self.operator_id)
+        state = self._read_small_state(pin)
+        if state is None:
             self._cache_windows, self._cached = False, None
             self._keep()
-            return frame
-        self._cached = CachedState(pin, table.schema, rows, logged_rows, logged_buckets)
+            return state_log.read_state(self.spark, self.windows_path, self.progress_path, pin, self.operator_id)
+        self._cached = state
         self._keep()
-        return arrow_frame(self.spark, rows, table.schema)
+        return arrow_frame(self.spark, state.rows, state.schema)
+
+    def _read_small_state(self, pin: StatePin) -> CachedState | None:
+        """The window state at ``pin`` read into the driver, or None when it holds more than
+        :data:`MAX_CACHED_STATE_ROWS` rows.
+
+        The table's rows at the pinned version (none, known without a read, for a table as
+        created), then the logged changes read as rows and folded in here: the newest change of
+        each key replaces or deletes its row.
+        """
+        schema = delta_lake_io.schema_if_empty(self.spark, self.windows_path, pin.version)
+        if schema is not None:
+            rows = empty_arrow_table(self.spark, schema)
+        else:
+            table = delta_lake_io.read_as_of(self.spark, self.windows_path, pin.version)
+            schema, rows = table.schema, table.limit(MAX_CACHED_STATE_ROWS + 1).toArrow()
+            if rows.num_rows > MAX_CACHED_STATE_ROWS:
+                return None
+        if not pin.logs:
+            return CachedState(pin, schema, rows)
+        changes = state_log.logged_changes(self.spark, self.progress_path, pin, schema, self.operator_id).toArrow()
+        keys = state_log.state_keys(schema)
+        rows, _ = apply_table_changes(rows, net_table_changes(changes, keys, state_log.LOG_BATCH), keys)
+        if rows.num_rows > MAX_CACHED_STATE_ROWS:
+            return None
+        logged_buckets = frozenset(pc.unique(changes.column(END_BUCKET)).to_pylist()) if changes.num_rows else frozenset()
+        return CachedState(pin, schema, rows, changes.num_rows, logged_buckets)
 
     def read_buffers(self, version):
         return delta_lake_io.read_as_of(self.spark, self.buffers_path, version)
