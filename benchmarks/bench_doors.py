@@ -112,9 +112,17 @@ root = "{out}"
 """
 
 
-def write_job(root: Path, raw: str, out: str, validate: bool) -> Path:
+AIRFLOW_TOML = """
+[airflow]
+start_date = "2100-01-01"
+"""
+"""The job's DAGs run only when triggered: with a start date ahead the scheduler makes no run of its own."""
+
+
+def write_job(root: Path, raw: str, out: str, validate: bool, extra: str = "") -> Path:
+    """The benchmark's job file ``<root>/<out>.toml`` on the raw table ``raw``; ``extra``: TOML tables appended."""
     path = root / f"{out}.toml"
-    path.write_text(JOB_TOML.format(raw=raw, out=out, validate=str(validate).lower()))
+    path.write_text(JOB_TOML.format(raw=raw, out=out, validate=str(validate).lower()) + extra)
     return path
 
 
@@ -450,9 +458,42 @@ def fresh_door(spark, root: Path, args) -> None:
     print("  " + check_results(spark, str(root / "spark_results"), load_job(job_file, root=root).results_path))
 
 
+def airflow_door(spark, root: Path, args) -> None:
+    from airflow_runs import SPARK_DAG_ID, AirflowRuns, write_dags_folder
+    from pipelines.job import load_job
+    raw = str(root / "raw")
+    job_file = write_job(root, raw, "ours", False, AIRFLOW_TOML)
+    job = load_job(job_file, root=root)
+    spark_results = str(root / "spark_results")
+    dags = write_dags_folder(root / "dags", raw, str(root / "spark_checkpoint"), spark_results, job)
+    dag_ids = {"ours": f"{job.name}_streaming", "spark": SPARK_DAG_ID}
+    runs = AirflowRuns(root / "airflow-home", dags, {"WINDOWING_DATA_ROOT": str(root),
+                                                      "WINDOWING_AIRFLOW_JOBS": str(job_file)})
+    rounds = []
+    try:
+        runs.start(list(dag_ids.values()))
+        print(f"Airflow ready at {runs.airflow.url} ({len(runs.airflow.started_pids())} processes)", flush=True)
+        for r in range(args.rounds):
+            append_round(spark, raw, r, args.rows, args.keys)
+            row = {name: runs.run(dag_ids[name], f"{name}_{r}").as_row() for name in alternate(r, SIDES)}
+            rounds.append(row)
+            print(f"round {r}: " + "; ".join(f"{n} task {row[n]['task_s']:.2f} s, run {row[n]['run_s']:.2f} s, "
+                                             f"wall {row[n]['wall_s']:.2f} s" + (f", try {row[n]['tries']}"
+                                                                                 if row[n]["tries"] != 1 else "")
+                                             for n in SIDES), flush=True)
+    finally:
+        stopped = runs.stop()
+        print(f"stopped the {len(stopped)} processes Airflow had started", flush=True)
+    summary(rounds, ["task_s", "run_s", "wall_s"],
+            f"Airflow streaming task per arrival (real scheduler), {args.rows} rows / {args.keys} keys")
+    if runs.airflow.restarts:
+        print(f"  Airflow restarted {len(runs.airflow.restarts)} times: {runs.airflow.restarts}")
+    print("  " + check_results(spark, spark_results, job.results_path))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("door", choices=["stream", "processing", "fresh", "backfill"])
+    parser.add_argument("door", choices=["stream", "processing", "fresh", "airflow", "backfill"])
     parser.add_argument("--rows", type=int, default=600, help="rows per arrival")
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=8, help="arrivals (the first is a warm-up)")
@@ -474,7 +515,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench_doors_"))
     try:
         {"stream": stream_door, "processing": processing_door, "fresh": fresh_door,
-         "backfill": backfill_door}[args.door](spark, root, args)
+         "airflow": airflow_door, "backfill": backfill_door}[args.door](spark, root, args)
     finally:
         print(load_line("at end"))
         shutil.rmtree(root, ignore_errors=True)
