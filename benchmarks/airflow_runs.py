@@ -2,7 +2,7 @@
 
 What ``bench_doors.py airflow`` measures through: ``airflow standalone`` started by
 :class:`pipelines.airflow_local.LocalAirflow` (scheduler, DAG processor, API server, LocalExecutor,
-the streaming pool of one slot) on a DAGs folder of the benchmark's own, which holds two files:
+the streaming pool of one slot) on a DAGs folder of the benchmark's own, which holds:
 
 * ``streaming.py``: a link to the product's ``dags/streaming.py``, as shipped (its DAG
   ``<job>_streaming`` for the one job ``WINDOWING_AIRFLOW_JOBS`` names; its task calls
@@ -12,6 +12,8 @@ the streaming pool of one slot) on a DAGs folder of the benchmark's own, which h
   task, :data:`TASK_ID` like the product's, calls ``spark_stream_once.run_once`` (Spark's
   availableNow query of the same windows) inside the task process, with the product task's
   operator (``@task``), pool, retries and schedule.
+* the profiled DAGs of ``--phases`` (:func:`profiled_dags`): the same two tasks with their
+  steps timed inside the task process.
 
 Runs are triggered, read and unpaused through the REST API (``/api/v2``, a token of the
 generated admin password); durations come from Airflow's own records of the run and the task
@@ -33,6 +35,8 @@ HERE = Path(__file__).resolve().parent
 PRODUCT_DAG_FILE = HERE.parent / "dags" / "streaming.py"
 SPARK_DAG_ID = "spark_stream_once"
 SPARK_DAG_FILE = "spark_stream_once_dag.py"
+PROFILED_DAG_ID = "bench_doors_streaming_profiled"
+PROFILED_SPARK_DAG_ID = "spark_stream_once_profiled"
 TASK_ID = "stream"
 """The task of both DAGs: the product's streaming task is the function ``stream``."""
 READY_TIMEOUT_S = 480
@@ -45,9 +49,8 @@ PARSE_ONCE_S = 3600
 """The DAG files do not change during a benchmark: parsed once, not every 30 s (a process each time)."""
 HTTP_TIMEOUT_S = 60
 
-SPARK_DAG = '''\
-"""Spark's own windowed query (availableNow) as an Airflow task: the benchmark's counterpart of the
-product's streaming task (written by benchmarks/airflow_runs.py)."""
+TASK_DAG = '''\
+"""{doc} (a DAG file written by benchmarks/airflow_runs.py)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -56,38 +59,88 @@ import sys
 from airflow.sdk import DAG, task
 
 BENCHMARKS = {benchmarks!r}
-RAW, CHECKPOINT, RESULTS = {raw!r}, {checkpoint!r}, {results!r}
 
 with DAG(dag_id={dag_id!r}, schedule={schedule!r}, start_date=dt.datetime.fromisoformat({start!r}),
          catchup=False, max_active_runs=1, tags=["benchmark"],
          default_args={{"owner": "windowing", "retries": {retries}, "retry_delay": dt.timedelta(seconds={retry_delay_s})}},
-         description="Spark's own windowed query, availableNow, in the task process"):
+         description={doc!r}):
 
     @task(pool={pool!r})
-    def {task_id}() -> int:
-        """Run Spark's availableNow query once; returns its micro-batches."""
+    def {task_id}():
+        """{doc}."""
         sys.path.insert(0, BENCHMARKS)
-        from spark_stream_once import run_once
-        return run_once(RAW, CHECKPOINT, RESULTS)
+        from {module} import {function}
+        return {function}(*{args!r})
 
     {task_id}()
 '''
+"""A DAG of one ``@task`` that calls ``module.function(*args)`` of benchmarks/ in the task process."""
+
+
+def task_dag_text(dag_id: str, doc: str, call: tuple[str, str, tuple], job) -> str:
+    """The DAG file of ``dag_id`` whose task :data:`TASK_ID` calls ``call`` = (module, function, args), with the
+    pool, retries and schedule of ``job``'s streaming DAG (``job``: a :class:`pipelines.job.Job`)."""
+    module, function, args = call
+    return TASK_DAG.format(doc=doc, benchmarks=str(HERE), dag_id=dag_id, schedule=job.airflow.stream_schedule,
+                           start=job.airflow.start.isoformat(), retries=job.airflow.retries,
+                           retry_delay_s=job.airflow.retry_delay_s, pool=STREAM_POOL, task_id=TASK_ID,
+                           module=module, function=function, args=tuple(args))
 
 
 def spark_dag_text(raw: str, checkpoint: str, results: str, job) -> str:
-    """The DAG file of Spark's side: ``run_once(raw, checkpoint, results)`` in a ``@task`` with the pool,
-    retries and schedule of ``job``'s streaming DAG (``job``: a :class:`pipelines.job.Job`)."""
-    return SPARK_DAG.format(benchmarks=str(HERE), raw=raw, checkpoint=checkpoint, results=results,
-                            dag_id=SPARK_DAG_ID, schedule=job.airflow.stream_schedule,
-                            start=job.airflow.start.isoformat(), retries=job.airflow.retries,
-                            retry_delay_s=job.airflow.retry_delay_s, pool=STREAM_POOL, task_id=TASK_ID)
+    """The DAG file of Spark's side: ``spark_stream_once.run_once(raw, checkpoint, results)``."""
+    return task_dag_text(SPARK_DAG_ID, "Spark's own windowed query, availableNow, in the task process",
+                         ("spark_stream_once", "run_once", (raw, checkpoint, results)), job)
 
 
-def write_dags_folder(folder: Path, raw: str, checkpoint: str, results: str, job) -> Path:
-    """``folder`` with the product's streaming DAG file (linked) and Spark's side's DAG file; returns it."""
+def profiled_dags(job_file: str, raw: str, checkpoint: str, results: str, job) -> dict[str, str]:
+    """The DAG files of the ``--phases`` runs by file name: :data:`PROFILED_DAG_ID` (the product's streaming
+    run with its steps timed) and :data:`PROFILED_SPARK_DAG_ID` (Spark's side, its session timed apart)."""
+    return {"streaming_profiled_dag.py": task_dag_text(
+                PROFILED_DAG_ID, "The product's streaming run with its steps timed, in the task process",
+                ("airflow_runs", "profiled_stream_run", (job_file,)), job),
+            "spark_stream_once_profiled_dag.py": task_dag_text(
+                PROFILED_SPARK_DAG_ID, "Spark's own query with its session timed apart, in the task process",
+                ("airflow_runs", "profiled_spark_run", (raw, checkpoint, results)), job)}
+
+
+def profiled_stream_run(job_file: str) -> dict:
+    """:func:`pipelines.orchestration.stream_run` of ``job_file`` with its steps timed (the task of
+    :data:`PROFILED_DAG_ID`): the seconds of the task's Spark session, of the run, and the step lines of
+    ``bench_doors.driver_profiler`` (Spark jobs and seconds each step spends itself)."""
+    from bench_doors import driver_profiler
+    from pipelines import orchestration
+    started = time.monotonic()
+    spark = orchestration.spark_for(orchestration.load(job_file))
+    session_s = time.monotonic() - started
+    profiler = driver_profiler(spark)
+    profiler.wrap(orchestration, "_require_source", "orchestration: the raw table exists")
+    started = time.monotonic()
+    orchestration.stream_run(job_file)
+    return {"session_s": session_s, "run_s": time.monotonic() - started, "steps": profiler.lines()}
+
+
+def profiled_spark_run(raw: str, checkpoint: str, results: str) -> dict:
+    """``spark_stream_once.run_once`` with the task's Spark session timed apart (the task of
+    :data:`PROFILED_SPARK_DAG_ID`): the seconds of the session and of the query."""
+    from spark_stream_once import SHUFFLE_PARTITIONS, run_once
+    from windowing.spark.runtime.spark_session import get_spark
+    started = time.monotonic()
+    get_spark("spark_stream_once", shuffle_partitions=SHUFFLE_PARTITIONS)
+    session_s = time.monotonic() - started
+    started = time.monotonic()
+    run_once(raw, checkpoint, results)
+    return {"session_s": session_s, "run_s": time.monotonic() - started}
+
+
+def write_dags_folder(folder: Path, raw: str, checkpoint: str, results: str, job, job_file: str) -> Path:
+    """``folder`` with the product's streaming DAG file (linked), Spark's side's DAG file and the files of
+    the profiled DAGs (:func:`profiled_dags`); returns it."""
     folder.mkdir(parents=True, exist_ok=True)
     (folder / PRODUCT_DAG_FILE.name).symlink_to(PRODUCT_DAG_FILE)
     (folder / SPARK_DAG_FILE).write_text(spark_dag_text(raw, checkpoint, results, job))
+    for name, text in profiled_dags(job_file, raw, checkpoint, results, job).items():
+        (folder / name).write_text(text)
     return folder
 
 
@@ -177,6 +230,13 @@ class AirflowRuns:
                 next_watch = time.monotonic() + STALL_CHECK_S
             time.sleep(POLL_S)
         raise RuntimeError(f"{dag_id} run {run_id} not done after {RUN_TIMEOUT_S} s")
+
+    def returned(self, dag_id: str, run_id: str):
+        """What the task of a run returned (its XCom ``return_value``)."""
+        entry = self._call("GET", f"/api/v2/dags/{dag_id}/dagRuns/{run_id}/taskInstances/{TASK_ID}"
+                                  "/xcomEntries/return_value")
+        value = entry["value"]
+        return json.loads(value) if isinstance(value, str) else value
 
     def task_log(self, dag_id: str, run_id: str, attempt: int, lines: int = 30) -> str:
         """The last events of a task attempt's log file."""
