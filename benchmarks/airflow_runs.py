@@ -62,7 +62,8 @@ BENCHMARKS = {benchmarks!r}
 
 with DAG(dag_id={dag_id!r}, schedule={schedule!r}, start_date=dt.datetime.fromisoformat({start!r}),
          catchup=False, max_active_runs=1, tags=["benchmark"],
-         default_args={{"owner": "windowing", "retries": {retries}, "retry_delay": dt.timedelta(seconds={retry_delay_s})}},
+         default_args={{"owner": "windowing", "retries": {retries},
+                       "retry_delay": dt.timedelta(seconds={retry_delay_s})}},
          description={doc!r}):
 
     @task(pool={pool!r})

@@ -7,6 +7,7 @@
     ./dev bench bench_doors.py processing --rows 600 --keys 100         # one long-running query, per micro-batch
     ./dev bench bench_doors.py fresh --rows 600 --keys 100              # `winjob stream`: a new process per arrival
     ./dev bench bench_doors.py airflow --rows 600 --keys 100 --rounds 4 # the Airflow streaming task, real scheduler
+    ./dev bench bench_doors.py airflow --rounds 2 --phases              # then one more arrival, each side by step
     ./dev bench bench_doors.py backfill --window tumbling --chunk all   # `winjob backfill`, one pass
     ./dev bench bench_doors.py backfill --window tumbling --chunk "10 minutes"
     ./dev bench bench_doors.py backfill --window sessions --chunk all --events 200000 --keys 1000
@@ -38,7 +39,9 @@ event time, a little out of order) and then runs both sides, alternating which g
   availableNow query) in its task process. Per run: the task instance's seconds (start to end, as
   Airflow recorded them: the task process, the DAG file, Spark's session, the run), the DAG run's
   (queued to end) and the benchmark's wall seconds from the trigger call to the run's success.
-  The processes Airflow started are stopped by PID at the end.
+  The processes Airflow started are stopped by PID at the end. ``--phases``: one more arrival
+  through profiled DAGs of the same shape: each task's seconds split into its Spark session, its
+  run and the task process's own, and our run by step (:func:`driver_profiler` in the task).
 
 * ``backfill``: ``winjob backfill --job J --root R --chunk C`` (:func:`pipelines.cli.main` in this
   process: the command's own code path, without the interpreter's and the JVM's start, which

@@ -216,7 +216,8 @@ def test_a_bad_jobs_list_is_an_import_error_naming_it(monkeypatch):
     assert errors and all("/nowhere/job.toml" in text for text in errors.values())
 
 
-def test_the_airflow_benchmark_runs_spark_in_a_task_shaped_like_the_streaming_task(data_root, tmp_path, monkeypatch):
+def test_the_airflow_benchmark_runs_spark_in_a_task_shaped_like_the_streaming_task(data_root, tmp_path,
+                                                                                   monkeypatch):
     """``bench_doors.py airflow`` compares the streaming task with Spark's script through the same door: the
     DAGs folder it writes holds the product's streaming DAG and DAGs (Spark's side, the profiled runs)
     whose one task has the streaming task's id, operator, pool, retries and schedule."""
