@@ -7,6 +7,8 @@
     ./dev bench bench_doors.py processing --rows 600 --keys 100         # one long-running query, per micro-batch
     ./dev bench bench_doors.py fresh --rows 600 --keys 100              # `winjob stream`: a new process per arrival
     ./dev bench bench_doors.py fresh --rounds 3 --phases                # then where a new process's run goes
+    ./dev bench bench_doors.py airflow --rows 600 --keys 100 --rounds 4 # the Airflow streaming task, real scheduler
+    ./dev bench bench_doors.py airflow --rounds 2 --phases              # then one more arrival, each side by step
     ./dev bench bench_doors.py backfill --window tumbling --chunk all   # `winjob backfill`, one pass
     ./dev bench bench_doors.py backfill --window tumbling --chunk "10 minutes"
     ./dev bench bench_doors.py backfill --window sessions --chunk all --events 200000 --keys 1000
@@ -31,6 +33,16 @@ event time, a little out of order) and then runs both sides, alternating which g
 * ``fresh``: ``winjob stream --job J --root R`` as a new process per arrival (the Airflow streaming
   task's shape) against ``python benchmarks/spark_stream_once.py`` (Spark's query, availableNow,
   in the same kind of new process).
+* ``airflow``: the product's streaming DAG (``dags/streaming.py`` as shipped, its task calling
+  :func:`pipelines.orchestration.stream_run` in the task process) triggered once per arrival on a
+  real local Airflow (:mod:`airflow_runs`: ``airflow standalone``, LocalExecutor, the streaming
+  pool) against a DAG of the same shape whose task calls ``spark_stream_once.run_once`` (Spark's
+  availableNow query) in its task process. Per run: the task instance's seconds (start to end, as
+  Airflow recorded them: the task process, the DAG file, Spark's session, the run), the DAG run's
+  (queued to end) and the benchmark's wall seconds from the trigger call to the run's success.
+  The processes Airflow started are stopped by PID at the end. ``--phases``: one more arrival
+  through profiled DAGs of the same shape: each task's seconds split into its Spark session, its
+  run and the task process's own, and our run by step (:func:`driver_profiler` in the task).
 
 * ``backfill``: ``winjob backfill --job J --root R --chunk C`` (:func:`pipelines.cli.main` in this
   process: the command's own code path, without the interpreter's and the JVM's start, which
@@ -113,9 +125,17 @@ root = "{out}"
 """
 
 
-def write_job(root: Path, raw: str, out: str, validate: bool) -> Path:
+AIRFLOW_TOML = """
+[airflow]
+start_date = "2100-01-01"
+"""
+"""The job's DAGs run only when triggered: with a start date ahead the scheduler makes no run of its own."""
+
+
+def write_job(root: Path, raw: str, out: str, validate: bool, extra: str = "") -> Path:
+    """The benchmark's job file ``<root>/<out>.toml`` on the raw table ``raw``; ``extra``: TOML tables appended."""
     path = root / f"{out}.toml"
-    path.write_text(JOB_TOML.format(raw=raw, out=out, validate=str(validate).lower()))
+    path.write_text(JOB_TOML.format(raw=raw, out=out, validate=str(validate).lower()) + extra)
     return path
 
 
@@ -487,16 +507,70 @@ def profiled_winjob(argv: list[str]) -> int:
     return code
 
 
+def airflow_door(spark, root: Path, args) -> None:
+    from airflow_runs import PROFILED_DAG_ID, PROFILED_SPARK_DAG_ID, SPARK_DAG_ID, AirflowRuns, write_dags_folder
+    from pipelines.job import load_job
+    raw = str(root / "raw")
+    job_file = write_job(root, raw, "ours", False, AIRFLOW_TOML)
+    job = load_job(job_file, root=root)
+    spark_results = str(root / "spark_results")
+    dags = write_dags_folder(root / "dags", raw, str(root / "spark_checkpoint"), spark_results, job, str(job_file))
+    dag_ids = {"ours": f"{job.name}_streaming", "spark": SPARK_DAG_ID}
+    profiled = {"ours": PROFILED_DAG_ID, "spark": PROFILED_SPARK_DAG_ID}
+    runs = AirflowRuns(root / "airflow-home", dags, {"WINDOWING_DATA_ROOT": str(root),
+                                                      "WINDOWING_AIRFLOW_JOBS": str(job_file)})
+    rounds = []
+    try:
+        runs.start(list(dag_ids.values()) + (list(profiled.values()) if args.phases else []))
+        print(f"Airflow ready at {runs.airflow.url} ({len(runs.airflow.started_pids())} processes)", flush=True)
+        for r in range(args.rounds):
+            append_round(spark, raw, r, args.rows, args.keys)
+            row = {name: runs.run(dag_ids[name], f"{name}_{r}").as_row() for name in alternate(r, SIDES)}
+            rounds.append(row)
+            print(f"round {r}: " + "; ".join(f"{n} task {row[n]['task_s']:.2f} s, run {row[n]['run_s']:.2f} s, "
+                                             f"wall {row[n]['wall_s']:.2f} s" + (f", try {row[n]['tries']}"
+                                                                                 if row[n]["tries"] != 1 else "")
+                                             for n in SIDES), flush=True)
+        if args.phases:
+            phases = airflow_phases(spark, runs, profiled, raw, args)
+    finally:
+        stopped = runs.stop()
+        print(f"stopped the {len(stopped)} processes Airflow had started", flush=True)
+    summary(rounds, ["task_s", "run_s", "wall_s"],
+            f"Airflow streaming task per arrival (real scheduler), {args.rows} rows / {args.keys} keys")
+    if runs.airflow.restarts:
+        print(f"  Airflow restarted {len(runs.airflow.restarts)} times: {runs.airflow.restarts}")
+    print("  " + check_results(spark, spark_results, job.results_path))
+    if args.phases:
+        print("\n".join(phases))
+
+
+def airflow_phases(spark, runs, profiled: dict[str, str], raw: str, args) -> list[str]:
+    """One more arrival, then each side's run through its profiled DAG (Spark's first): the task's seconds,
+    its Spark session's, its run's, and ours by step. The lines to print."""
+    append_round(spark, raw, args.rounds, args.rows, args.keys)
+    lines = ["\none more arrival through the profiled DAGs (a new task process each):"]
+    for side in SIDES:
+        times = runs.run(profiled[side], f"{side}_phases")
+        parts = runs.returned(profiled[side], f"{side}_phases")
+        rest_s = times.task_s - parts["session_s"] - parts["run_s"]
+        lines.append(f"  {side:5s}: task {times.task_s:.2f} s = Spark session {parts['session_s']:.2f} s + "
+                     f"run {parts['run_s']:.2f} s + the task process's own {rest_s:.2f} s")
+        lines += ["    " + line for line in parts.get("steps", [])]
+    return lines
+
+
 def main() -> None:
     if sys.argv[1:2] == [PROFILED_WINJOB]:
         raise SystemExit(profiled_winjob(sys.argv[2:]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("door", choices=["stream", "processing", "fresh", "backfill"])
+    parser.add_argument("door", choices=["stream", "processing", "fresh", "airflow", "backfill"])
     parser.add_argument("--rows", type=int, default=600, help="rows per arrival")
     parser.add_argument("--keys", type=int, default=100)
     parser.add_argument("--rounds", type=int, default=8, help="arrivals (the first is a warm-up)")
     parser.add_argument("--validate", action="store_true", help="our runs validate (Great Expectations)")
-    parser.add_argument("--phases", action="store_true", help="stream, fresh, backfill: then one more run of ours by step")
+    parser.add_argument("--phases", action="store_true",
+                        help="stream, fresh, backfill, airflow: then one more run of ours by step")
     parser.add_argument("--interval", default="3 seconds", help="processing: the processingTime trigger")
     parser.add_argument("--spark-first", action="store_true", help="processing: Spark's side runs first")
     parser.add_argument("--window", choices=["tumbling", "sessions"], default="tumbling",
@@ -513,7 +587,7 @@ def main() -> None:
     root = Path(tempfile.mkdtemp(prefix="bench_doors_"))
     try:
         {"stream": stream_door, "processing": processing_door, "fresh": fresh_door,
-         "backfill": backfill_door}[args.door](spark, root, args)
+         "airflow": airflow_door, "backfill": backfill_door}[args.door](spark, root, args)
     finally:
         print(load_line("at end"))
         shutil.rmtree(root, ignore_errors=True)

@@ -216,6 +216,36 @@ def test_a_bad_jobs_list_is_an_import_error_naming_it(monkeypatch):
     assert errors and all("/nowhere/job.toml" in text for text in errors.values())
 
 
+def test_the_airflow_benchmark_runs_spark_in_a_task_shaped_like_the_streaming_task(data_root, tmp_path,
+                                                                                   monkeypatch):
+    """``bench_doors.py airflow`` compares the streaming task with Spark's script through the same door: the
+    DAGs folder it writes holds the product's streaming DAG and DAGs (Spark's side, the profiled runs)
+    whose one task has the streaming task's id, operator, pool, retries and schedule."""
+    from airflow.dag_processing.dagbag import DagBag
+    from pipelines.airflow_local import STREAM_POOL
+    from pipelines.job import load_job
+    from pipelines.orchestration import STREAM_POOL_ENV
+    monkeypatch.syspath_prepend(str(REPO / "benchmarks"))
+    monkeypatch.setenv(STREAM_POOL_ENV, STREAM_POOL)            # as LocalAirflow sets it for every task
+    from airflow_runs import PROFILED_DAG_ID, PROFILED_SPARK_DAG_ID, SPARK_DAG_ID, TASK_ID, write_dags_folder
+    job = load_job(DEMO, root=data_root)
+    folder = write_dags_folder(tmp_path / "dags", "/raw", "/checkpoint", "/results", job, str(DEMO))
+    bag = DagBag(dag_folder=str(folder))
+    assert bag.import_errors == {}
+    counterparts = (SPARK_DAG_ID, PROFILED_DAG_ID, PROFILED_SPARK_DAG_ID)
+    assert set(bag.dags) == {f"{job.name}_streaming", *counterparts}
+    ours = bag.dags[f"{job.name}_streaming"]
+    mine = ours.get_task(TASK_ID)
+    for dag_id in counterparts:
+        theirs = bag.dags[dag_id]
+        assert ours.task_ids == theirs.task_ids == [TASK_ID], dag_id
+        task = theirs.get_task(TASK_ID)
+        assert type(task) is type(mine)
+        assert (task.pool, task.retries, task.retry_delay) == (mine.pool, mine.retries, mine.retry_delay)
+        assert (theirs.schedule, theirs.start_date, theirs.max_active_runs) == \
+            (ours.schedule, ours.start_date, ours.max_active_runs)
+
+
 # ---------------------------------------------------------------- Spark settings
 def test_spark_settings_come_from_the_job_then_the_connection():
     from pipelines.job import load_job
