@@ -16,7 +16,8 @@ it as it checks this project's.
   version each micro-batch).
 * q8: a stream-stream left semi join of persons and auctions, each side with its watermark (0 s)
   and its tumbling 10 s ``window`` column, on ``id = seller`` and equal windows: each person once
-  per window in which an auction of theirs opened (the window equality bounds both sides' state).
+  per window in which an auction of theirs opened. The window is a join key that carries the
+  watermark, which Spark requires of a streaming semi join: state behind the watermark is dropped.
 * q11: ``session_window`` with a 10 s gap, bids per bidder.
 * q12: Spark has no processing-time windows; a Spark user windows on a column the source stamps
   with the arrival's time, here ``ingested_at``, as an event-time column (watermark 0 s).
@@ -35,6 +36,8 @@ from nexmark.generator import AUCTION, BID, EVENT_TIME, INGESTED_AT, PERSON, Eve
 
 WATERMARK_DELAY = "0 seconds"
 """The generator's events arrive in event-time order: the project's job files allow 0 ms too."""
+Q8_WINDOW = "10 seconds"
+"""q8's tumbling window, the same on both sides of the join."""
 
 
 def _window_columns(window: str) -> list:
@@ -102,8 +105,8 @@ def _q7(spark: SparkSession, folders: Folders) -> None:
 
 
 def _q8(spark: SparkSession, folders: Folders) -> None:
-    persons = folders.events(spark, PERSON).select("id", "name", F.window(EVENT_TIME, "10 seconds").alias("w"))
-    sellers = folders.events(spark, AUCTION).select("seller", F.window(EVENT_TIME, "10 seconds").alias("w"))
+    persons = folders.events(spark, PERSON).select("id", "name", F.window(EVENT_TIME, Q8_WINDOW).alias("w"))
+    sellers = folders.events(spark, AUCTION).select("seller", F.window(EVENT_TIME, Q8_WINDOW).alias("w"))
     joined = persons.join(sellers, (persons["id"] == sellers["seller"]) & (persons["w"] == sellers["w"]),
                           "left_semi")
     _append(joined.select("id", "name", *_window_columns("w")), folders, "q8", "answer")
