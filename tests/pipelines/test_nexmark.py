@@ -130,10 +130,9 @@ def test_each_query_streamed_and_backfilled_equals_its_batch_sql(spark, streamed
 def test_q8_holds_a_person_once_per_window_however_many_auctions_they_opened_in_it(spark, streamed):
     """The data holds persons with several auctions in their window, so the semi join's once is exercised."""
     raw = str(streamed[1] / "nexmark")
-    QUERIES["q8"].reference(spark, raw)   # registers the person and auction views
-    pairs = spark.sql("""SELECT p.id, p.w FROM (SELECT id, window(date_time, '10 seconds') AS w FROM person) p
-                         JOIN (SELECT seller, window(date_time, '10 seconds') AS w FROM auction) a
-                           ON p.id = a.seller AND p.w = a.w""")
+    persons, sellers = (spark.read.format("delta").load(table_path(raw, t)) for t in (PERSON, AUCTION))
+    pairs = persons.select("id", F.window(EVENT_TIME, "10 seconds").alias("w")).join(
+        sellers.select(F.col("seller").alias("id"), F.window(EVENT_TIME, "10 seconds").alias("w")), ["id", "w"])
     answer = spark.read.format("delta").load(str(streamed[1] / "output" / "nexmark" / "q8" / "results")) \
         .where(F.col("row_index").isNotNull())
     assert pairs.count() > pairs.distinct().count() == answer.count()
