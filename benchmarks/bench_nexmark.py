@@ -2,15 +2,18 @@
 
     ./dev bench bench_nexmark.py                                    # 10M events, V1 and V2 shapes
     ./dev bench bench_nexmark.py --events 1000000 --arrival 250000 --shape V2 --queries q1 q7
+    ./dev bench bench_nexmark.py --events 1000000 --arrival 250000 --shape V2 --queries q8   # the window join
 
 Per shape (V1: 10M events per second of event time; V2: 100K per second):
 
-1. the generator writes the person, auction and bid tables in one pass (its events/s);
+1. the generator writes the person, auction and bid tables in one pass (its events/s); q8 (a
+   join job: ``winjob stream`` and ``winjob backfill`` run it like the others) reads persons and
+   auctions, the other queries bids;
 2. streaming: the same events land again in arrivals of ``--arrival`` events; after each arrival,
    every stage of every query runs ``winjob stream`` (availableNow: one micro-batch, state in
    Delta, exactly-once); a query's seconds are the sum over arrivals of its stages';
 3. backfill: every stage runs ``winjob backfill`` (one pass) on the one-pass tables;
-4. Spark's own streaming (q5, q7, q11, q12: :mod:`nexmark.spark_streaming`): after each arrival, beside
+4. Spark's own streaming (q5, q7, q8, q11, q12: :mod:`nexmark.spark_streaming`): after each arrival, beside
    ours (the two sides alternate which runs first), Spark's own ``availableNow`` queries of the same
    query, their state in Spark's state store, their answer in Delta;
 5. Spark batch SQL: the query's reference SQL (Spark's ``window`` / ``session_window``) written to

@@ -1,4 +1,4 @@
-"""Spark's own streaming form of the Nexmark queries Spark can express: q5, q7, q11 and q12.
+"""Spark's own streaming form of the Nexmark queries Spark can express: q5, q7, q8, q11 and q12.
 
 What a Spark user writes without this project, run the way ``winjob stream`` runs a job: one
 ``availableNow`` query per arrival, reading the raw Delta tables, its state in Spark's state store
@@ -14,6 +14,10 @@ it as it checks this project's.
 * q7: stage 1 takes the top price per tumbling 10 s window; stage 2 joins each closed window's
   price with the bid table as it is (a stream-static join: Delta reads the static side's newest
   version each micro-batch).
+* q8: a stream-stream left semi join of persons and auctions, each side with its watermark (0 s)
+  and its tumbling 10 s ``window`` column, on ``id = seller`` and equal windows: each person once
+  per window in which an auction of theirs opened. The window is a join key that carries the
+  watermark, which Spark requires of a streaming semi join: state behind the watermark is dropped.
 * q11: ``session_window`` with a 10 s gap, bids per bidder.
 * q12: Spark has no processing-time windows; a Spark user windows on a column the source stamps
   with the arrival's time, here ``ingested_at``, as an event-time column (watermark 0 s).
@@ -28,10 +32,12 @@ from typing import Callable
 from pyspark.sql import DataFrame, SparkSession, Window
 from pyspark.sql import functions as F
 
-from nexmark.generator import BID, EVENT_TIME, INGESTED_AT, table_path
+from nexmark.generator import AUCTION, BID, EVENT_TIME, INGESTED_AT, PERSON, EventType, table_path
 
 WATERMARK_DELAY = "0 seconds"
 """The generator's events arrive in event-time order: the project's job files allow 0 ms too."""
+Q8_WINDOW = "10 seconds"
+"""q8's tumbling window, the same on both sides of the join."""
 
 
 def _window_columns(window: str) -> list:
@@ -46,7 +52,11 @@ class Folders:
     out_root: str
 
     def bids(self, spark: SparkSession, time_column: str = EVENT_TIME) -> DataFrame:
-        return spark.readStream.format("delta").load(table_path(self.raw_root, BID)) \
+        return self.events(spark, BID, time_column)
+
+    def events(self, spark: SparkSession, event_type: EventType, time_column: str = EVENT_TIME) -> DataFrame:
+        """The stream of one raw table, with its watermark on ``time_column``."""
+        return spark.readStream.format("delta").load(table_path(self.raw_root, event_type)) \
             .withWatermark(time_column, WATERMARK_DELAY)
 
     def table(self, query: str, stage: str) -> str:
@@ -94,6 +104,14 @@ def _q7(spark: SparkSession, folders: Folders) -> None:
                           top["window_start_ms"], top["window_end_ms"]), folders, "q7", "answer")
 
 
+def _q8(spark: SparkSession, folders: Folders) -> None:
+    persons = folders.events(spark, PERSON).select("id", "name", F.window(EVENT_TIME, Q8_WINDOW).alias("w"))
+    sellers = folders.events(spark, AUCTION).select("seller", F.window(EVENT_TIME, Q8_WINDOW).alias("w"))
+    joined = persons.join(sellers, (persons["id"] == sellers["seller"]) & (persons["w"] == sellers["w"]),
+                          "left_semi")
+    _append(joined.select("id", "name", *_window_columns("w")), folders, "q8", "answer")
+
+
 def _q11(spark: SparkSession, folders: Folders) -> None:
     sessions = (folders.bids(spark).groupBy(F.session_window(EVENT_TIME, "10 seconds").alias("w"), "bidder")
                 .agg(F.count(F.lit(1)).alias("bids")).select("bidder", "bids", *_window_columns("w")))
@@ -106,8 +124,8 @@ def _q12(spark: SparkSession, folders: Folders) -> None:
     _append(counts, folders, "q12", "answer")
 
 
-SPARK_STREAMING: dict[str, Callable[[SparkSession, Folders], None]] = {"q5": _q5, "q7": _q7, "q11": _q11,
-                                                                       "q12": _q12}
+SPARK_STREAMING: dict[str, Callable[[SparkSession, Folders], None]] = {"q5": _q5, "q7": _q7, "q8": _q8,
+                                                                       "q11": _q11, "q12": _q12}
 """Per query, one streaming run (every stage, ``availableNow``) of Spark's own form."""
 
 
