@@ -4,6 +4,8 @@ The state change sets' ``DELETE_FLAG`` is ``windowing.spark.input.columns``'s, w
 """
 from __future__ import annotations
 
+from windowing.core.joins.sides import LEFT, RIGHT
+
 SIDE = "side"
 """The row's side: ``left`` or ``right`` (:attr:`windowing.core.joins.sides.Side.name`); also in the late and
 quarantine tables."""
@@ -17,6 +19,8 @@ BATCH = "__batch"
 """The batch a state row arrived in."""
 LEFT_ROW, RIGHT_ROW = "left_row", "right_row"
 """The original row of its side (a struct of the side's columns); null on the other side's rows."""
+ROW_COLUMNS = {LEFT: LEFT_ROW, RIGHT: RIGHT_ROW}
+"""Each side's row column."""
 REASON = "reason"
 """Why a row was quarantined or is late."""
 

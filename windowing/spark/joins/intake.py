@@ -25,7 +25,7 @@ from windowing.core.joins.sides import LEFT, RIGHT, SIDES, Side
 from windowing.core.records import QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import WatermarkTracker
-from windowing.spark.joins.columns import JOIN_KEY, LEFT_ROW, ORDER, REASON, RIGHT_ROW, SIDE, TS
+from windowing.spark.joins.columns import JOIN_KEY, LEFT_ROW, ORDER, REASON, RIGHT_ROW, ROW_COLUMNS, SIDE, TS
 
 
 def event_time_ms(column: Column, data_type: T.DataType) -> Column:
@@ -58,11 +58,11 @@ class SideSchemas:
         return cls(left, right, key)
 
     def row_type(self, side: Side) -> T.StructType:
-        return self.left if side == LEFT else self.right
+        return getattr(self, side.name)
 
 
 def _tag(spec, side: Side, df: DataFrame, schemas: SideSchemas) -> DataFrame:
-    columns = spec.left_key if side == LEFT else spec.right_key
+    columns = {LEFT: spec.left_key, RIGHT: spec.right_key}[side]
     event_time = getattr(spec, side.name).event_time_column
     raw_ts = F.col(event_time)
     ts = event_time_ms(raw_ts, df.schema[event_time].dataType)
@@ -74,7 +74,7 @@ def _tag(spec, side: Side, df: DataFrame, schemas: SideSchemas) -> DataFrame:
               .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
     key = F.struct(*[F.col(c).cast(f.dataType).alias(f.name) for c, f in zip(columns, schemas.key.fields)])
     row = F.struct(*[F.col(f.name) for f in df.schema.fields])
-    own, other = (LEFT_ROW, RIGHT_ROW) if side == LEFT else (RIGHT_ROW, LEFT_ROW)
+    own, other = ROW_COLUMNS[side], ROW_COLUMNS[side.other]
     return df.select(F.lit(side.name).alias(SIDE), key.alias(JOIN_KEY), ts.alias(TS),
                      F.monotonically_increasing_id().alias(ORDER), reason.alias(REASON), row.alias(own),
                      F.lit(None).cast(schemas.row_type(side.other)).alias(other))

@@ -30,8 +30,8 @@ from windowing.core.joins.window_join import join_pane
 from windowing.core.reference import EVENT, PROCESSING, KeyBatchClock, run_key_batch
 from windowing.spark.joins.columns import (
     ACCEPTED, BATCH_ID, DELETE_FLAG, DROPPED_LATE, EVENT_TIME, IS_FINAL, JOIN_KEY, LATE, LEFT_ROW, NEXT_EVENT_TIMER,
-    NEXT_PROCESSING_TIMER, ORDER, OUTPUT, PANE_INDEX, PLAN_COUNTS, REASON, RIGHT_ROW, ROW_INDEX, SIDE, STATE,
-    SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
+    NEXT_PROCESSING_TIMER, ORDER, OUTPUT, PANE_INDEX, PLAN_COUNTS, REASON, RIGHT_ROW, ROW_COLUMNS, ROW_INDEX, SIDE,
+    STATE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import SUPERSEDES_TYPE, flatten_output, late_schema, output_type, results_schema
 from windowing.spark.joins.plan import BatchContext, PlanOutput, StateTable, counts_by_side
@@ -114,7 +114,7 @@ def _key_runner(spec, clock: KeyBatchClock, out_schema: T.StructType):
         key_struct = group[JOIN_KEY]
         key = tuple(key_struct.values())
         rows.sort(key=lambda r: (r[SIDE] != LEFT.name, r[ORDER]))    # the model's arrival order
-        elements = [tagged(_SIDES[r[SIDE]], key, r[TS], r[LEFT_ROW] if r[SIDE] == LEFT.name else r[RIGHT_ROW], i)
+        elements = [tagged(_SIDES[r[SIDE]], key, r[TS], r[ROW_COLUMNS[_SIDES[r[SIDE]]]], i)
                     for i, r in enumerate(rows)]
         state = pickle.loads(state_table[STATE][0].as_py()) if state_table.num_rows else None
         result, new_state = run_key_batch(window, (key,), state, elements, clock)
@@ -135,9 +135,8 @@ def _key_runner(spec, clock: KeyBatchClock, out_schema: T.StructType):
             late_arrivals.add(element[ARRIVAL])
             if late_output:
                 counts[side.name][LATE] += 1
-                row_column = LEFT_ROW if side == LEFT else RIGHT_ROW
                 out.append({KIND: LATE_ROW, JOIN_KEY: key_struct, SIDE: side.name, TS: late.timestamp_ms,
-                            REASON: late.reason, WATERMARK: late.watermark_ms, row_column: element[ROW]})
+                            REASON: late.reason, WATERMARK: late.watermark_ms, ROW_COLUMNS[side]: element[ROW]})
             else:
                 counts[side.name][DROPPED_LATE] += 1
         for element in elements:
