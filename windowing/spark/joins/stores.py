@@ -124,14 +124,16 @@ class JoinDeltaStore:
             delta_lake_io.create_empty(self.spark, schema, self.output_paths[name])
 
     def last_progress(self) -> dict | None:
-        """The newest progress row; read from Delta only when the table moved since this store last saw it."""
+        """The newest progress row; read from Delta only when the table moved since this store last saw it
+        (from the newest commit's file when the log tells it plainly: :func:`delta_lake_io.newest_batch_row`)."""
         identity = delta_lake_io.table_identity(self.spark, self.progress_path)
         if identity is not None and self._known_progress is not None and self._known_progress[0] == identity:
             return self._known_progress[1]
         if identity is None and not delta_lake_io.table_exists(self.spark, self.progress_path):
             return None
-        rows = (self.spark.read.format("delta").load(self.progress_path)
-                .orderBy(F.col("batch_id").desc()).limit(1).collect())
+        newest = delta_lake_io.newest_batch_row(self.spark, self.progress_path, self.app_id)
+        rows = [newest] if newest is not None else (self.spark.read.format("delta").load(self.progress_path)
+                                                    .orderBy(F.col("batch_id").desc()).limit(1).collect())
         last = rows[0].asDict() if rows else None
         self._known_progress = (identity, last) if identity is not None else None
         return last

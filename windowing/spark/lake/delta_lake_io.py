@@ -732,6 +732,18 @@ def _file_uri(root: str, add_path: str) -> str:
     return add_path if "://" in add_path else f"{root}/{unquote(add_path)}"
 
 
+def newest_batch_row(spark: SparkSession, path: str, app_id: str, drop: Sequence[str] = ()):
+    """The row ``app_id``'s newest batch appended to the table at ``path`` (its columns but
+    ``drop``), read from the one file its commit added (one Spark job, no replay of the log); None
+    when the log does not tell it plainly (:func:`batch_files`) or that commit did not add one row:
+    the caller reads the table through Delta instead."""
+    found = batch_files(spark, path, app_id)
+    if found is None or len(found.files) != 1:
+        return None
+    rows = read_batch_files(spark, found, found.files).drop(*drop).collect()
+    return rows[0] if len(rows) == 1 else None
+
+
 def read_batch_files(spark: SparkSession, found: BatchFiles, batches) -> DataFrame:
     """The rows the ``batches`` (ids among ``found.files``) appended, with the table's schema (a
     column a file lacks reads as null), read straight from their Parquet files."""

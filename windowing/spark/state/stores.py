@@ -305,13 +305,11 @@ class DeltaStore(_OutputModeOwner):
 
     def _read_last_progress(self) -> dict | None:
         """The newest batch's progress row read from Delta: from the one file its commit added when
-        the log tells it plainly (:func:`delta_lake_io.batch_files`: one Spark job), else through
+        the log tells it plainly (:func:`delta_lake_io.newest_batch_row`: one Spark job), else through
         a read of the table (its log replayed: a dozen jobs in a new process)."""
-        found = delta_lake_io.batch_files(self.spark, self.progress_path, self.operator_id)
-        if found is not None and len(found.files) == 1:
-            rows = delta_lake_io.read_batch_files(self.spark, found, found.files).drop(STATE_CHANGES).collect()
-            if len(rows) == 1:
-                return rows[0].asDict()
+        newest = delta_lake_io.newest_batch_row(self.spark, self.progress_path, self.operator_id, [STATE_CHANGES])
+        if newest is not None:
+            return newest.asDict()
         progress = self.spark.read.format("delta").load(self.progress_path).drop(STATE_CHANGES)
         return self._committed(delta_lake_io.newest_rows(progress, "batch_id"))
 
