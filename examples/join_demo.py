@@ -20,7 +20,7 @@ from pyspark.sql import SparkSession
 
 from examples.join_inputs import ARRIVALS, T0_MS, land
 from pipelines import logs
-from pipelines.join_check import final_pairs, model_outputs, table_outputs
+from pipelines.join_check import EndOfInput, final_pairs, model_outputs, table_outputs
 from pipelines.join_drivers import run_join_backfill, run_join_stream
 from pipelines.join_job import JoinJob
 from pipelines.job import load_job
@@ -73,7 +73,7 @@ def run_join_demo(spark: SparkSession, root: str | Path = "demo-output/join") ->
 
     batches = [(clicks, orders) for _, clicks, orders in ARRIVALS]
     stream_model = model_outputs(job.spec, batches)
-    backfill_model = model_outputs(job.spec, [tuple(sum(side, []) for side in zip(*batches)), None])
+    backfill_model = model_outputs(job.spec, [EndOfInput(*(sum(side, []) for side in zip(*batches)))])
     backfilled = table_outputs(spark, backfill)
     closed_ms = max(w for (_, _, _, w, *_rest) in stream.results)
     checks = {

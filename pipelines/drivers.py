@@ -307,7 +307,7 @@ class _ValidationLedger:
             self.validate(batch_id)
 
 
-def _epoch_ms(value: dt.datetime) -> int:
+def epoch_ms(value: dt.datetime) -> int:
     """Epoch ms of a datetime; a naive one is taken as UTC."""
     return int(value.replace(tzinfo=value.tzinfo or dt.timezone.utc).timestamp() * 1000)
 
@@ -418,8 +418,8 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         if automatic and bounds[0] is None:
             raise ValueError(f"the raw table {job.source_path} has no rows with an "
                              f"{'ingestion' if by_ingestion else 'event'} time ({chunk_column})")
-        start_ms = bounds[0] if start is None else _epoch_ms(start)
-        end_ms = bounds[1] + 1 if end is None else _epoch_ms(end)
+        start_ms = bounds[0] if start is None else epoch_ms(start)
+        end_ms = bounds[1] + 1 if end is None else epoch_ms(end)
         if end_ms <= start_ms:
             raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
         operator = operator_for(spark, job, reset_state, fault_injection)
@@ -433,7 +433,7 @@ def run_backfill(spark: SparkSession, job: Job, start: dt.datetime | None = None
         if chunks is None:
             chunks = chunk_range(raw.where(in_range), ms, start_ms, chunk_ms)
         reports = []
-        progress = _ChunkProgress(len(chunks), n_chunks)
+        progress = ChunkProgress(len(chunks), n_chunks)
         for i in chunks:
             lo, hi = start_ms + i * chunk_ms, min(end_ms, start_ms + (i + 1) * chunk_ms)
             rows = raw.where((ms >= lo) & (ms < hi) & ~far_future) if automatic else raw.where((ms >= lo) & (ms < hi))
@@ -495,7 +495,7 @@ def range_and_chunks(rows, ms, chunk_ms: int) -> tuple[tuple[int | None, int | N
     return (first, last), sorted(found | {0})
 
 
-class _ChunkProgress:
+class ChunkProgress:
     """The progress line of a chunked backfill: chunk k of the n that hold rows, and an estimate of the time left."""
 
     def __init__(self, visited: int, in_range: int):

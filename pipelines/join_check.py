@@ -23,8 +23,18 @@ from windowing.spark.joins.columns import (
 METRICS = ("input_rows", "accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows", "quarantined_rows")
 """Each side's accounting, in this order in :attr:`JoinOutputs.metrics`."""
 
-Batch = tuple[Sequence[Mapping], Sequence[Mapping]] | None
-"""A batch's (left rows, right rows), or None for the end-of-input flush."""
+
+
+@dataclass(frozen=True)
+class EndOfInput:
+    """The inputs' last batch: its rows (none: a flush), then the watermark and the clock to +infinity."""
+
+    left: Sequence[Mapping] = ()
+    right: Sequence[Mapping] = ()
+
+
+Batch = tuple[Sequence[Mapping], Sequence[Mapping]] | EndOfInput
+"""A batch's (left rows, right rows), or the inputs' last batch."""
 
 
 @dataclass
@@ -53,7 +63,10 @@ def model_outputs(spec, batches: Iterable[Batch], first_batch_id: int = 0) -> Jo
     model = IntervalJoinOperator(spec) if isinstance(spec, IntervalJoinSpec) else WindowJoinOperator(spec)
     columns, out = spec.output_columns, JoinOutputs()
     for batch_id, batch in enumerate(batches, first_batch_id):
-        result = model.flush(batch_id) if batch is None else model.process_batch(batch[0], batch[1], batch_id)
+        if isinstance(batch, EndOfInput):
+            result = model.process_batch(batch.left, batch.right, batch_id, ends_input=True)
+        else:
+            result = model.process_batch(batch[0], batch[1], batch_id)
         if isinstance(spec, IntervalJoinSpec):
             out.results.update((batch_id, p.key, p.left_timestamp_ms, p.right_timestamp_ms,
                                 tuple(p.values[c] for c in columns)) for p in result.pairs)

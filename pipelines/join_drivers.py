@@ -1,4 +1,4 @@
-"""The drivers of a join job: a stream over both Delta inputs in one query, and a one-pass backfill.
+"""The drivers of a join job: a stream over both Delta inputs in one query, and a backfill.
 
 Both run one :class:`~windowing.spark.joins.operator.JoinOperator` on Delta state
 (exactly once per batch id: a rerun after a failure skips what was committed):
@@ -6,15 +6,18 @@ Both run one :class:`~windowing.spark.joins.operator.JoinOperator` on Delta stat
 * :func:`run_join_stream`: one Structured Streaming query reads both inputs
   (``availableNow``: everything that has arrived, then stop); each micro-batch's
   rows of either side go to the operator as that batch (the stream's own batch id);
-* :func:`run_join_backfill`: both whole tables as batch 0, then the end-of-input
-  flush as batch 1 (every window fires, the state empties).
+* :func:`run_join_backfill`: both inputs in one batch that ends the input (every
+  window fires, the state empties), or a range of event time in chunks, the last
+  one ending the input.
 
 A stream's batch ids and a backfill's would mean other rows under the same ids,
-so one operator's state belongs to one kind of run (recorded in the ``run``
-table beside its progress): the other kind is refused unless the state is reset.
+so one operator's state belongs to one run (recorded in the ``run`` table beside
+its progress: the stream, the one-pass backfill, or a backfill's range and
+chunk): another run is refused unless the state is reset.
 """
 from __future__ import annotations
 
+import datetime as dt
 import time
 from dataclasses import asdict
 from typing import Callable
@@ -25,14 +28,16 @@ from pyspark.sql import functions as F
 from pipelines import fault_hook, logs
 from pipelines.join_job import JoinJob
 from windowing.core.joins.sides import SIDES
+from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
 from windowing.spark.joins.columns import LEFT_ROW, RIGHT_ROW, SIDE
+from windowing.spark.joins.intake import event_time_ms
 from windowing.spark.joins.operator import JoinBatchReport, JoinOperator
+from windowing.spark.joins.stores import JoinDeltaStore
 from windowing.spark.lake import delta_lake_io
 
 STREAM, BACKFILL = "stream", "backfill"
-"""The kinds of run an operator's state can belong to."""
-BACKFILL_ROWS_BATCH, BACKFILL_FLUSH_BATCH = 0, 1
-"""A backfill's two batches: both inputs whole, then the end-of-input flush."""
+"""The runs an operator's state can belong to: a stream, a one-pass backfill (a ranged backfill: its
+:func:`backfill_run` text)."""
 _ROWS = {"left": LEFT_ROW, "right": RIGHT_ROW}
 
 
@@ -61,9 +66,16 @@ def _run_path(job: JoinJob) -> str:
 
 
 def reset(spark: SparkSession, job: JoinJob) -> None:
-    """Discard the operator's state, progress, outputs and the stream's checkpoint."""
-    for path in (f"{job.state_root.rstrip('/')}/{job.operator_id}", job.results_path, job.late_path,
-                 job.quarantine_path, job.checkpoint_path):
+    """Discard the operator's state, progress and run record and the stream's checkpoint; start a new generation.
+
+    The outputs stay, as a single-input job's do (they may be user-named tables read by others):
+    what the new generation computes is appended to them again, never skipped as written by the
+    discarded state's batches (the write markers carry the generation).
+    """
+    store = JoinDeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path,
+                           job.quarantine_path)
+    store.reset()
+    for path in (_run_path(job), job.checkpoint_path):
         delta_lake_io.delete_folder(spark, path)
 
 
@@ -75,7 +87,8 @@ def claim_run(spark: SparkSession, job: JoinJob, kind: str) -> None:
         if kinds and kinds != {kind}:
             raise ValueError(f"job {job.name}: join operator {job.operator_id!r} holds state written by a "
                              f"{sorted(kinds)[0]}; this run is a {kind}, which would reuse its batch ids for other "
-                             f"rows. Use another operator id or pass --reset-state (reset_state=True)")
+                             f"rows (committed ids are skipped). Use another operator id or pass --reset-state "
+                             f"(reset_state=True) to recompute from scratch")
         if kinds:
             return
     spark.createDataFrame([(kind,)], "kind string").write.format("delta").mode("append").save(path)
@@ -144,20 +157,92 @@ def run_join_stream(spark: SparkSession, job: JoinJob, reset_state: bool = False
     return reports
 
 
-def run_join_backfill(spark: SparkSession, job: JoinJob, reset_state: bool = False,
+def backfill_run(start_ms: int, end_ms: int, chunk_ms: int) -> str:
+    """The run record of a backfill of ``[start, end)`` in chunks (refused state names it)."""
+    from pipelines.drivers import format_epoch_ms
+    return (f"backfill of [{format_epoch_ms(start_ms)}, {format_epoch_ms(end_ms)}) in chunks of {chunk_ms} ms")
+
+
+def run_join_backfill(spark: SparkSession, job: JoinJob, start: dt.datetime | None = None,
+                      end: dt.datetime | None = None, chunk: str | None = None, reset_state: bool = False,
                       fault_injection: Callable[[str], None] | None = None) -> list[JoinBatchReport]:
-    """Both whole inputs as one batch, then the flush; a rerun resumes (committed batches are skipped).
+    """Backfill both inputs; a rerun resumes (committed batches are skipped).
+
+    Without ``start``, ``end`` and ``chunk``: both whole tables as ONE batch (id 0) that ends the
+    input: after its rows the watermark goes to +infinity, every window fires and the state empties
+    in that batch. With them: the rows of either side whose event time is in ``[start, end)``
+    (either bound missing: the first or last event time of both inputs) in event-time chunks of
+    ``chunk`` (default: the whole range), batch id the chunk's index; only chunks that hold rows
+    run, and the last of them ends the input. Chunks in event-time order are "complete": no row of
+    a later chunk is late against the watermark an earlier one left. Rows of either side with a
+    null or unparseable event time go with the first chunk run (which quarantines them). A
+    separate flush (batch id: the number of chunks in the range) runs only when the committed
+    watermark is not +infinity at the end (a run that committed its last batch without ending
+    the input).
 
     Raises:
         pipelines.errors.InputError: an input table is missing or not a Delta table.
+        ValueError: a bad chunk, an empty range, inputs with no event time, or state another run wrote.
     """
+    from pipelines.drivers import ChunkProgress, chunk_range, epoch_ms, range_and_chunks
     require_inputs(spark, job)
-    operator = operator_for(spark, job, BACKFILL, reset_state, fault_injection)
-    left, right = (spark.read.format("delta").load(path) for path in (job.left_path, job.right_path))
-    reports = [operator.process_batch(left, right, BACKFILL_ROWS_BATCH, processing_time_ms=int(time.time() * 1000)),
-               operator.flush(BACKFILL_FLUSH_BATCH)]
-    for report in reports:
-        logs.info(f"job {job.name}: backfill " + describe(report))
+    inputs = {side: spark.read.format("delta").load(path) for side, path in job.input_paths.items()}
+    batch_pt = int(time.time() * 1000)
+    if start is None and end is None and chunk is None:
+        operator = operator_for(spark, job, BACKFILL, reset_state, fault_injection)
+        reports = [operator.process_batch(inputs["left"], inputs["right"], 0, processing_time_ms=batch_pt,
+                                          ends_input=True)]
+        logs.info(f"job {job.name}: backfill (both whole inputs, one batch) " + describe(reports[0]))
+        return _flush_if_open(operator, job, 1, reports)
+    chunk_ms = parse_duration_ms(chunk, "chunk") if chunk is not None else None
+    if chunk_ms is not None and chunk_ms <= 0:
+        raise ValueError(f"chunk must be a positive duration, got {chunk!r}")
+    times = {side: event_time_ms(F.col(f"`{column}`"), inputs[side].schema[column].dataType)
+             for side, column in _event_time_columns(job).items()}
+    both = inputs["left"].select(times["left"].alias("ms")).unionByName(
+        inputs["right"].select(times["right"].alias("ms")))
+    ms = F.col("ms")
+    chunks = None
+    if start is None or end is None:
+        if chunk_ms is not None and start is None and end is None:
+            bounds, chunks = range_and_chunks(both, ms, chunk_ms)
+        else:
+            bounds = both.agg(F.min(ms), F.max(ms)).first()
+        if bounds[0] is None:
+            raise ValueError(f"job {job.name}: neither input has a row with an event time "
+                             f"({job.left_path}, {job.right_path})")
+    start_ms = epoch_ms(start) if start is not None else bounds[0]
+    end_ms = epoch_ms(end) if end is not None else bounds[1] + 1
+    if end_ms <= start_ms:
+        raise ValueError(f"backfill range is empty: start {start or start_ms} is not before end {end or end_ms}")
+    chunk_ms = chunk_ms or end_ms - start_ms
+    if chunks is None:
+        chunks = chunk_range(both.where((ms >= start_ms) & (ms < end_ms)), ms, start_ms, chunk_ms)
+    operator = operator_for(spark, job, backfill_run(start_ms, end_ms, chunk_ms), reset_state, fault_injection)
+    n_chunks = -(-(end_ms - start_ms) // chunk_ms)
+    progress, reports = ChunkProgress(len(chunks), n_chunks), []
+    for i in chunks:
+        lo, hi = start_ms + i * chunk_ms, min(end_ms, start_ms + (i + 1) * chunk_ms)
+        rows = {side: frame.where((times[side] >= lo) & (times[side] < hi) | (times[side].isNull() if i == chunks[0]
+                                                                             else F.lit(False)))
+                for side, frame in inputs.items()}
+        report = operator.process_batch(rows["left"], rows["right"], i, processing_time_ms=batch_pt,
+                                        ends_input=i == chunks[-1])
+        reports.append(report)
+        logs.info(f"job {job.name}: " + progress.line(i, lo, hi) + describe(report))
+    return _flush_if_open(operator, job, n_chunks, reports)
+
+
+def _event_time_columns(job: JoinJob) -> dict[str, str]:
+    return {side.name: getattr(job.spec, side.name).event_time_column for side in SIDES}
+
+
+def _flush_if_open(operator: JoinOperator, job: JoinJob, batch_id: int,
+                   reports: list[JoinBatchReport]) -> list[JoinBatchReport]:
+    """Flush as ``batch_id`` when the last committed batch did not end the input; the reports."""
+    if operator.store.last_progress()["watermark_ms"] != MAX_TIMESTAMP_MS:
+        reports.append(operator.flush(batch_id))
+        logs.info(f"job {job.name}: backfill flush " + describe(reports[-1]))
     return reports
 
 
@@ -202,10 +287,7 @@ def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int
                            "not supported for it")
         run_join_stream(spark, job, reset_state=args.reset_state)
     elif args.command == "backfill":
-        if args.start or args.end or args.chunk:
-            raise JobError("a join job backfills its whole inputs in one pass; --start, --end and --chunk are "
-                           "not supported for it")
-        run_join_backfill(spark, job, reset_state=args.reset_state)
+        run_join_backfill(spark, job, args.start, args.end, args.chunk, reset_state=args.reset_state)
     elif args.command == "validate":
         from pipelines.join_quality import validate_join_job
         results = validate_join_job(spark, job)

@@ -34,7 +34,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql.utils import AnalysisException
 
-from pipelines.drivers import _epoch_ms, event_time_ms_sql, log, run_backfill
+from pipelines.drivers import epoch_ms, event_time_ms_sql, log, run_backfill
 from pipelines.job import Job
 from windowing.spark.lake import delta_lake_io
 from windowing.spark.plans.window_geometry import longest_window_ms
@@ -103,7 +103,7 @@ def reprocess_range(spark: SparkSession, job: Job, start: dt.datetime, end: dt.d
             whose schema does not fit the new results (e.g. other aggregates:
             write into a new output table instead).
     """
-    start_ms, end_ms = _epoch_ms(start), _epoch_ms(end)
+    start_ms, end_ms = epoch_ms(start), epoch_ms(end)
     if end_ms <= start_ms:
         raise ValueError(f"reprocessing range is empty: start {start.isoformat()} is not before end {end.isoformat()}")
     variant = job.with_window(window)

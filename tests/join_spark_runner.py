@@ -6,6 +6,7 @@ batch's panes or pairs, late and quarantined rows, watermark and per-side accoun
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, replace
 
 from windowing.core.joins import LEFT, RIGHT, IntervalJoinOperator, IntervalJoinSpec, WindowJoinOperator
 from windowing.spark.joins.columns import (
@@ -80,19 +81,41 @@ def spark_batch(spec, store, report, batch_id: int, seen: dict) -> dict:
     return out
 
 
+@dataclass(frozen=True)
+class Batch:
+    """One batch of both inputs at a processing time; ``ends_input``: the inputs' last (no flush after it)."""
+
+    left: list
+    right: list
+    pt: int | None = None
+    ends_input: bool = False
+
+
+FLUSH = None
+"""A flush: the end of both inputs as a batch of no rows."""
+
+
+def last_ends_input(batches: list) -> list:
+    """``batches`` with a final flush folded into the batch before it (which then ends the input)."""
+    if len(batches) >= 2 and batches[-1] is FLUSH and batches[-2] is not FLUSH:
+        return batches[:-2] + [replace(batches[-2], ends_input=True)]
+    return batches
+
+
 def run_batches(spark, spec, batches, operator, left_schema: str, right_schema: str) -> None:
-    """Run ``batches`` (``(left rows, right rows, processing time)`` or None for a flush) on ``operator`` (on a
-    memory store) and on the model; fail at the first batch that differs."""
+    """Run ``batches`` (:class:`Batch` or :data:`FLUSH`) on ``operator`` (on a memory store) and on the model;
+    fail at the first batch that differs."""
     model = model_for(spec)
     seen: dict = {}
     for batch_id, batch in enumerate(batches):
-        if batch is None:
+        if batch is FLUSH:
             expected = model_batch(spec, model.flush(batch_id))
             report = operator.flush(batch_id)
         else:
-            left, right, pt = batch
-            expected = model_batch(spec, model.process_batch(left, right, batch_id, processing_time_ms=pt))
-            report = operator.process_batch(frame(spark, left, left_schema), frame(spark, right, right_schema),
-                                            batch_id, processing_time_ms=pt)
+            expected = model_batch(spec, model.process_batch(batch.left, batch.right, batch_id,
+                                                             processing_time_ms=batch.pt, ends_input=batch.ends_input))
+            report = operator.process_batch(frame(spark, batch.left, left_schema),
+                                            frame(spark, batch.right, right_schema), batch_id,
+                                            processing_time_ms=batch.pt, ends_input=batch.ends_input)
         actual = spark_batch(spec, operator.store, report, batch_id, seen)
         assert actual == expected, f"batch {batch_id}: spark {actual}\n model {expected}"

@@ -74,13 +74,17 @@ def _batches(rows, cuts):
         yield rows[i:]
 
 
-def _run(operator, rows, cuts):
-    """Feed the rows in batches, then flush; returns every batch's result."""
+def _run(operator, rows, cuts, last_ends_input=False):
+    """Feed the rows in batches, then flush (``last_ends_input``: the last batch ends the input instead, when
+    there is one); returns every batch's result."""
     results = []
-    for batch_id, batch in enumerate(_batches(rows, cuts)):
+    batches = list(_batches(rows, cuts))
+    for batch_id, batch in enumerate(batches):
         results.append(operator.process_batch([r for s, r in batch if s == LEFT], [r for s, r in batch if s == RIGHT],
-                                              batch_id))
-    results.append(operator.flush(len(results)))
+                                              batch_id, ends_input=last_ends_input and batch_id == len(batches) - 1))
+    if not (last_ends_input and batches):
+        results.append(operator.flush(len(results)))
+    assert results[-1].watermark_after_ms == MAX_TIMESTAMP_MS
     for result in results:
         assert result.accounted(), result.metrics
     return results
@@ -138,12 +142,13 @@ def _brute_force_panes(assigner_name, how, rows):
 
 @SETTINGS
 @given(stream=streams(ordered=True), assigner_name=st.sampled_from(sorted(ASSIGNERS)),
-       how=st.sampled_from(["inner", "full"]))
-def test_window_join_final_panes_do_not_depend_on_cuts(stream, assigner_name, how):
+       how=st.sampled_from(["inner", "full"]), last_ends_input=st.booleans())
+def test_window_join_final_panes_do_not_depend_on_cuts(stream, assigner_name, how, last_ends_input):
+    """Also when the last batch ends the input (a backfill's one pass: all rows in one batch that ends it)."""
     rows, delays, cuts = stream
     spec = _window_join(ASSIGNERS[assigner_name], how, delays)
-    cut = _run(WindowJoinOperator(spec), rows, cuts)
-    whole = _run(WindowJoinOperator(spec), rows, [len(rows)])
+    cut = _run(WindowJoinOperator(spec), rows, cuts, last_ends_input)
+    whole = _run(WindowJoinOperator(spec), rows, [len(rows)], last_ends_input=True)
     assert not any(result.late for result in cut + whole)
     assert _final_panes(cut) == _final_panes(whole) == _brute_force_panes(assigner_name, how, rows)
 
@@ -200,10 +205,11 @@ def test_interval_join_emits_every_pair_of_the_rows_not_late_once(stream, bound)
 @SETTINGS
 @given(stream=streams(ordered=True), bound=bounds())
 def test_interval_join_without_late_rows_does_not_depend_on_cuts(stream, bound):
+    """Also when the whole input is one batch that ends it (a backfill's one pass)."""
     rows, delays, cuts = stream
     spec = _interval_join(delays, *bound)
     cut = _run(IntervalJoinOperator(spec), rows, cuts)
-    whole = _run(IntervalJoinOperator(spec), rows, [len(rows)])
+    whole = _run(IntervalJoinOperator(spec), rows, [len(rows)], last_ends_input=True)
     assert not any(result.late for result in cut + whole)
 
     def pairs(results):

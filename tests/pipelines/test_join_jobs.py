@@ -106,14 +106,14 @@ def ran(spark, tmp_path_factory):
 
 
 def test_stream_and_backfill_equal_the_reference_model(spark, ran):
-    from pipelines.join_check import final_pairs, model_outputs, table_outputs
+    from pipelines.join_check import EndOfInput, final_pairs, model_outputs, table_outputs
     checked, job, backfill = ran
     batches = [(clicks, orders) for _, clicks, orders in ARRIVALS]
     stream = table_outputs(spark, job)
     assert stream.differences(model_outputs(job.spec, batches)) == []
     assert sorted(stream.metrics) == [0, 1]      # one micro-batch per arrival: both tables in one query
     one_pass = table_outputs(spark, backfill)
-    assert one_pass.differences(model_outputs(job.spec, [tuple(sum(s, []) for s in zip(*batches)), None])) == []
+    assert one_pass.differences(model_outputs(job.spec, [EndOfInput(*(sum(s, []) for s in zip(*batches)))])) == []
     timings = Counter(timing for (_, _, _, _, _, timing, _, row) in stream.results if row is not None)
     assert set(timings) == {"EARLY", "ON_TIME", "LATE"}
     closed_ms = max(end for (_, _, _, end, *_rest) in stream.results)

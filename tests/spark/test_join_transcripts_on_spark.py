@@ -4,9 +4,12 @@ Each run checks every batch against the reference model on the same batches (tes
 panes or pairs, late and quarantined rows with their side, the watermark and each side's accounting.
 State in memory (the Delta store's protocol is tested in test_join_state_on_delta.py). Cuts:
 
-* ``steps``: one batch per step, as written;
+* ``steps``: one batch per step, as written (a flush is a batch of its own);
 * ``sides_apart``: each step's left rows, then its right rows, in two batches;
 * ``halves``: each step's rows of both sides cut in two halves.
+
+In the two re-cuts a final flush is folded into the batch before it, which ends the input (as a
+backfill's last batch does): rows and the end of input in one batch, against the model's.
 
 Every transcript runs as written and in one other cut (alternating, to keep the suite cheap); two
 window joins with a DataFrame plan also run on the per-key path.
@@ -15,7 +18,7 @@ from __future__ import annotations
 
 import pytest
 
-from join_spark_runner import run_batches, side_schema
+from join_spark_runner import FLUSH, Batch, last_ends_input, run_batches, side_schema
 from transcripts.joins import JOIN_TRANSCRIPTS, JoinTranscript
 from windowing.core.joins import IntervalJoinSpec
 from windowing.spark.joins.operator import JoinOperator
@@ -24,25 +27,25 @@ from windowing.spark.joins.window_plan import WindowJoinFramePlan
 
 
 def _steps(t: JoinTranscript):
-    return [None if s.flush else (list(s.left), list(s.right), s.pt) for s in t.steps]
+    return [FLUSH if s.flush else Batch(list(s.left), list(s.right), s.pt) for s in t.steps]
 
 
 def _sides_apart(t: JoinTranscript):
     out = []
     for s in t.steps:
-        out += [None] if s.flush else [(list(s.left), [], s.pt), ([], list(s.right), s.pt)]
-    return out
+        out += [FLUSH] if s.flush else [Batch(list(s.left), [], s.pt), Batch([], list(s.right), s.pt)]
+    return last_ends_input(out)
 
 
 def _halves(t: JoinTranscript):
     out = []
     for s in t.steps:
         if s.flush:
-            out.append(None)
+            out.append(FLUSH)
             continue
         lh, rh = (len(s.left) + 1) // 2, (len(s.right) + 1) // 2
-        out += [(list(s.left[:lh]), list(s.right[:rh]), s.pt), (list(s.left[lh:]), list(s.right[rh:]), s.pt)]
-    return out
+        out += [Batch(list(s.left[:lh]), list(s.right[:rh]), s.pt), Batch(list(s.left[lh:]), list(s.right[rh:]), s.pt)]
+    return last_ends_input(out)
 
 
 CUTS = {"steps": _steps, "sides_apart": _sides_apart, "halves": _halves}

@@ -194,7 +194,7 @@ class ReferenceOperator:
 
     # ------------------------------------------------------------------ API
     def process_batch(self, rows: Iterable[Mapping[str, Any]], batch_id: int, watermark_ms: int | None = None,
-                      processing_time_ms: int | None = None, *, _flush: bool = False,
+                      processing_time_ms: int | None = None, *, ends_input: bool = False,
                       _clock_after_rows_ms: int | None = None, _first_row_pt_ms: int | None = None) -> BatchResult:
         """Process one batch of rows and return what it emitted.
 
@@ -207,8 +207,13 @@ class ReferenceOperator:
                 arrives (the injectable clock; never moves back). Rows without
                 an ingestion-time column get this processing time. It is also the
                 reference of ``max_event_time_skew`` (default there: the wall clock).
+            ends_input: the batch is the input's last: its rows are processed at the clock
+                as it stood (the batch's processing time is not applied), then the watermark
+                and the clock go to +infinity (every time window fires and is cleaned).
         """
         spec = self.spec
+        if ends_input:
+            watermark_ms = MAX_TIMESTAMP_MS
         # Far-future rows are judged against the batch's processing time (the wall clock
         # when the caller gives none); the model's own clock moves only when given one.
         skew_reference_ms = processing_time_ms if processing_time_ms is not None else int(_time.time() * 1000)
@@ -217,7 +222,7 @@ class ReferenceOperator:
         metrics = result.metrics
         self._cleaned_this_batch: set = set()
         clock_before = self.current_processing_time_ms
-        moves_clock = processing_time_ms is not None and processing_time_ms > clock_before and not _flush
+        moves_clock = processing_time_ms is not None and processing_time_ms > clock_before and not ends_input
         arrival_ms = processing_time_ms if moves_clock else clock_before
 
         elements = []
@@ -264,7 +269,7 @@ class ReferenceOperator:
             # One key of a batch run alone (run_key_batch): the clock after the rows is the
             # whole batch's, which the key's own rows may not reach.
             self._set_clock(_clock_after_rows_ms)
-        if _flush:
+        if ends_input:
             self._set_clock(MAX_TIMESTAMP_MS)
         self._tracker.advance(self.current_processing_time_ms, watermark_ms)
         self._run_timer_phase(wm_start, result, domains=(EVENT, PROCESSING))
@@ -312,7 +317,7 @@ class ReferenceOperator:
 
     def flush(self, batch_id: int) -> BatchResult:
         """End of input: watermark and processing time to +infinity (fires and cleans every time window)."""
-        return self.process_batch([], batch_id, watermark_ms=MAX_TIMESTAMP_MS, _flush=True)
+        return self.process_batch([], batch_id, watermark_ms=MAX_TIMESTAMP_MS, ends_input=True)
 
     def open_windows(self) -> list[tuple[tuple, Window]]:
         return sorted(self._windows, key=repr)
@@ -832,6 +837,6 @@ def run_key_batch(spec: WindowSpec, key: tuple, state: KeyState | None, rows: It
         operator._import_key(key, state)
     result = operator.process_batch(
         rows, clock.batch_id, processing_time_ms=None if clock.flush else clock.processing_time_ms,
-        _flush=clock.flush, _clock_after_rows_ms=clock.processing_time_end_ms,
+        ends_input=clock.flush, _clock_after_rows_ms=clock.processing_time_end_ms,
         _first_row_pt_ms=clock.first_row_processing_time_ms)
     return result, operator._export_key(key)

@@ -47,9 +47,14 @@ class IntervalJoinOperator:
         return self._intake.watermark_ms
 
     def process_batch(self, left_rows: Iterable[Mapping[str, Any]] = (), right_rows: Iterable[Mapping[str, Any]] = (),
-                      batch_id: int = 0, processing_time_ms: int | None = None) -> JoinBatchResult:
-        """Process one batch of both inputs (either may be empty) and return the pairs it completed."""
-        return self._run({LEFT: left_rows, RIGHT: right_rows}, batch_id, processing_time_ms, flush=False)
+                      batch_id: int = 0, processing_time_ms: int | None = None,
+                      ends_input: bool = False) -> JoinBatchResult:
+        """Process one batch of both inputs (either may be empty) and return the pairs it completed.
+
+        ``ends_input``: the batch is the last of both inputs: after its rows the watermark goes
+        to +infinity and the state is emptied, as in :meth:`flush`.
+        """
+        return self._run({LEFT: left_rows, RIGHT: right_rows}, batch_id, processing_time_ms, flush=ends_input)
 
     def flush(self, batch_id: int) -> JoinBatchResult:
         """End of both inputs: the watermark goes to +infinity and the state is emptied."""

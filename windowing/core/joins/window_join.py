@@ -56,13 +56,16 @@ class WindowJoinOperator:
         return self._intake.watermark_ms
 
     def process_batch(self, left_rows: Iterable[Mapping[str, Any]] = (), right_rows: Iterable[Mapping[str, Any]] = (),
-                      batch_id: int = 0, processing_time_ms: int | None = None) -> JoinBatchResult:
+                      batch_id: int = 0, processing_time_ms: int | None = None,
+                      ends_input: bool = False) -> JoinBatchResult:
         """Process one batch of both inputs (either may be empty) and return what it emitted.
 
         ``processing_time_ms``: the clock at which the batch arrives (never moves back); it
-        drives processing-time triggers and idleness.
+        drives processing-time triggers and idleness. ``ends_input``: the batch is the last
+        of both inputs: after its rows (late judged as in any batch) the watermark and the
+        clock go to +infinity, as in :meth:`flush`, so every time window fires in this batch.
         """
-        return self._run({LEFT: left_rows, RIGHT: right_rows}, batch_id, processing_time_ms, flush=False)
+        return self._run({LEFT: left_rows, RIGHT: right_rows}, batch_id, processing_time_ms, flush=ends_input)
 
     def flush(self, batch_id: int) -> JoinBatchResult:
         """End of both inputs: the watermark goes to +infinity; every time window fires and is cleaned."""
@@ -77,12 +80,9 @@ class WindowJoinOperator:
         result = JoinBatchResult(batch_id, wm_start, wm_start)
         elements = self._intake.arrive(rows, result, processing_time_ms)
         wm_end = self._intake.advance(elements, flush)
-        if flush:
-            fired = self._windows.flush(batch_id)
-        else:
-            union = [tagged(e.side, e.key, e.timestamp_ms, e.row, e.arrival) for e in elements]
-            fired = self._windows.process_batch(union, batch_id, watermark_ms=wm_end,
-                                                processing_time_ms=processing_time_ms)
+        union = [tagged(e.side, e.key, e.timestamp_ms, e.row, e.arrival) for e in elements]
+        fired = self._windows.process_batch(union, batch_id, watermark_ms=wm_end,
+                                            processing_time_ms=processing_time_ms, ends_input=flush)
         result.watermark_after_ms = wm_end
         result.panes = [join_pane(self.spec, pane) for pane in fired.panes]
         result.windows_cleaned = fired.metrics.windows_cleaned

@@ -95,8 +95,13 @@ class JoinOperator:
         return self.plan
 
     def process_batch(self, left: DataFrame, right: DataFrame, batch_id: int,
-                      processing_time_ms: int | None = None, flush: bool = False) -> JoinBatchReport:
-        """Process one batch of both inputs exactly once (``flush``: end of input, the rows must be empty)."""
+                      processing_time_ms: int | None = None, ends_input: bool = False) -> JoinBatchReport:
+        """Process one batch of both inputs exactly once.
+
+        ``ends_input``: the batch is the last of both inputs: after its rows the watermark and
+        the clock go to +infinity (every time window fires, the state empties but for windows
+        that never end), as a :meth:`flush` after the batch would, in one batch.
+        """
         started = time.monotonic()
         last = self.store.last_progress()
         if last is not None and batch_id <= last["batch_id"]:
@@ -108,7 +113,7 @@ class JoinOperator:
         try:
             last = self.store.last_progress()
             self._fault("start")
-            report = self._run(plan, schemas, left, right, batch_id, processing_time_ms, flush, last)
+            report = self._run(plan, schemas, left, right, batch_id, processing_time_ms, ends_input, last)
         finally:
             self.store.release(self.writer_id)
         report.seconds = time.monotonic() - started
@@ -121,7 +126,7 @@ class JoinOperator:
             raise RuntimeError(f"join operator {self.store.operator_id!r} has no committed batch to flush")
         empty = [self.spark.createDataFrame([], T.StructType.fromJson(json.loads(last[name])))
                  for name in ("left_schema", "right_schema")]
-        return self.process_batch(*empty, batch_id, flush=True)
+        return self.process_batch(*empty, batch_id, ends_input=True)
 
     def _run(self, plan, schemas: SideSchemas, left: DataFrame, right: DataFrame, batch_id: int,
              processing_time_ms: int | None, flush: bool, last: dict | None) -> JoinBatchReport:

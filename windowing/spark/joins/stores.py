@@ -123,6 +123,14 @@ class JoinDeltaStore:
         for name, schema in outputs.items():
             delta_lake_io.create_empty(self.spark, schema, self.output_paths[name])
 
+    def reset(self) -> None:
+        """Discard the state tables and the progress and start a new claim generation; the outputs stay
+        (what the new generation writes is appended to them again: its write markers are its own)."""
+        for path in (f"{self.base}/state", self.progress_path):
+            delta_lake_io.delete_folder(self.spark, path)
+        self._known_progress = None
+        self._generation = self.claims.new_generation()
+
     def last_progress(self) -> dict | None:
         """The newest progress row; read from Delta only when the table moved since this store last saw it
         (from the newest commit's file when the log tells it plainly: :func:`delta_lake_io.newest_batch_row`)."""
