@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -151,6 +152,51 @@ def test_a_backfill_refuses_the_state_a_stream_wrote(spark, ran):
     _, job, _ = ran
     with pytest.raises(ValueError, match="written by a stream; this run is a backfill"):
         claim_run(spark, job, BACKFILL)
+
+
+def _chunked(job: JoinJob) -> JoinJob:
+    base = job.output_root
+    return replace(job, operator_id=f"{job.operator_id}_chunked", results_path=f"{base}/results_chunked",
+                   late_path=f"{base}/late_chunked", quarantine_path=f"{base}/quarantine_chunked",
+                   checkpoint_path=f"{job.checkpoint_path}_chunked")
+
+
+def test_a_chunked_backfill_equals_the_model_on_its_chunks_resumes_and_resets_keeping_its_outputs(spark, ran):
+    from examples.join_inputs import T0_MS
+    from pipelines.join_check import EndOfInput, final_pairs, model_outputs, table_outputs
+    from pipelines.join_drivers import run_join_backfill
+    from windowing.core.time import MAX_TIMESTAMP_MS
+    _, job, one_pass = ran
+    chunked = _chunked(job)
+    reports = run_join_backfill(spark, chunked, chunk="2 minutes")
+    # Both inputs span [-30 s, 205 s]: chunks [-30 s, 90 s) and [90 s, 210 s); the second ends the input.
+    assert [r.batch_id for r in reports] == [0, 1] and reports[-1].watermark_end_ms == MAX_TIMESTAMP_MS
+    cut_ms = T0_MS + 90_000
+    clicks = [c for _, cs, _ in ARRIVALS for c in cs]
+    orders = [o for _, _, os in ARRIVALS for o in os]
+
+    def chunk(rows, column, first):
+        return [r for r in rows if (r[column] is None and first) or (r[column] is not None
+                                                                     and (r[column] < cut_ms) == first)]
+    expected = model_outputs(job.spec, [(chunk(clicks, "click_ms", True), chunk(orders, "order_ms", True)),
+                                        EndOfInput(chunk(clicks, "click_ms", False), chunk(orders, "order_ms", False))])
+    written = table_outputs(spark, chunked)
+    assert written.differences(expected) == []
+    assert not written.late     # in event-time order no row of a later chunk is late
+    assert final_pairs(written) == final_pairs(table_outputs(spark, one_pass)) != Counter()
+
+    assert all(r.skipped for r in run_join_backfill(spark, chunked, chunk="2 minutes"))   # a rerun resumes
+    with pytest.raises(ValueError, match=r"written by a backfill of \[.*\) in chunks of 120000 ms; this run is a "
+                                         r"backfill of \[.*\) in chunks of 240000 ms"):
+        run_join_backfill(spark, chunked, chunk="4 minutes")
+    # A reset discards the state, not the outputs: the new generation's one chunk is appended to them.
+    rows_before = spark.read.format("delta").load(chunked.results_path).count()
+    again = run_join_backfill(spark, chunked, chunk="4 minutes", reset_state=True)
+    assert [r.batch_id for r in again] == [0] and not again[0].skipped
+    one_batch = model_outputs(job.spec, [EndOfInput(clicks, orders)])
+    assert spark.read.format("delta").load(chunked.results_path).count() == rows_before + sum(
+        one_batch.results.values())
+    assert table_outputs(spark, chunked).metrics == one_batch.metrics     # the progress starts over
 
 
 def test_the_join_suites_pass_on_the_tables_and_fail_on_a_doubled_row_or_a_lost_late_row(spark, ran):
