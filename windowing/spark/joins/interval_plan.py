@@ -78,7 +78,7 @@ class IntervalJoinPlan:
         gone = held.where(F.lit(True) if ctx.flush else F.col(EXPIRES) <= wm_end)
         kept = accepted.where(F.lit(False) if ctx.flush else F.col(EXPIRES) > wm_end)
         changes = kept.withColumn(DELETE_FLAG, F.lit(False)).unionByName(gone.withColumn(DELETE_FLAG, F.lit(True)))
-        return PlanOutput(pairs, late, counts, {INTERVAL: changes}, [accepted])
+        return PlanOutput(pairs, late, counts, {} if ctx.state_stays_empty else {INTERVAL: changes}, [accepted])
 
     def _pairs(self, lefts: DataFrame, rights: DataFrame, ctx: BatchContext) -> DataFrame:
         l, r = lefts.alias("l"), rights.alias("r")

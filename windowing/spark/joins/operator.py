@@ -140,19 +140,25 @@ class JoinOperator:
             wm_end = clock.advance(counts, flush)
             has_rows = any(c.input_rows > c.quarantined_rows for c in counts.values())
             ctx = BatchContext(batch_id, wm_start, wm_end, clock_before, processing_time_ms, clock.clock_ms, flush,
-                               has_rows, {side: c.input_rows - c.quarantined_rows for side, c in counts.items()})
-            state = {table.name: self.store.read_state(table, last) for table in plan.state_tables}
+                               has_rows, {side: c.input_rows - c.quarantined_rows for side, c in counts.items()},
+                               state_empty=last is None)
+            state = {table.name: (self.spark.createDataFrame([], table.schema) if ctx.state_empty
+                                  else self.store.read_state(table, last)) for table in plan.state_tables}
             valid = tagged.where(F.col(REASON).isNull())
             out = plan.compute(valid, state, ctx)
             try:
                 metrics = self._metrics(counts, out.counts)
                 self._fault("before_outputs")
                 self.store.write_output("results", out.results, batch_id)
-                self.store.write_output("late", out.late, batch_id)
-                self.store.write_output("quarantine", tagged.where(F.col(REASON).isNotNull()).select(
-                    SIDE, REASON, F.lit(batch_id).cast("long").alias(BATCH_ID), LEFT_ROW, RIGHT_ROW), batch_id)
+                # The late and quarantine tables exist (prepare): a batch with no such row writes none.
+                if any(m.late_rows for m in metrics.values()):
+                    self.store.write_output("late", out.late, batch_id)
+                if any(m.quarantined_rows for m in metrics.values()):
+                    self.store.write_output("quarantine", tagged.where(F.col(REASON).isNotNull()).select(
+                        SIDE, REASON, F.lit(batch_id).cast("long").alias(BATCH_ID), LEFT_ROW, RIGHT_ROW), batch_id)
                 self._fault("after_outputs")
-                versions = {table.name: self.store.merge_state(table, out.changes[table.name], batch_id)
+                versions = {table.name: (self.store.merge_state(table, out.changes[table.name], batch_id)
+                                         if table.name in out.changes else self.store.state_version(table, last))
                             for table in plan.state_tables}
                 self._fault("before_progress")
                 self.store.commit_progress(progress_row(

@@ -41,6 +41,7 @@ class BatchContext:
         flush: end of both inputs.
         has_rows: the batch has a valid row of either side.
         valid_rows: each side's valid (not quarantined) rows in the batch, from the intake's aggregate.
+        state_empty: the state as read is the tables as created (no batch committed before this one).
     """
 
     batch_id: int
@@ -52,14 +53,21 @@ class BatchContext:
     flush: bool
     has_rows: bool
     valid_rows: dict[Side, int] = field(default_factory=dict)
+    state_empty: bool = False
+
+    @property
+    def state_stays_empty(self) -> bool:
+        """The batch starts from empty state and ends the input: a plan whose every row's state ends with
+        its window or its horizon keeps nothing, so it has no state change to write."""
+        return self.flush and self.state_empty
 
 
 @dataclass
 class PlanOutput:
     """One batch's outputs: ``results`` in the plan's results schema, ``late`` in the late table's (only rows
     for the late table: none without ``side_output_late_data``), ``counts`` per side (the names of
-    :data:`~windowing.spark.joins.columns.PLAN_COUNTS`), ``changes`` per state table (with ``DELETE_FLAG``),
-    and the frames the plan cached (unpersisted after the commit)."""
+    :data:`~windowing.spark.joins.columns.PLAN_COUNTS`), ``changes`` per state table (with ``DELETE_FLAG``; a
+    table left out has no change this batch), and the frames the plan cached (unpersisted after the commit)."""
 
     results: DataFrame
     late: DataFrame

@@ -26,6 +26,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.spark.lake import delta_lake_io
+from windowing.spark.lake.delta_lake_io import EmptyTable
 from windowing.spark.lake.claims import ConcurrentWriterError, app_id, open_claim_log, release
 from windowing.spark.joins.columns import DELETE_FLAG
 from windowing.spark.joins.plan import StateTable
@@ -68,6 +69,10 @@ class JoinMemoryStore:
     def read_state(self, table: StateTable, last: dict | None) -> DataFrame:
         rows = list(self._state[table.name][1].values())
         return self.spark.createDataFrame(rows, table.schema)
+
+    def state_version(self, table: StateTable, last: dict | None) -> None:
+        """Memory has no versions."""
+        return None
 
     def state_rows(self, name: str) -> list:
         return list(self._state[name][1].values())
@@ -118,10 +123,9 @@ class JoinDeltaStore:
 
     def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType]) -> None:
         """Create the state and output tables that do not exist yet (empty)."""
-        for table in tables:
-            delta_lake_io.create_empty(self.spark, table.schema, self.state_path(table.name), list(table.partition_by))
-        for name, schema in outputs.items():
-            delta_lake_io.create_empty(self.spark, schema, self.output_paths[name])
+        delta_lake_io.create_empty_tables(self.spark, [
+            *(EmptyTable(table.schema, self.state_path(table.name), list(table.partition_by)) for table in tables),
+            *(EmptyTable(schema, self.output_paths[name]) for name, schema in outputs.items())])
 
     def reset(self) -> None:
         """Discard the state tables and the progress and start a new claim generation; the outputs stay
@@ -156,12 +160,15 @@ class JoinDeltaStore:
     def release(writer_id: str) -> None:
         release(writer_id)
 
+    def state_version(self, table: StateTable, last: dict | None) -> int:
+        """The table's version as the last committed batch left it (before any batch: as created)."""
+        if last is not None:
+            return json.loads(last["state_versions"])[table.name]
+        return delta_lake_io.version_before_marks(self.spark, self.state_path(table.name), self.app_id)
+
     def read_state(self, table: StateTable, last: dict | None) -> DataFrame:
-        """The table as the last committed batch left it (before any batch: as created)."""
-        path = self.state_path(table.name)
-        version = (json.loads(last["state_versions"])[table.name] if last is not None
-                   else delta_lake_io.version_before_marks(self.spark, path, self.app_id))
-        return delta_lake_io.read_as_of(self.spark, path, version)
+        """The table at :meth:`state_version`."""
+        return delta_lake_io.read_as_of(self.spark, self.state_path(table.name), self.state_version(table, last))
 
     def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
         delta_lake_io.append(df, self.output_paths[kind], self.app_id, batch_id)

@@ -121,7 +121,8 @@ class WindowJoinFramePlan:
         results = self._panes(fired, ctx)
         changes = (new.where(~fires).withColumn(DELETE_FLAG, F.lit(False))
                    .unionByName(state[BUFFERS].where(fires).withColumn(DELETE_FLAG, F.lit(True))))
-        return PlanOutput(results, late, counts, {BUFFERS: changes}, [assigned, fired])
+        return PlanOutput(results, late, counts, {} if ctx.state_stays_empty else {BUFFERS: changes},
+                          [assigned, fired])
 
     def _panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
         side = F.col(SIDE)
