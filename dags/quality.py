@@ -6,7 +6,8 @@ validates the tables named by the triggering asset events. Thin: the task
 calls ``pipelines.orchestration.quality_run`` (which calls
 ``pipelines.quality.validate_job``); then the data-quality-over-time page is
 rebuilt (``pipelines.visual.report.write_report``), also after a failed
-validation, so the page shows the failure.
+validation, so the page shows the failure. A join job's DAG is scheduled on its
+streaming results only, validates with the join suites and has no report task.
 """
 from __future__ import annotations
 
@@ -31,14 +32,32 @@ the Data Docs index plots rows in windows, late and quarantined per batch,
 watermark lag and failed expectations.
 """
 
+JOIN_DOC = """
+### Data quality of a join job's outputs
+
+Runs whenever a streaming run of the join job updates its results table (the
+Asset `<job>.results`; join jobs have no backfill or reprocessing DAG yet). It
+validates the job's tables as a whole with the join suites
+(`expectations/join_results.py`: no output row twice in a pane, each side's
+accounting, every result and late row found in its side's input table). A
+failed critical expectation fails this DAG's run (`DataQualityError` names it).
+There is no quality report task: the data-quality-over-time page reads a
+single-input job's tables, so it is not built for a join job; the Data Docs are.
+"""
+
 
 def quality_dag(job) -> DAG:
-    assets = [orchestration.asset(job, kind) for kind in orchestration.KINDS]
-    with DAG(dag_id=f"{job.name}_quality", schedule=assets[0] | assets[1] | assets[2],
+    assets = [orchestration.asset(job, kind) for kind in orchestration.kinds_of(job)]
+    schedule = assets[0]
+    for other in assets[1:]:
+        schedule = schedule | other
+    report_page = orchestration.has_report_page(job)
+    with DAG(dag_id=f"{job.name}_quality", schedule=schedule,
              start_date=job.airflow.start, catchup=False, max_active_runs=1,
              default_args=orchestration.default_args(job), tags=["windowing", "quality", job.name],
-             description=f"{job.name}: Great Expectations on what each run wrote, then the quality report",
-             doc_md=DOC + "\n" + orchestration.job_doc(job)) as dag:
+             description=f"{job.name}: Great Expectations on what each run wrote"
+                         + (", then the quality report" if report_page else " (join suites)"),
+             doc_md=(DOC if report_page else JOIN_DOC) + "\n" + orchestration.job_doc(job)) as dag:
 
         @task
         def validate(triggering_asset_events=None) -> list[dict]:
@@ -56,7 +75,10 @@ def quality_dag(job) -> DAG:
             target = orchestration.load(job_file)
             return str(write_report(orchestration.spark_for(target), target))
 
-        validate() >> report(job.source_file)
+        if report_page:
+            validate() >> report(job.source_file)
+        else:
+            validate()
     return dag
 
 
