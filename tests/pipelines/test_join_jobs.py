@@ -5,8 +5,11 @@ arrivals and backfilled in one pass (``winjob demo --join``'s run), then read by
 """
 from __future__ import annotations
 
+import dataclasses
 import re
+import shutil
 from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -174,3 +177,48 @@ def test_the_join_suites_pass_on_the_tables_and_fail_on_a_doubled_row_or_a_lost_
                                           "(frame)", lost), job.operator_id)
     assert lost_late.success is False and [f.expectation_type for f in lost_late.failed] == [
         "expect_late_table_to_match_progress"]
+
+
+@dataclass(frozen=True)
+class PairCount:
+    """A co-group function: its output keeps no column of an input row."""
+
+    def co_group(self, key, window, lefts, rights):
+        return [{"n": len(lefts) * len(rights)}]
+
+
+def test_a_result_or_late_row_not_in_its_input_fails_the_side_rows_suites(spark, ran, tmp_path):
+    """The example's tables pass (above); copies with one result row's key and one late row's time altered by a
+    Delta UPDATE fail, naming the expectation; a user function's results are not checked, and the check says so."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+    from expectations import join_results
+    from expectations.base import read_delta
+    from pipelines.quality import _context, _run_check
+    from windowing.core.assigners import TumblingEventTimeWindows
+    from windowing.core.joins import JoinInput
+    _, job, _ = ran
+    copies = {name: str(tmp_path / name) for name in ("results", "late")}
+    for name, path in copies.items():
+        shutil.copytree(getattr(job, f"{name}_path"), path)
+    one = (spark.read.format("delta").load(copies["results"]).where("row_index IS NOT NULL")
+           .orderBy("window_start_ms", "pane_index", "row_index").first())
+    DeltaTable.forPath(spark, copies["results"]).update(
+        (F.col("join_key") == F.struct(F.lit(one["join_key"]["user"]).alias("user")))
+        & (F.col("window_start_ms") == one["window_start_ms"]) & (F.col("pane_index") == one["pane_index"])
+        & (F.col("row_index") == one["row_index"]),
+        {"join_key": F.struct(F.lit("nobody").alias("user"))})
+    DeltaTable.forPath(spark, copies["late"]).update(F.col("side") == "right",
+                                                     {"event_time_ms": F.col("event_time_ms") + 1})
+    context = _context(job)
+    altered = [_run_check(context, check, job.operator_id) for check in join_results.side_checks(
+        spark, job, read_delta(spark, copies["results"]), read_delta(spark, copies["late"]))]
+    assert [(r.suite, r.success, [f.expectation_type for f in r.failed]) for r in altered] == [
+        ("join_result_sides", False, ["expect_result_rows_in_their_inputs"]),
+        ("join_late_sides", False, ["expect_late_rows_in_their_inputs"])]
+    co_group = (JoinInput("click_ms").co_group(JoinInput("order_ms")).where("user").equal_to("buyer")
+                .window(TumblingEventTimeWindows.of("1 minute")).apply(PairCount(), "n bigint"))
+    results, late = read_delta(spark, job.results_path), read_delta(spark, job.late_path)
+    untraced, late_check = join_results.side_checks(spark, dataclasses.replace(job, spec=co_group), results, late)
+    assert untraced.frame is None and "co-group function (PairCount)" in untraced.skip_reason
+    assert late_check.frame is not None
