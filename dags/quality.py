@@ -11,7 +11,7 @@ streaming results only, validates with the join suites and has no report task.
 """
 from __future__ import annotations
 
-from airflow.sdk import DAG, task
+from airflow.sdk import DAG, AssetAny, task
 from airflow.sdk.exceptions import AirflowSkipException
 
 from pipelines import orchestration
@@ -41,6 +41,7 @@ validates the job's tables as a whole with the join suites
 (`expectations/join_results.py`: no output row twice in a pane, each side's
 accounting, every result and late row found in its side's input table). A
 failed critical expectation fails this DAG's run (`DataQualityError` names it).
+Triggered by hand (no asset event), it validates the join tables as they are.
 There is no quality report task: the data-quality-over-time page reads a
 single-input job's tables, so it is not built for a join job; the Data Docs are.
 """
@@ -48,9 +49,7 @@ single-input job's tables, so it is not built for a join job; the Data Docs are.
 
 def quality_dag(job) -> DAG:
     assets = [orchestration.asset(job, kind) for kind in orchestration.kinds_of(job)]
-    schedule = assets[0]
-    for other in assets[1:]:
-        schedule = schedule | other
+    schedule = AssetAny(*assets)   # any of the job's results assets (a join job's: its stream's only)
     report_page = orchestration.has_report_page(job)
     with DAG(dag_id=f"{job.name}_quality", schedule=schedule,
              start_date=job.airflow.start, catchup=False, max_active_runs=1,
@@ -60,10 +59,10 @@ def quality_dag(job) -> DAG:
              doc_md=(DOC if report_page else JOIN_DOC) + "\n" + orchestration.job_doc(job)) as dag:
 
         @task
-        def validate(triggering_asset_events=None) -> list[dict]:
-            """Validate the outputs named by the triggering asset events."""
+        def validate(job_file: str, triggering_asset_events=None) -> list[dict]:
+            """Validate the outputs named by the triggering asset events (a join job's run by hand: its tables)."""
             events = [event.extra for asset_events in triggering_asset_events.values() for event in asset_events]
-            done = orchestration.quality_run(events)
+            done = orchestration.quality_run(events or orchestration.events_by_hand(job_file))
             if not done:
                 raise AirflowSkipException("nothing to validate: every batch of these runs has a validation run")
             return done
@@ -76,9 +75,9 @@ def quality_dag(job) -> DAG:
             return str(write_report(orchestration.spark_for(target), target))
 
         if report_page:
-            validate() >> report(job.source_file)
+            validate(job.source_file) >> report(job.source_file)
         else:
-            validate()
+            validate(job.source_file)
     return dag
 
 

@@ -102,10 +102,20 @@ def stream_run(spark, job: JoinJob, job_file: str | Path) -> dict:
             "input_rows": input_rows, "result_rows": _result_rows(spark, job, committed)}
 
 
+BY_HAND = "by_hand"
+"""The summary key of a quality run triggered by hand: validate the tables whatever batches ran."""
+
+
+def event_by_hand(job: JoinJob, job_file: str | Path) -> dict:
+    """The summary a quality run triggered by hand validates: the stream's tables as they are."""
+    return {"job_file": str(job_file), "kind": "stream", BY_HAND: True, **{k: getattr(job, k) for k in TABLE_KEYS}}
+
+
 def quality_run(spark, job: JoinJob, extra: Mapping[str, Any]) -> list[dict]:
     """Validate the join tables a stream run's summary (``extra``) names, as a whole.
 
-    A summary without a committed or skipped batch gives nothing to validate (``[]``).
+    A summary without a committed or skipped batch gives nothing to validate (``[]``), unless it is
+    :func:`event_by_hand`'s.
 
     Raises:
         ValueError: the summary's kind is not one a join job's DAGs produce.
@@ -115,12 +125,14 @@ def quality_run(spark, job: JoinJob, extra: Mapping[str, Any]) -> list[dict]:
     kind = extra.get("kind", "stream")
     if kind not in KINDS:
         raise ValueError(f"job {job.name}: a join job's runs are {list(KINDS)}, not {kind!r}")
-    if not (extra.get("committed_batch_ids") or extra.get("skipped_batch_ids")):
+    if not (extra.get("committed_batch_ids") or extra.get("skipped_batch_ids") or extra.get(BY_HAND)):
         return []
     from pipelines.join_quality import validate_join_job
     from pipelines.quality import DataQualityError, ValidationReport
     target = replace(job, **{k: extra[k] for k in TABLE_KEYS if k in extra})
     results = validate_join_job(spark, target)
+    if all(r.success is None for r in results):
+        return []   # no table to validate yet (a run by hand before the first batch)
     report = ValidationReport(run_id=f"{job.name}.{kind}", job=job.name, run_kind=kind, batch_id=None,
                               suites=results)
     if report.critical_failures:

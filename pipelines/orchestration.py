@@ -434,6 +434,14 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
     return done
 
 
+def events_by_hand(job_file: str | Path) -> list[dict]:
+    """What a quality run triggered by hand (no asset event) validates: a join job's tables as they are
+    (:func:`pipelines.join_orchestration.event_by_hand`); nothing for a single-input job."""
+    job = load(job_file)
+    join = runner(job)
+    return [join.event_by_hand(job, job_file)] if join else []
+
+
 def default_args(job: Job) -> dict[str, Any]:
     """Owner and retries of every task of a job's DAGs (from its ``[airflow]`` table)."""
     return {"owner": "windowing", "retries": job.airflow.retries,
