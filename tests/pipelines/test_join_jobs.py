@@ -222,3 +222,25 @@ def test_a_result_or_late_row_not_in_its_input_fails_the_side_rows_suites(spark,
     untraced, late_check = join_results.side_checks(spark, dataclasses.replace(job, spec=co_group), results, late)
     assert untraced.frame is None and "co-group function (PairCount)" in untraced.skip_reason
     assert late_check.frame is not None
+
+
+def test_an_interval_pair_is_traced_by_its_key_and_both_times(spark):
+    """An interval join's pairs: a pair whose right time (or key) no right row has is found missing, with its side;
+    the projected column of a side is compared too."""
+    from expectations.join_sides import results_not_found
+    from windowing.core.joins import JoinInput
+    spec = (JoinInput("lt").interval_join(JoinInput("rt")).where("user").equal_to("buyer")
+            .between(0, 10_000).project(left=["page"], right=["amount"]))
+    inputs = {"left": spark.createDataFrame([("u1", "home", 1_000)], "user string, page string, lt bigint"),
+              "right": spark.createDataFrame([("u1", 5, 4_000)], "buyer string, amount bigint, rt bigint")}
+    pairs = spark.createDataFrame(
+        [(("u1",), 1_000, 4_000, 4_000, "home", 5, 0),      # both rows exist
+         (("u1",), 1_000, 4_001, 4_001, "home", 5, 0),      # no right row at 4001
+         (("u2",), 1_000, 4_000, 4_000, "home", 5, 1),      # no row of either side for u2
+         (("u1",), 1_000, 4_000, 4_000, "cart", 5, 1)],     # the left row's page is not 'cart'
+        "join_key struct<user: string>, left_time_ms bigint, right_time_ms bigint, pair_time_ms bigint, "
+        "page string, amount bigint, batch_id bigint")
+    missing = sorted((r["side"], r["join_key"], r["event_time_ms"]) for r in
+                     results_not_found(spark, spec, pairs, inputs).collect())
+    assert missing == [("left", '{"user":"u1"}', 1_000), ("left", '{"user":"u2"}', 1_000),
+                       ("right", '{"user":"u1"}', 4_001), ("right", '{"user":"u2"}', 4_000)]
