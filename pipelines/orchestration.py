@@ -7,10 +7,10 @@ pyspark or Airflow at module level: DAG files import this module at parse time.
 Which jobs get DAGs: the files named by ``WINDOWING_AIRFLOW_JOBS`` (paths or
 globs separated by ``os.pathsep``; relative ones are in the repository), by
 default every ``jobs/*.toml`` and ``jobs/joins/*.toml`` of the repository. A join
-job (two inputs, ``[left]``/``[right]``/``[join]``) gets a streaming and a
-quality DAG only; :func:`runner` hands its tasks to :mod:`pipelines.join_orchestration`. Relative table paths of a job resolve against
-``WINDOWING_DATA_ROOT``, by default :data:`DEFAULT_DATA_ROOT`: ``demo-output/`` of the
-repository, the folder ``./dev demo`` writes, so that the DAGs of ``./dev airflow`` find the
+job (two inputs, ``[left]``/``[right]``/``[join]``) gets a streaming and a quality
+DAG only; :func:`runner` hands its tasks to :mod:`pipelines.join_orchestration`.
+Relative table paths of a job resolve against ``WINDOWING_DATA_ROOT``, by
+default :data:`DEFAULT_DATA_ROOT`: ``demo-output/`` of the repository, the folder ``./dev demo`` writes, so that the DAGs of ``./dev airflow`` find the
 demo's raw tables with no variable set.
 
 Validation happens once per run's outputs, in the ``<job>_quality`` DAG: the
