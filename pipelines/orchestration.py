@@ -10,8 +10,9 @@ default every ``jobs/*.toml`` and ``jobs/joins/*.toml`` of the repository. A joi
 job (two inputs, ``[left]``/``[right]``/``[join]``) gets a streaming and a quality
 DAG only; :func:`runner` hands its tasks to :mod:`pipelines.join_orchestration`.
 Relative table paths of a job resolve against ``WINDOWING_DATA_ROOT``, by
-default :data:`DEFAULT_DATA_ROOT`: ``demo-output/`` of the repository, the folder ``./dev demo`` writes, so that the DAGs of ``./dev airflow`` find the
-demo's raw tables with no variable set.
+default :data:`DEFAULT_DATA_ROOT`: ``demo-output/`` of the repository, the folder
+``./dev demo`` writes, so that the DAGs of ``./dev airflow`` find the demo's raw
+tables with no variable set.
 
 Validation happens once per run's outputs, in the ``<job>_quality`` DAG: the
 streaming and backfill tasks do not validate inline (whatever the job's
