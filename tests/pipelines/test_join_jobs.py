@@ -58,8 +58,10 @@ def test_the_example_job_file_builds_the_window_join_spec(tmp_path):
 
 def test_an_interval_join_job_file_with_exclusive_bounds(tmp_path):
     job = _load(tmp_path, _SIDES + '[join]\nkind = "interval"\nlower = "-5 seconds"\nupper = "10 seconds"\n'
-                                   'upper_exclusive = true\nleft_columns = ["user"]\nright_columns = {rt = "t"}\n')
+                                   'upper_exclusive = true\nleft_columns = ["user"]\nright_columns = {rt = "t"}\n'
+                                   '[airflow]\nstream_schedule = "*/2 * * * *"\nretries = 1\n')
     assert isinstance(job.spec, IntervalJoinSpec)
+    assert (job.airflow.stream_schedule, job.airflow.retries) == ("*/2 * * * *", 1)   # the DAGs' settings
     assert (job.spec.lower_bound_ms, job.spec.upper_bound_ms) == (-5000, 9999)
     assert job.spec.output_columns == ("user", "t")
 
@@ -91,6 +93,8 @@ def test_a_bad_join_table_is_refused_naming_it(tmp_path, join, says):
     (lambda t: t.replace('max_out_of_orderness = "2 seconds"', 'max_out_of_order = "2 seconds"'),
      "[left] has unknown keys ['max_out_of_order']"),
     (lambda t: t + "[window]\nsize = 1\n", "unknown: ['window']"),
+    (lambda t: t + '[airflow]\nschedule = "@daily"\n', "[airflow] has unknown keys ['schedule']"),
+    (lambda t: t + '[airflow]\nstream_schedule = "often"\n', "stream_schedule = 'often' is not a cron expression"),
 ])
 def test_a_bad_side_is_refused_naming_it(tmp_path, edit, says):
     join = '[join]\nkind = "interval"\nlower = 0\nupper = 1\nleft_columns = ["user"]\n'
