@@ -1,8 +1,9 @@
 """Streaming DAGs: every few minutes, process what has arrived in the raw table, then stop.
 
-One DAG per job definition (``<job>_streaming``). Thin: the task calls
-``pipelines.orchestration.stream_run``; the window operator and its Delta
-commit protocol make a retried run write no row twice.
+One DAG per job definition (``<job>_streaming``), join jobs included (both
+inputs in one query). Thin: the task calls ``pipelines.orchestration.stream_run``;
+the window (or join) operator and its Delta commit protocol make a retried run
+write no row twice.
 """
 from __future__ import annotations
 
@@ -24,6 +25,11 @@ event, no quality run) while the raw table does not exist and when nothing
 arrived since the last batch (its log says "nothing new since batch N"). The
 results table is the Asset `<job>.results`: the quality DAG validates each new
 batch once (this task does not validate).
+
+A join job's run reads its left and right input tables in one query; it is
+skipped while either table does not exist, and when neither has new rows
+("nothing new in <left> or <right> since batch N"). Its summary (the asset
+event's extra) counts the input rows per side and the result rows written.
 """
 
 
@@ -31,7 +37,8 @@ def streaming_dag(job) -> DAG:
     results = orchestration.asset(job, "stream")
     with DAG(dag_id=f"{job.name}_streaming", schedule=job.airflow.stream_schedule, start_date=job.airflow.start,
              catchup=False, max_active_runs=1, default_args=orchestration.default_args(job),
-             description=f"{job.name}: process what landed in {job.source_path}, then stop (availableNow)",
+             description=f"{job.name}: process what landed in {' and '.join(orchestration.input_tables(job))}, "
+                         f"then stop (availableNow)",
              tags=["windowing", "streaming", job.name], doc_md=DOC + "\n" + orchestration.job_doc(job)) as dag:
 
         @task(outlets=[results], pool=orchestration.stream_pool())

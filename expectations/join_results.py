@@ -7,6 +7,10 @@
 * ``join_accounting``: per committed batch and side, the progress row's accounting adds up
   (``input = accepted + late + dropped_late + unassigned + quarantined``), and the late and
   quarantine tables hold as many rows of that batch and side as it recorded.
+* ``join_result_sides``: every side row a results row names exists in that side's input table
+  (key, event time, projected columns: :mod:`expectations.join_sides`); skipped, saying why,
+  when a user function makes the output.
+* ``join_late_sides``: every late row (side, key, event time) exists in its side's input table.
 
 The frames are reduced in Spark (and the few progress rows in Python); Great Expectations
 validates them with its Spark execution engine. :func:`pipelines.join_quality.validate_join_job`
@@ -19,7 +23,8 @@ import json
 from expectations.base import CRITICAL, Check, UnexpectedRowsQuery, read_delta, suite
 
 RESULTS_SUITE, ACCOUNTING_SUITE = "join_results", "join_accounting"
-SUITES = (RESULTS_SUITE, ACCOUNTING_SUITE)
+RESULT_SIDES_SUITE, LATE_SIDES_SUITE = "join_result_sides", "join_late_sides"
+SUITES = (RESULTS_SUITE, ACCOUNTING_SUITE, RESULT_SIDES_SUITE, LATE_SIDES_SUITE)
 _SIDE_COUNTS = ("input_rows", "accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows",
                 "quarantined_rows")
 
@@ -61,6 +66,17 @@ class ExpectQuarantineTableToMatchProgress(UnexpectedRowsQuery):
     description: str = "the quarantine table holds as many rows of each batch and side as its progress row recorded"
 
 
+class ExpectResultRowsInTheirInputs(UnexpectedRowsQuery):
+    unexpected_rows_query: str = "SELECT * FROM {batch}"   # the frame holds only the rows not found
+    description: str = ("every side row a results row names (key, event time, projected columns) is a row of "
+                        "that side's input table")
+
+
+class ExpectLateRowsInTheirInputs(UnexpectedRowsQuery):
+    unexpected_rows_query: str = "SELECT * FROM {batch}"   # the frame holds only the rows not found
+    description: str = "every late row (side, key, event time) is a row of its side's input table"
+
+
 def results_expectations(job) -> list:
     from windowing.core.joins import IntervalJoinSpec
     if isinstance(job.spec, IntervalJoinSpec):
@@ -89,15 +105,37 @@ def accounting_frame(spark, progress, late, quarantine):
     return frame
 
 
+def side_checks(spark, job, results, late) -> list[Check]:
+    """The ``join_result_sides`` and ``join_late_sides`` checks: frames of the output rows not found in their
+    side's input (skipped: a missing table, or results a user function made)."""
+    from expectations import join_sides
+    inputs = {side: read_delta(spark, path) for side, path in job.input_paths.items()}
+    missing_input = next((f"no {side} input table {job.input_paths[side]}" for side, frame in inputs.items()
+                          if frame is None), None)
+
+    def check(name, expectation, table, path, not_found, no_table):
+        reason = missing_input or (no_table if table is None else None)
+        frame = None if reason else not_found(spark, job.spec, table, inputs)
+        reason = reason or (join_sides.untraceable(job.spec) if frame is None else None)
+        return Check(suite(name, [expectation(severity=CRITICAL)]), path, frame, reason)
+
+    return [check(RESULT_SIDES_SUITE, ExpectResultRowsInTheirInputs, results, job.results_path,
+                  join_sides.results_not_found, "no results table yet"),
+            check(LATE_SIDES_SUITE, ExpectLateRowsInTheirInputs, late, job.late_path, join_sides.late_not_found,
+                  "no late table yet")]
+
+
 def checks(spark, job) -> list[Check]:
     """The join suites' checks of ``job``'s tables (a check whose table is missing is skipped)."""
     from windowing.spark.lake import delta_lake_io
     results = read_delta(spark, job.results_path)
+    late = read_delta(spark, job.late_path)
     store_base = f"{delta_lake_io.absolute(job.state_root).rstrip('/')}/{job.operator_id}/progress"
     progress = read_delta(spark, store_base)
     accounting = None if progress is None else accounting_frame(
-        spark, progress, read_delta(spark, job.late_path), read_delta(spark, job.quarantine_path))
+        spark, progress, late, read_delta(spark, job.quarantine_path))
     return [Check(suite(RESULTS_SUITE, results_expectations(job)), job.results_path, results,
                   None if results is not None else "no results table yet"),
             Check(suite(ACCOUNTING_SUITE, accounting_expectations()), store_base, accounting,
-                  None if accounting is not None else "no progress table yet")]
+                  None if accounting is not None else "no progress table yet"),
+            *side_checks(spark, job, results, late)]

@@ -15,7 +15,7 @@ A job file with ``[left]``, ``[right]`` and ``[join]`` tables (instead of
   a single-input job's ``[window]``: type, size, slide, gap, trigger, evictor,
   allowed_lateness, mode); an interval join ``lower``, ``upper``,
   ``lower_exclusive``, ``upper_exclusive``;
-* ``[job]``, ``[output]`` and ``[spark]`` as for a single-input job.
+* ``[job]``, ``[output]``, ``[spark]`` and ``[airflow]`` as for a single-input job.
 
 Every key is checked: an unknown key or a bad value is refused with a message naming it.
 """
@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
+from pipelines.job import AirflowSettings
 from windowing.core.config_values import as_int
 from windowing.core.evictors import EVICT_AFTER
 from windowing.core.joins import IntervalJoinSpec, JoinInput, WindowJoinSpec
@@ -44,7 +45,7 @@ _WINDOW_KEYS = {"type", "assigner_args", "size", "slide", "step", "offset", "gap
                 "evictor", "evictor_args", EVICT_AFTER, "allowed_lateness", "mode"}
 _JOB_KEYS = {"name", "operator_id"}
 _OUTPUT_KEYS = {"root", "results", "late", "quarantine", "state_root", "checkpoint"}
-_TOP_LEVEL = {"job", "left", "right", "join", "output", "spark"}
+_TOP_LEVEL = {"job", "left", "right", "join", "output", "spark", "airflow"}
 
 
 @dataclass(frozen=True)
@@ -62,6 +63,7 @@ class JoinJob:
     quarantine_path: str
     checkpoint_path: str
     spark_conf: dict = field(default_factory=dict)
+    airflow: AirflowSettings = field(default_factory=AirflowSettings)
     definition: dict = field(default_factory=dict, compare=False, repr=False)
     source_file: str | None = None
 
@@ -240,6 +242,7 @@ def join_job(data: dict, path: Path, resolve: Callable[[str], str]) -> JoinJob:
         join = _table(data, "join", _JOIN_KEYS)
         out = _table(data, "output", _OUTPUT_KEYS)
         spec = build_join_spec(left, right, join)
+        airflow = AirflowSettings.from_table(_table(data, "airflow", set(AirflowSettings.__dataclass_fields__)))
     except ValueError as error:
         raise ValueError(f"job definition {path}: {error}") from None
     base = out.get("root", f"output/{job['name']}")
@@ -251,5 +254,5 @@ def join_job(data: dict, path: Path, resolve: Callable[[str], str]) -> JoinJob:
         late_path=resolve(out.get("late", f"{base}/late")),
         quarantine_path=resolve(out.get("quarantine", f"{base}/quarantine")),
         checkpoint_path=resolve(out.get("checkpoint", f"{base}/checkpoint")),
-        spark_conf={str(k): str(v) for k, v in data.get("spark", {}).items()},
+        spark_conf={str(k): str(v) for k, v in data.get("spark", {}).items()}, airflow=airflow,
         definition=data, source_file=str(path.resolve()))

@@ -6,10 +6,13 @@ pyspark or Airflow at module level: DAG files import this module at parse time.
 
 Which jobs get DAGs: the files named by ``WINDOWING_AIRFLOW_JOBS`` (paths or
 globs separated by ``os.pathsep``; relative ones are in the repository), by
-default every ``jobs/*.toml`` of the repository. Relative table paths of a job resolve against
-``WINDOWING_DATA_ROOT``, by default :data:`DEFAULT_DATA_ROOT`: ``demo-output/`` of the
-repository, the folder ``./dev demo`` writes, so that the DAGs of ``./dev airflow`` find the
-demo's raw tables with no variable set.
+default every ``jobs/*.toml`` and ``jobs/joins/*.toml`` of the repository. A join
+job (two inputs, ``[left]``/``[right]``/``[join]``) gets a streaming and a quality
+DAG only; :func:`runner` hands its tasks to :mod:`pipelines.join_orchestration`.
+Relative table paths of a job resolve against ``WINDOWING_DATA_ROOT``, by
+default :data:`DEFAULT_DATA_ROOT`: ``demo-output/`` of the repository, the folder
+``./dev demo`` writes, so that the DAGs of ``./dev airflow`` find the demo's raw
+tables with no variable set.
 
 Validation happens once per run's outputs, in the ``<job>_quality`` DAG: the
 streaming and backfill tasks do not validate inline (whatever the job's
@@ -47,6 +50,8 @@ STREAM_POOL_ENV = "WINDOWING_AIRFLOW_STREAM_POOL"
 """An Airflow pool for the streaming tasks (``./dev airflow`` makes one of 1 slot); unset: the default pool."""
 TASK_SPARK_DEFAULTS = {"spark.driver.memory": "1g", "spark.sql.shuffle.partitions": "2"}
 KINDS = ("stream", "backfill", "reprocess")
+DEFAULT_JOBS = ("jobs/*.toml", "jobs/joins/*.toml")
+"""The job files that get DAGs when ``WINDOWING_AIRFLOW_JOBS`` is not set (in the repository)."""
 
 
 class SourceNotReadyError(RuntimeError):
@@ -59,7 +64,7 @@ class NothingNewError(RuntimeError):
 
 def job_files() -> list[Path]:
     """The job definitions that get DAGs, sorted; an entry that matches nothing is an error."""
-    spec = os.environ.get(JOBS_ENV) or str(REPO / "jobs" / "*.toml")
+    spec = os.environ.get(JOBS_ENV) or os.pathsep.join(str(REPO / pattern) for pattern in DEFAULT_JOBS)
     files: list[Path] = []
     for pattern in filter(None, spec.split(os.pathsep)):
         # Relative entries name files of the repository, whatever the process's folder.
@@ -87,8 +92,37 @@ def stream_pool() -> str:
 
 
 def airflow_jobs() -> list[Job]:
-    """Every job that gets DAGs (cheap: reads TOML files, imports no Spark)."""
+    """Every job that gets DAGs (cheap: reads TOML files, imports no Spark); join jobs are
+    :class:`~pipelines.join_job.JoinJob` objects (see :func:`runner`)."""
     return [load(path) for path in job_files()]
+
+
+def runner(job):
+    """What runs a join job's tasks: :mod:`pipelines.join_orchestration`; None for a single-input job,
+    whose tasks are this module's. The one place the DAGs' functions tell the job types apart."""
+    from pipelines.join_job import JoinJob
+    if isinstance(job, JoinJob):
+        from pipelines import join_orchestration
+        return join_orchestration
+    return None
+
+
+def kinds_of(job) -> tuple[str, ...]:
+    """The kinds of run (:data:`KINDS`) that get a DAG and an asset for ``job``: a join job streams only."""
+    join = runner(job)
+    return join.KINDS if join else KINDS
+
+
+def input_tables(job) -> list[str]:
+    """The Delta tables a job's runs read: its raw table, or a join job's left and right inputs."""
+    join = runner(job)
+    return join.input_tables(job) if join else [job.source_path]
+
+
+def has_report_page(job) -> bool:
+    """Whether the quality DAG rebuilds the job's data-quality-over-time page (not for a join job)."""
+    join = runner(job)
+    return join.REPORT_PAGE if join else True
 
 
 def backfill_job(job: Job) -> Job:
@@ -227,13 +261,19 @@ def stream_run(job_file: str | Path, connection: Mapping[str, str] | None = None
         A JSON-able summary: batch ids committed by this run, skipped ones,
         row counts, and the tables written.
 
+    A join job runs :func:`pipelines.join_orchestration.stream_run` (both inputs, the
+    same contract; its summary has ``input_rows`` per side and ``result_rows``).
+
     Raises:
-        SourceNotReadyError: the raw table does not exist yet.
+        SourceNotReadyError: the raw table (of a join job: an input table) does not exist yet.
         NothingNewError: no batch ran: nothing arrived since the last one
             ("nothing new since batch N").
     """
     job = load(job_file)
     spark = spark_for(job, connection)
+    join = runner(job)
+    if join:
+        return join.stream_run(spark, job, job_file)
     from pipelines.drivers import run_stream
     _require_source(spark, job)
     from pipelines.errors import raw_schema_checked
@@ -347,6 +387,8 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
     backfill and reprocessing runs as a whole (an interval backfill without the
     whole-table reconciliation).
 
+    A join job's event: :func:`pipelines.join_orchestration.quality_run` (the join suites).
+
     Raises:
         DataQualityError: from :func:`pipelines.quality.validate_job`, naming
             the failed critical expectations.
@@ -356,6 +398,10 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
         if not extra or "job_file" not in extra:
             continue
         job = load(extra["job_file"])
+        join = runner(job)
+        if join:   # a join job's tables, validated as a whole with the join suites
+            done.extend(join.quality_run(spark_for(job, connection), job, extra))
+            continue
         target = replace(job, **{k: extra[k] for k in ("operator_id", "state_root", "results_path", "late_path",
                                                        "quarantine_path") if k in extra})
         kind = extra.get("kind", "adhoc")
@@ -389,6 +435,14 @@ def quality_run(events: list[Mapping[str, Any]], connection: Mapping[str, str] |
     return done
 
 
+def events_by_hand(job_file: str | Path) -> list[dict]:
+    """What a quality run triggered by hand (no asset event) validates: a join job's tables as they are
+    (:func:`pipelines.join_orchestration.event_by_hand`); nothing for a single-input job."""
+    job = load(job_file)
+    join = runner(job)
+    return [join.event_by_hand(job, job_file)] if join else []
+
+
 def default_args(job: Job) -> dict[str, Any]:
     """Owner and retries of every task of a job's DAGs (from its ``[airflow]`` table)."""
     return {"owner": "windowing", "retries": job.airflow.retries,
@@ -398,14 +452,18 @@ def default_args(job: Job) -> dict[str, Any]:
 def job_doc(job: Job) -> str:
     """The part of a DAG's documentation that describes the job: its spec in words, tables and pages."""
     docs = Path(_local_output_root(job)) / "data_docs"
-    return (f"#### Job `{job.name}`\n\n{spec_in_words(job)}\n\n"
+    join = runner(job)
+    words = join.spec_in_words(job) if join else spec_in_words(job)
+    inputs = (f"* left input: `{job.left_path}`, right input: `{job.right_path}`\n" if join
+              else f"* raw table: `{job.source_path}`\n")
+    page = (f"* data quality over time: [{docs / QUALITY_REPORT}](file://{docs / QUALITY_REPORT}), rebuilt after "
+            f"each quality run\n" if has_report_page(job) else "")
+    return (f"#### Job `{job.name}`\n\n{words}\n\n"
             f"* job file: `{job.source_file}` (operator `{job.operator_id}`)\n"
-            f"* raw table: `{job.source_path}`\n"
+            + inputs +
             f"* results: `{job.results_path}` (late rows: `{job.late_path}`, quarantined: `{job.quarantine_path}`)\n"
             f"* state: `{job.state_root}`\n"
-            f"* Data Docs: [{docs / 'index.html'}](file://{docs / 'index.html'}), built by the quality DAG\n"
-            f"* data quality over time: [{docs / QUALITY_REPORT}](file://{docs / QUALITY_REPORT}), rebuilt after "
-            f"each quality run\n")
+            f"* Data Docs: [{docs / 'index.html'}](file://{docs / 'index.html'}), built by the quality DAG\n" + page)
 
 
 QUALITY_REPORT = "quality_report.html"
@@ -423,25 +481,13 @@ def spec_in_words(job: Job) -> str:
     source, window = d.get("source", {}), d.get("window", {})
     keys = source.get("key", [])
     keys = [keys] if isinstance(keys, str) else list(keys)
-    kind = window.get("type", "tumbling")
-    if kind == "count":
-        what = f"count windows of {window.get('size')} elements" + (
-            f", sliding by {window['slide']}" if window.get("slide") else "")
-    elif "session" in kind:
-        gap = window.get("gap") or f"the gap in column {window.get('gap_column')}"
-        what = f"{kind.replace('_', ' ')} windows closed by {gap} of silence"
-    elif "sliding" in kind:
-        what = f"{kind.replace('_', ' ')} windows of {window.get('size')}, one every {window.get('slide')}"
-    elif ":" in str(kind):
-        what = f"windows assigned by {kind}{_args_words(window.get('assigner_args'))}"
-    else:
-        what = f"{kind.replace('_', ' ')} windows of {window.get('size')}"
+    what = window_in_words(window)
     sentences = [f"{what[0].upper()}{what[1:]}, "
                  + (f"per {', '.join(keys)}" if keys else "over all rows (no key)")
                  + f"; event time from `{source.get('event_time')}`, up to "
                  f"{source.get('max_out_of_orderness', '0 ms')} out of order."]
     trigger = window.get("trigger")
-    sentences.append(f"Fires {_trigger_words(trigger, window.get('trigger_args'))}; allowed lateness "
+    sentences.append(f"Fires {trigger_words(trigger, window.get('trigger_args'))}; allowed lateness "
                      f"{window.get('allowed_lateness', 'none')}; "
                      f"{window.get('mode', 'accumulating')} panes; "
                      + ("rows too late for every window go to the late table."
@@ -465,7 +511,26 @@ def spec_in_words(job: Job) -> str:
     return " ".join(sentences)
 
 
-def _trigger_words(trigger: Any, args: Any) -> str:
+def window_in_words(window: Mapping[str, Any]) -> str:
+    """``tumbling windows of 1 minute`` and the like, from a ``[window]`` (or ``[join.window]``) table."""
+    kind = window.get("type", "tumbling")
+    if kind == "count":
+        what = f"count windows of {window.get('size')} elements" + (
+            f", sliding by {window['slide']}" if window.get("slide") else "")
+    elif "session" in kind:
+        gap = window.get("gap") or f"the gap in column {window.get('gap_column')}"
+        what = f"{kind.replace('_', ' ')} windows closed by {gap} of silence"
+    elif "sliding" in kind:
+        what = f"{kind.replace('_', ' ')} windows of {window.get('size')}, one every {window.get('slide')}"
+    elif ":" in str(kind):
+        what = f"windows assigned by {kind}{_args_words(window.get('assigner_args'))}"
+    else:
+        what = f"{kind.replace('_', ' ')} windows of {window.get('size')}"
+    return what
+
+
+def trigger_words(trigger: Any, args: Any) -> str:
+    """How a window fires, from its ``trigger`` and ``trigger_args`` keys."""
     if not trigger:
         return "once when the watermark passes the end of the window (and once per late row within the lateness)"
     if isinstance(trigger, dict):

@@ -34,6 +34,7 @@ pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow_dags")]  # m
 UTC = dt.timezone.utc
 DAG_FILES = sorted((REPO / "dags").glob("*.py"))
 DEMO = REPO / "jobs" / "purchases_per_minute.toml"
+JOIN_JOB = REPO / "jobs" / "joins" / "clicks_orders.toml"
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -152,16 +153,23 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
     names = {path.stem: load_job(path).name for path in (REPO / "jobs").glob("*.toml")}
     jobs = set(names.values())   # every job file gets its DAGs
     assert {"purchases_per_minute", "sensor_sliding", "custom_trigger"} <= jobs
+    joins = {load_job(path).name for path in (REPO / "jobs" / "joins").glob("*.toml")}
+    assert "clicks_orders" in joins
     # Every shipped job is named after its file: the DAG ids say which file they run.
     assert {stem: name for stem, name in names.items() if stem != name} == {}
     kinds = {"streaming", "backfill", "reprocess", "quality"}
-    assert set(bag.dags) == {f"{j}_{k}" for j in jobs for k in kinds}
+    # A join job gets a streaming and a quality DAG: no backfill or reprocessing DAG for it yet.
+    assert set(bag.dags) == {f"{j}_{k}" for j in jobs for k in kinds} | {
+        f"{j}_{k}" for j in joins for k in ("streaming", "quality")}
     for dag_id, dag in bag.dags.items():
         assert dag.doc_md and len(dag.doc_md) > 100, dag_id
         assert dag.description and dag.description.startswith(dag_id.rsplit("_", 1)[0] + ": "), dag_id
+        assert "windows of" in dag.doc_md and "Sum(" not in dag.doc_md and "Projection(" not in dag.doc_md, dag_id
+        assert "data_docs/index.html](file://" in dag.doc_md
+        if dag_id.rsplit("_", 1)[0] in joins:
+            continue   # a join job's documentation: test_a_join_jobs_dags_say_what_they_run
         # The spec in words, not a Python repr; links to the Data Docs and the quality report.
-        assert "windows of" in dag.doc_md and "Computes " in dag.doc_md and "Sum(" not in dag.doc_md, dag_id
-        assert "data_docs/index.html](file://" in dag.doc_md and "quality_report.html](file://" in dag.doc_md
+        assert "Computes " in dag.doc_md and "quality_report.html](file://" in dag.doc_md
         assert dag.tags and "windowing" in dag.tags, dag_id
         assert dag.max_active_runs == 1, dag_id
         for t in dag.tasks:
@@ -181,6 +189,28 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
     assert ("Tumbling windows of 1 minute, per user_id; event time from `event_time`, up to 10 seconds out of "
             "order.") in demo_doc
     assert "items = sum(item_count)" in demo_doc and "item_count outside [1, 100] or null" in demo_doc
+
+
+def test_a_join_jobs_dags_say_what_they_run(monkeypatch, tmp_path):
+    """The join example's DAGs: a streaming run over both inputs, a quality DAG on its results only, with the
+    join in words (both inputs, keys, kind, window) and no report task."""
+    monkeypatch.setenv("WINDOWING_DATA_ROOT", str(tmp_path))
+    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(JOIN_JOB))
+    bag = dagbag()
+    assert bag.import_errors == {}
+    assert set(bag.dags) == {"clicks_orders_streaming", "clicks_orders_quality"}
+    streaming, quality = bag.dags["clicks_orders_streaming"], bag.dags["clicks_orders_quality"]
+    assert streaming.description == (f"clicks_orders: process what landed in {tmp_path}/raw/clicks and "
+                                     f"{tmp_path}/raw/orders, then stop (availableNow)")
+    assert ("Joins the left input `raw/clicks` (key user; event time from `click_ms`, up to 5 seconds out of "
+            "order) with the right input `raw/orders` (key buyer; event time from `order_ms`") in streaming.doc_md
+    assert "An inner window join in tumbling windows of 1 minute" in streaming.doc_md
+    assert "allowed lateness 1 minute" in streaming.doc_md and "left ['click_id', 'page']" in streaming.doc_md
+    assert "quality_report.html" not in quality.doc_md and "no quality report task" in quality.doc_md
+    assert quality.task_ids == ["validate"]
+    assert [a.name for a in quality.timetable.asset_condition.objects] == ["clicks_orders.results"]
+    assert streaming.tasks[0].outlets[0].uri == "windowing://clicks_orders/results"
+    assert streaming.timetable.expression == "*/5 * * * *" and streaming.max_active_runs == 1
 
 
 @pytest.fixture(scope="module")
@@ -489,3 +519,53 @@ def test_quality_run_skips_events_with_nothing_new(data_root):
     events = [{"job_file": str(REPO / "jobs" / "purchases_per_minute.toml"), "kind": "stream", "committed_batch_ids": []},
               {}, {"unrelated": True}]
     assert orchestration.quality_run(events) == []
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_join_jobs_streaming_dag_then_its_quality_dag(spark, airflow_db, tmp_path, monkeypatch, caplog, capfd):
+    """The join example's streaming DAG by ``dag.test()``: skipped before its inputs exist, one batch over both
+    inputs (the asset event's extra counts each side), skipped when nothing is new; then its quality DAG
+    validates the tables with the join suites, and a result row not found in its input fails the quality run."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+    from airflow.models.asset import AssetEvent
+    from airflow.utils.session import create_session
+    from examples.join_inputs import ARRIVALS, land
+    from pipelines import orchestration
+    from pipelines.job import load_job
+    from pipelines.quality import DataQualityError
+    monkeypatch.setenv("WINDOWING_DATA_ROOT", str(tmp_path))
+    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(JOIN_JOB))
+    job = load_job(JOIN_JOB, root=tmp_path)
+    bag = dagbag()
+    streaming, quality = bag.dags["clicks_orders_streaming"], bag.dags["clicks_orders_quality"]
+    run = streaming.test()
+    assert run.state == "success" and _task_state(run) == "skipped"   # no input table yet
+    _, clicks, orders = ARRIVALS[0]
+    land(spark, clicks, orders, job.left_path, job.right_path)
+    run = streaming.test()
+    assert run.state == "success" and _task_state(run) == "success"
+    with create_session() as session:
+        extra = session.query(AssetEvent).filter(AssetEvent.source_run_id == run.run_id).one().extra
+    results = spark.read.format("delta").load(job.results_path)
+    assert extra["kind"] == "stream" and extra["job_file"] == str(JOIN_JOB)
+    assert extra["committed_batch_ids"] == [0] and extra["skipped_batch_ids"] == []
+    assert extra["input_rows"] == {"left": len(clicks), "right": len(orders)}
+    assert extra["result_rows"] == results.count() > 0 and extra["results_path"] == job.results_path
+    capfd.readouterr()
+    run = streaming.test()
+    captured = capfd.readouterr()
+    assert run.state == "success" and _task_state(run) == "skipped"
+    assert (f"job clicks_orders: nothing new in {job.left_path} or {job.right_path} since batch 0"
+            in caplog.text + captured.out + captured.err)
+    run = quality.test()   # by hand: the join tables as they are
+    assert run.state == "success" and _task_state(run, "validate") == "success"
+    one = results.where("row_index IS NOT NULL").orderBy("window_start_ms", "pane_index", "row_index").first()
+    DeltaTable.forPath(spark, job.results_path).update(
+        (F.col("window_start_ms") == one["window_start_ms"]) & (F.col("pane_index") == one["pane_index"])
+        & (F.col("row_index") == one["row_index"]) & (F.col("join_key") == F.struct(F.lit(one["join_key"]["user"])
+                                                                                   .alias("user"))),
+        {"window_start_ms": F.col("window_start_ms") + 3_600_000, "window_end_ms": F.col("window_end_ms") + 3_600_000})
+    with pytest.raises(DataQualityError, match="join_result_sides: expect_result_rows_in_their_inputs"):
+        orchestration.quality_run([extra])

@@ -5,9 +5,11 @@ arrivals and backfilled in one pass (``winjob demo --join``'s run), then read by
 """
 from __future__ import annotations
 
+import dataclasses
 import re
+import shutil
 from collections import Counter
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import pytest
@@ -56,8 +58,10 @@ def test_the_example_job_file_builds_the_window_join_spec(tmp_path):
 
 def test_an_interval_join_job_file_with_exclusive_bounds(tmp_path):
     job = _load(tmp_path, _SIDES + '[join]\nkind = "interval"\nlower = "-5 seconds"\nupper = "10 seconds"\n'
-                                   'upper_exclusive = true\nleft_columns = ["user"]\nright_columns = {rt = "t"}\n')
+                                   'upper_exclusive = true\nleft_columns = ["user"]\nright_columns = {rt = "t"}\n'
+                                   '[airflow]\nstream_schedule = "*/2 * * * *"\nretries = 1\n')
     assert isinstance(job.spec, IntervalJoinSpec)
+    assert (job.airflow.stream_schedule, job.airflow.retries) == ("*/2 * * * *", 1)   # the DAGs' settings
     assert (job.spec.lower_bound_ms, job.spec.upper_bound_ms) == (-5000, 9999)
     assert job.spec.output_columns == ("user", "t")
 
@@ -89,6 +93,8 @@ def test_a_bad_join_table_is_refused_naming_it(tmp_path, join, says):
     (lambda t: t.replace('max_out_of_orderness = "2 seconds"', 'max_out_of_order = "2 seconds"'),
      "[left] has unknown keys ['max_out_of_order']"),
     (lambda t: t + "[window]\nsize = 1\n", "unknown: ['window']"),
+    (lambda t: t + '[airflow]\nschedule = "@daily"\n', "[airflow] has unknown keys ['schedule']"),
+    (lambda t: t + '[airflow]\nstream_schedule = "often"\n', "stream_schedule = 'often' is not a cron expression"),
 ])
 def test_a_bad_side_is_refused_naming_it(tmp_path, edit, says):
     join = '[join]\nkind = "interval"\nlower = 0\nupper = 1\nleft_columns = ["user"]\n'
@@ -220,3 +226,70 @@ def test_the_join_suites_pass_on_the_tables_and_fail_on_a_doubled_row_or_a_lost_
                                           "(frame)", lost), job.operator_id)
     assert lost_late.success is False and [f.expectation_type for f in lost_late.failed] == [
         "expect_late_table_to_match_progress"]
+
+
+@dataclass(frozen=True)
+class PairCount:
+    """A co-group function: its output keeps no column of an input row."""
+
+    def co_group(self, key, window, lefts, rights):
+        return [{"n": len(lefts) * len(rights)}]
+
+
+def test_a_result_or_late_row_not_in_its_input_fails_the_side_rows_suites(spark, ran, tmp_path):
+    """The example's tables pass (above); copies with one result row's key and one late row's time altered by a
+    Delta UPDATE fail, naming the expectation; a user function's results are not checked, and the check says so."""
+    from delta.tables import DeltaTable
+    from pyspark.sql import functions as F
+    from expectations import join_results
+    from expectations.base import read_delta
+    from pipelines.quality import _context, _run_check
+    from windowing.core.assigners import TumblingEventTimeWindows
+    from windowing.core.joins import JoinInput
+    _, job, _ = ran
+    copies = {name: str(tmp_path / name) for name in ("results", "late")}
+    for name, path in copies.items():
+        shutil.copytree(getattr(job, f"{name}_path"), path)
+    one = (spark.read.format("delta").load(copies["results"]).where("row_index IS NOT NULL")
+           .orderBy("window_start_ms", "pane_index", "row_index").first())
+    DeltaTable.forPath(spark, copies["results"]).update(
+        (F.col("join_key") == F.struct(F.lit(one["join_key"]["user"]).alias("user")))
+        & (F.col("window_start_ms") == one["window_start_ms"]) & (F.col("pane_index") == one["pane_index"])
+        & (F.col("row_index") == one["row_index"]),
+        {"join_key": F.struct(F.lit("nobody").alias("user"))})
+    DeltaTable.forPath(spark, copies["late"]).update(F.col("side") == "right",
+                                                     {"event_time_ms": F.col("event_time_ms") + 1})
+    context = _context(job)
+    altered = [_run_check(context, check, job.operator_id) for check in join_results.side_checks(
+        spark, job, read_delta(spark, copies["results"]), read_delta(spark, copies["late"]))]
+    assert [(r.suite, r.success, [f.expectation_type for f in r.failed]) for r in altered] == [
+        ("join_result_sides", False, ["expect_result_rows_in_their_inputs"]),
+        ("join_late_sides", False, ["expect_late_rows_in_their_inputs"])]
+    co_group = (JoinInput("click_ms").co_group(JoinInput("order_ms")).where("user").equal_to("buyer")
+                .window(TumblingEventTimeWindows.of("1 minute")).apply(PairCount(), "n bigint"))
+    results, late = read_delta(spark, job.results_path), read_delta(spark, job.late_path)
+    untraced, late_check = join_results.side_checks(spark, dataclasses.replace(job, spec=co_group), results, late)
+    assert untraced.frame is None and "co-group function (PairCount)" in untraced.skip_reason
+    assert late_check.frame is not None
+
+
+def test_an_interval_pair_is_traced_by_its_key_and_both_times(spark):
+    """An interval join's pairs: a pair whose right time (or key) no right row has is found missing, with its side;
+    the projected column of a side is compared too."""
+    from expectations.join_sides import results_not_found
+    from windowing.core.joins import JoinInput
+    spec = (JoinInput("lt").interval_join(JoinInput("rt")).where("user").equal_to("buyer")
+            .between(0, 10_000).project(left=["page"], right=["amount"]))
+    inputs = {"left": spark.createDataFrame([("u1", "home", 1_000)], "user string, page string, lt bigint"),
+              "right": spark.createDataFrame([("u1", 5, 4_000)], "buyer string, amount bigint, rt bigint")}
+    pairs = spark.createDataFrame(
+        [(("u1",), 1_000, 4_000, 4_000, "home", 5, 0),      # both rows exist
+         (("u1",), 1_000, 4_001, 4_001, "home", 5, 0),      # no right row at 4001
+         (("u2",), 1_000, 4_000, 4_000, "home", 5, 1),      # no row of either side for u2
+         (("u1",), 1_000, 4_000, 4_000, "cart", 5, 1)],     # the left row's page is not 'cart'
+        "join_key struct<user: string>, left_time_ms bigint, right_time_ms bigint, pair_time_ms bigint, "
+        "page string, amount bigint, batch_id bigint")
+    missing = sorted((r["side"], r["join_key"], r["event_time_ms"]) for r in
+                     results_not_found(spark, spec, pairs, inputs).collect())
+    assert missing == [("left", '{"user":"u1"}', 1_000), ("left", '{"user":"u2"}', 1_000),
+                       ("right", '{"user":"u1"}', 4_001), ("right", '{"user":"u2"}', 4_000)]

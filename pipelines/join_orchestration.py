@@ -1,0 +1,176 @@
+"""What the Airflow DAGs call for a join job (two Delta inputs, ``[left]``/``[right]``/``[join]``).
+
+:mod:`pipelines.orchestration` picks this module once per loaded job
+(:func:`pipelines.orchestration.runner`); the functions here keep the contract of
+its single-input ones:
+
+* :func:`stream_run`: one ``availableNow`` run of
+  :func:`pipelines.join_drivers.run_join_stream`; a missing input table raises
+  ``SourceNotReadyError``, a run in which no batch ran ``NothingNewError``;
+  otherwise a JSON-able summary (the results asset event's extra);
+* :func:`quality_run`: the join suites (:func:`pipelines.join_quality.validate_join_job`)
+  on the tables a stream run's summary names; a failed CRITICAL expectation
+  raises :class:`pipelines.quality.DataQualityError`;
+* :func:`spec_in_words`: the join in sentences, for the DAG docs.
+
+Join jobs have streaming and quality DAGs only (:data:`KINDS`): their backfill
+and reprocessing are not run by Airflow yet. Nothing here imports pyspark at
+module level (DAG files import it at parse time).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Mapping
+
+from pipelines.join_job import JoinJob
+
+KINDS = ("stream",)
+"""The kinds of run the DAGs make for a join job (``pipelines.orchestration.KINDS`` for a single-input one)."""
+REPORT_PAGE = False
+"""Whether the quality DAG rebuilds the data-quality-over-time page: that page reads a single-input job's tables."""
+TABLE_KEYS = ("operator_id", "state_root", "results_path", "late_path", "quarantine_path")
+"""The summary keys naming the tables a run wrote (the quality run validates those)."""
+
+
+def input_tables(job: JoinJob) -> list[str]:
+    """The Delta tables a run reads: the left input, then the right."""
+    return [job.left_path, job.right_path]
+
+
+def _progress_path(job: JoinJob) -> str:
+    from windowing.spark.lake import delta_lake_io
+    return f"{delta_lake_io.absolute(job.state_root).rstrip('/')}/{job.operator_id}/progress"
+
+
+def _last_batch(spark, job: JoinJob) -> int | None:
+    """The newest committed batch id of the join operator (None: no batch yet)."""
+    from windowing.spark.lake import delta_lake_io
+    path = _progress_path(job)
+    if not delta_lake_io.table_exists(spark, path):
+        return None
+    return spark.read.format("delta").load(path).agg({"batch_id": "max"}).first()[0]
+
+
+def nothing_new_line(job: JoinJob, last_batch: int | None) -> str:
+    """``job J: nothing new in <left> or <right> since batch N`` (``before the first batch`` without one)."""
+    since = f"since batch {last_batch}" if last_batch is not None else "before the first batch"
+    return f"job {job.name}: nothing new in {job.left_path} or {job.right_path} {since}"
+
+
+def _result_rows(spark, job: JoinJob, batch_ids: list[int]) -> int:
+    """The results table's rows written by ``batch_ids`` (0 without a results table or a batch)."""
+    from pyspark.sql import functions as F
+    from windowing.spark.lake import delta_lake_io
+    if not batch_ids or not delta_lake_io.table_exists(spark, job.results_path):
+        return 0
+    return spark.read.format("delta").load(job.results_path).where(F.col("batch_id").isin(batch_ids)).count()
+
+
+def stream_run(spark, job: JoinJob, job_file: str | Path) -> dict:
+    """One scheduled streaming run of a join job (``availableNow``), not validated (the quality DAG does).
+
+    Returns:
+        ``job_file``, ``kind`` "stream", the tables (:data:`TABLE_KEYS`, ``left_path``, ``right_path``),
+        ``committed_batch_ids`` and ``skipped_batch_ids`` (committed by an earlier attempt),
+        ``input_rows`` per side and ``result_rows`` (results rows of the committed batches).
+
+    Raises:
+        pipelines.orchestration.SourceNotReadyError: an input table does not exist yet (naming the side).
+        pipelines.orchestration.NothingNewError: no batch ran (:func:`nothing_new_line`).
+    """
+    from pipelines import logs
+    from pipelines.join_drivers import run_join_stream
+    from pipelines.orchestration import NothingNewError, SourceNotReadyError
+    from windowing.spark.lake import delta_lake_io
+    for side, path in job.input_paths.items():
+        if not delta_lake_io.table_exists(spark, path):
+            raise SourceNotReadyError(f"job {job.name}: {side} input table {path} does not exist yet")
+    reports = run_join_stream(spark, job)
+    if not reports:
+        message = nothing_new_line(job, _last_batch(spark, job))
+        logs.info(message)
+        raise NothingNewError(message)
+    committed = [r.batch_id for r in reports if not r.skipped]
+    input_rows = {side: 0 for side in job.input_paths}
+    for report in reports:
+        if not report.skipped:
+            for side, metrics in report.metrics.items():
+                input_rows[side.name] += metrics.input_rows
+    return {"job_file": str(job_file), "kind": "stream", **{k: getattr(job, k) for k in TABLE_KEYS},
+            "left_path": job.left_path, "right_path": job.right_path,
+            "committed_batch_ids": committed, "skipped_batch_ids": [r.batch_id for r in reports if r.skipped],
+            "input_rows": input_rows, "result_rows": _result_rows(spark, job, committed)}
+
+
+BY_HAND = "by_hand"
+"""The summary key of a quality run triggered by hand: validate the tables whatever batches ran."""
+
+
+def event_by_hand(job: JoinJob, job_file: str | Path) -> dict:
+    """The summary a quality run triggered by hand validates: the stream's tables as they are."""
+    return {"job_file": str(job_file), "kind": "stream", BY_HAND: True, **{k: getattr(job, k) for k in TABLE_KEYS}}
+
+
+def quality_run(spark, job: JoinJob, extra: Mapping[str, Any]) -> list[dict]:
+    """Validate the join tables a stream run's summary (``extra``) names, as a whole.
+
+    A summary without a committed or skipped batch gives nothing to validate (``[]``), unless it is
+    :func:`event_by_hand`'s.
+
+    Raises:
+        ValueError: the summary's kind is not one a join job's DAGs produce.
+        pipelines.quality.DataQualityError: a CRITICAL expectation failed, naming each.
+    """
+    from dataclasses import replace
+    kind = extra.get("kind", "stream")
+    if kind not in KINDS:
+        raise ValueError(f"job {job.name}: a join job's runs are {list(KINDS)}, not {kind!r}")
+    if not (extra.get("committed_batch_ids") or extra.get("skipped_batch_ids") or extra.get(BY_HAND)):
+        return []
+    from pipelines.join_quality import validate_join_job
+    from pipelines.quality import DataQualityError, ValidationReport
+    target = replace(job, **{k: extra[k] for k in TABLE_KEYS if k in extra})
+    results = validate_join_job(spark, target)
+    if all(r.success is None for r in results):
+        return []   # no table to validate yet (a run by hand before the first batch)
+    report = ValidationReport(run_id=f"{job.name}.{kind}", job=job.name, run_kind=kind, batch_id=None,
+                              suites=results)
+    if report.critical_failures:
+        raise DataQualityError(f"job {job.name}: critical expectations failed on the join tables: "
+                               + "; ".join(f"{f.suite}: {f.expectation_type} ({f.detail})"
+                                           for f in report.critical_failures), report)
+    return [{"job": job.name, "kind": kind, "batch_id": None,
+             "success": all(r.success is not False for r in results)}]
+
+
+def spec_in_words(job: JoinJob) -> str:
+    """The join as sentences, from the job file's tables: both inputs, keys, kind/how, window or interval bounds."""
+    d = job.definition
+    left, right, join = d.get("left", {}), d.get("right", {}), d.get("join", {})
+
+    def side(name: str, table: dict) -> str:
+        keys = table.get("key", [])
+        keys = [keys] if isinstance(keys, str) else list(keys)
+        return (f"the {name} input `{table.get('path')}` (key {', '.join(keys)}; event time from "
+                f"`{table.get('event_time')}`, up to {table.get('max_out_of_orderness', '0 ms')} out of order)")
+
+    kind = join.get("kind")
+    if kind == "interval":
+        what = (f"An interval join: each left row with the right rows of its key whose time minus the left row's "
+                f"is in {'(' if join.get('lower_exclusive') else '['}{join.get('lower')}, {join.get('upper')}"
+                f"{')' if join.get('upper_exclusive') else ']'}.")
+    else:
+        from pipelines.orchestration import trigger_words, window_in_words
+        window = join.get("window", {})
+        how = "a co-group" if kind == "co_group" else f"an {join.get('how', 'inner')} window join"
+        what = (f"{how[0].upper()}{how[1:]} in {window_in_words(window)}, firing "
+                f"{trigger_words(window.get('trigger'), window.get('trigger_args'))}; allowed lateness "
+                f"{window.get('allowed_lateness', 'none')}; {window.get('mode', 'accumulating')} panes.")
+    if "function" in join:
+        output = f"Each output row is made by {join['function']} ({join.get('output_schema')})."
+    else:
+        output = ("Output columns: " + "; ".join(f"{s} {join[f'{s}_columns']}" for s in ("left", "right")
+                                                  if join.get(f"{s}_columns")) + ".")
+    late = ("Rows too late go to the late table with their side." if join.get("late_output", True)
+            else "Rows too late are counted and dropped.")
+    return " ".join([f"Joins {side('left', left)} with {side('right', right)}.", what, output, late])
