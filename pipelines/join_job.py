@@ -6,7 +6,8 @@ A job file with ``[left]``, ``[right]`` and ``[join]`` tables (instead of
 * ``[left]``, ``[right]``: ``path`` (the Delta table), ``key`` (a column or a
   list; as many columns on each side, the i-th left one equals the i-th right
   one), ``event_time`` (epoch ms, a timestamp, or a string of epoch ms),
-  ``max_out_of_orderness`` (that input's watermark delay);
+  ``max_out_of_orderness`` (that input's watermark delay), ``idle_timeout`` (that input's
+  idleness, instead of ``[join] idle_timeout``);
 * ``[join]``: ``kind`` (``window``, ``co_group`` or ``interval``), ``how``
   (``inner``, ``left``, ``right``, ``full``, ``semi``, ``anti``; window joins),
   the output (``left_columns`` and ``right_columns``: a projection, or
@@ -36,7 +37,7 @@ from windowing.core.time import parse_duration_ms
 JOIN_SECTIONS = ("left", "right", "join")
 """The tables that make a job file a join job."""
 JOIN_KINDS = ("window", "co_group", "interval")
-_SIDE_KEYS = {"path", "key", "event_time", "max_out_of_orderness"}
+_SIDE_KEYS = {"path", "key", "event_time", "max_out_of_orderness", "idle_timeout"}
 _JOIN_KEYS = {"kind", "how", "window", "left_columns", "right_columns", "function", "output_schema", "args",
               "late_output", "idle_timeout", "lower", "upper", "lower_exclusive", "upper_exclusive"}
 _WINDOWED_ONLY = ("how", "window")
@@ -110,7 +111,12 @@ def _side(side: dict, name: str) -> JoinInput:
     delay = parse_duration_ms(side.get("max_out_of_orderness", 0), f"[{name}] max_out_of_orderness")
     if delay < 0:
         raise ValueError(f"[{name}] max_out_of_orderness = {side['max_out_of_orderness']!r} must not be negative")
-    return JoinInput(side["event_time"], delay)
+    idle_ms = None
+    if "idle_timeout" in side:
+        idle_ms = parse_duration_ms(side["idle_timeout"], f"[{name}] idle_timeout")
+        if idle_ms <= 0:
+            raise ValueError(f"[{name}] idle_timeout = {side['idle_timeout']!r} must be a positive duration")
+    return JoinInput(side["event_time"], delay, idle_ms)
 
 
 def _flag(join: dict, key: str, default: bool) -> bool:

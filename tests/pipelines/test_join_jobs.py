@@ -37,6 +37,7 @@ max_out_of_orderness = "2 seconds"
 path = "r"
 key = "buyer"
 event_time = "rt"
+idle_timeout = "30 seconds"
 """
 
 
@@ -63,6 +64,7 @@ def test_an_interval_join_job_file_with_exclusive_bounds(tmp_path):
     assert isinstance(job.spec, IntervalJoinSpec)
     assert (job.airflow.stream_schedule, job.airflow.retries) == ("*/2 * * * *", 1)   # the DAGs' settings
     assert (job.spec.lower_bound_ms, job.spec.upper_bound_ms) == (-5000, 9999)
+    assert (job.spec.left.idle_timeout_ms, job.spec.right.idle_timeout_ms) == (None, 30_000)
     assert job.spec.output_columns == ("user", "t")
 
 
@@ -93,6 +95,8 @@ def test_a_bad_join_table_is_refused_naming_it(tmp_path, join, says):
     (lambda t: t.replace('max_out_of_orderness = "2 seconds"', 'max_out_of_order = "2 seconds"'),
      "[left] has unknown keys ['max_out_of_order']"),
     (lambda t: t + "[window]\nsize = 1\n", "unknown: ['window']"),
+    (lambda t: t.replace('idle_timeout = "30 seconds"', 'idle_timeout = "0 seconds"'),
+     "[right] idle_timeout = '0 seconds' must be a positive duration"),
     (lambda t: t + '[airflow]\nschedule = "@daily"\n', "[airflow] has unknown keys ['schedule']"),
     (lambda t: t + '[airflow]\nstream_schedule = "often"\n', "stream_schedule = 'often' is not a cron expression"),
 ])

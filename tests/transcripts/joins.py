@@ -121,8 +121,8 @@ def P(key, start, end, idx, timing, final, *rows, supersedes=()) -> JoinPaneExpe
     return JoinPaneExpected(key, start, end, idx, timing, final, tuple(rows), tuple(supersedes))
 
 
-def inputs(delay_left: int = 0, delay_right: int = 0) -> tuple[JoinInput, JoinInput]:
-    return JoinInput.of("lt", delay_left), JoinInput.of("rt", delay_right)
+def inputs(delay_left: int = 0, delay_right: int = 0, idle_right=None) -> tuple[JoinInput, JoinInput]:
+    return JoinInput.of("lt", delay_left), JoinInput.of("rt", delay_right, idle_timeout=idle_right)
 
 
 def window_join(assigner, how="inner", delays=(0, 0), trigger=None, lateness=0, mode=None, idle=None,
@@ -141,8 +141,8 @@ def window_join(assigner, how="inner", delays=(0, 0), trigger=None, lateness=0, 
 
 
 def interval_join(lower, upper, delays=(0, 0), lower_exclusive=False, upper_exclusive=False,
-                  idle=None) -> IntervalJoinSpec:
-    left, right = inputs(*delays)
+                  idle=None, idle_right=None) -> IntervalJoinSpec:
+    left, right = inputs(*delays, idle_right=idle_right)
     b = left.interval_join(right).where("k").equal_to("key").between(lower, upper).side_output_late_data()
     if idle is not None:
         b = b.watermark_idleness(idle)
@@ -434,7 +434,8 @@ transcript(
 
 transcript(
     "interval_join_idle_input",
-    interval_join(0, 5, idle="100 ms"),
+    # Only the right input has an idle timeout (its own); the left is never idle.
+    interval_join(0, 5, idle_right="100 ms"),
     # l1@10 and r1@12 pair at 12. wm = min(9, 11) = 9.
     step([lr(10, "l1")], [rr(12, "r1")], pt=1000, wm_after=9, pairs=[PairExpected("a", "l1", "r1", 12)]),
     # The right input is idle (nothing for 200 ms): wm = the left's, 29. l1 (15) and r1 (12) leave the state.
@@ -443,8 +444,12 @@ transcript(
     # own input's watermark was 11: the watermark moved on without the idle input.
     step([], [rr(31, "r2"), rr(25, "r3")], pt=1250, wm_after=29, pairs=[PairExpected("a", "l2", "r2", 31)],
          late=[LateExpected(RIGHT, "a", 25)], state={LEFT: [30], RIGHT: [31]}),
+    # The left input sent nothing for 200 ms, but has no idle timeout: it stays in. wm = min(29, 39) = 29
+    # (with the right's 100 ms it would be idle and the watermark 39). r4@40 is 10 after l2: no pair.
+    step([], [rr(40, "r4")], pt=1400, wm_after=29, state={LEFT: [30], RIGHT: [31, 40]}),
     flush(state={LEFT: [], RIGHT: []}),
-    doc="an idle input is left out of the interval join's watermark; its later rows are judged against it")
+    doc="an input idle by its own timeout is left out of the interval join's watermark, the other input "
+        "(no timeout of its own) never is; the idle input's later rows are judged against it")
 
 def by_name(name: str) -> JoinTranscript:
     """The join transcript called ``name`` (KeyError naming it when there is none)."""

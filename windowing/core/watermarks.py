@@ -37,7 +37,7 @@ Without idleness, with one source and ``confirming_rows = 1`` this is exactly
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 
@@ -105,13 +105,18 @@ def tracker_for(spec: Any) -> "WatermarkTracker":
 class WatermarkTracker:
     """Tracks per-source progress and computes the operator's watermark."""
 
-    # Trackers pickled before strategies existed resume with Flink's rule.
+    # Trackers pickled before strategies (per-source idle timeouts) existed resume with Flink's rule (one timeout).
     strategy: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY
+    source_idle_timeouts_ms: dict[str, int | None] | None = None
 
     def __init__(self, delay_ms: int, sources: tuple[str, ...] = (SINGLE_SOURCE,),
-                 idle_timeout_ms: int | None = None, strategy: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY):
+                 idle_timeout_ms: int | None = None, strategy: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY,
+                 source_idle_timeouts_ms: Mapping[str, int | None] | None = None):
+        """``idle_timeout_ms``: every source's idle timeout (None: never idle), unless
+        ``source_idle_timeouts_ms`` gives a source its own (None there: that source is never idle)."""
         self.delay_ms = delay_ms
         self.idle_timeout_ms = idle_timeout_ms
+        self.source_idle_timeouts_ms = dict(source_idle_timeouts_ms) if source_idle_timeouts_ms else None
         self.strategy = strategy
         self.sources = {name: _Source() for name in (sources or (SINGLE_SOURCE,))}
         self.current_ms = MIN_TIMESTAMP_MS
@@ -156,13 +161,19 @@ class WatermarkTracker:
             return MIN_TIMESTAMP_MS
         return max(MIN_TIMESTAMP_MS, confirmed - self.delay_ms - 1)
 
+    def idle_timeout_of(self, name: str) -> int | None:
+        """The source's idle timeout (None: never idle)."""
+        own = self.source_idle_timeouts_ms
+        return own.get(name, self.idle_timeout_ms) if own is not None else self.idle_timeout_ms
+
     def is_idle(self, name: str, now_ms: int) -> bool:
-        if self.idle_timeout_ms is None:
+        timeout_ms = self.idle_timeout_of(name)
+        if timeout_ms is None:
             return False
         since = self.sources[name].last_arrival_pt_ms
         if since is None:
             since = self._first_pt_ms
-        return since is not None and now_ms - since >= self.idle_timeout_ms
+        return since is not None and now_ms - since >= timeout_ms
 
     def snapshot(self) -> dict:
         """The tracker's progress as plain JSON-able data (see :meth:`restore`).
@@ -177,7 +188,8 @@ class WatermarkTracker:
     @classmethod
     def restore(cls, delay_ms: int, sources: tuple[str, ...], idle_timeout_ms: int | None, current_ms: int,
                 snapshot: dict | None, max_seen_ms: int | None = None,
-                strategy: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY) -> "WatermarkTracker":
+                strategy: WatermarkStrategy = DEFAULT_WATERMARK_STRATEGY,
+                source_idle_timeouts_ms: Mapping[str, int | None] | None = None) -> "WatermarkTracker":
         """A tracker as :meth:`snapshot` saved it, at watermark ``current_ms``.
 
         Without a snapshot (progress written before snapshots existed, by an
@@ -188,7 +200,7 @@ class WatermarkTracker:
             ValueError: the snapshot names sources other than ``sources`` (the
                 declared sources changed, which also changes the spec fingerprint).
         """
-        tracker = cls(delay_ms, sources, idle_timeout_ms, strategy)
+        tracker = cls(delay_ms, sources, idle_timeout_ms, strategy, source_idle_timeouts_ms)
         tracker.current_ms = current_ms
         if snapshot is None:
             only = next(iter(tracker.sources))

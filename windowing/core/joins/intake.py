@@ -38,19 +38,27 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def idle_timeouts_ms(inputs: Mapping[Side, JoinInput], join_idle_timeout_ms: int | None) -> dict[str, int | None]:
+    """Each input's idle timeout by side name: its own, else the join's (None: never idle)."""
+    return {side.name: (join_idle_timeout_ms if inputs[side].idle_timeout_ms is None else inputs[side].idle_timeout_ms)
+            for side in (LEFT, RIGHT)}
+
+
 class JoinIntake:
     """Quarantine, arrival numbering, processing-time clock and watermark of a two-input operator.
 
     Args:
         inputs: each side's :class:`~windowing.core.joins.sides.JoinInput`.
         keys: each side's key columns.
-        idle_timeout_ms: as ``WatermarkTracker``'s.
+        idle_timeout_ms: the join's idle timeout, for an input without one of its own
+            (:func:`idle_timeouts_ms`).
     """
 
     def __init__(self, inputs: Mapping[Side, JoinInput], keys: Mapping[Side, tuple[str, ...]],
                  idle_timeout_ms: int | None):
         self._inputs, self._keys = dict(inputs), dict(keys)
-        self.tracker = WatermarkTracker(0, (LEFT.name, RIGHT.name), idle_timeout_ms)
+        self.tracker = WatermarkTracker(0, (LEFT.name, RIGHT.name), idle_timeout_ms,
+                                        source_idle_timeouts_ms=idle_timeouts_ms(self._inputs, idle_timeout_ms))
         self.clock_ms = MIN_TIMESTAMP_MS
         self._next_arrival = 0
 

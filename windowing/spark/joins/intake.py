@@ -21,6 +21,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from windowing.core.joins.intake import idle_timeouts_ms
 from windowing.core.joins.sides import LEFT, RIGHT, SIDES, Side
 from windowing.core.records import QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
@@ -115,8 +116,9 @@ class JoinClock:
     def __init__(self, spec, watermark_ms: int = MIN_TIMESTAMP_MS, saved: dict | None = None):
         self.spec = spec
         saved = saved or {}
-        self.tracker = WatermarkTracker.restore(0, (LEFT.name, RIGHT.name), spec.idle_timeout_ms, watermark_ms,
-                                                saved.get("tracker"))
+        self.tracker = WatermarkTracker.restore(
+            0, (LEFT.name, RIGHT.name), spec.idle_timeout_ms, watermark_ms, saved.get("tracker"),
+            source_idle_timeouts_ms=idle_timeouts_ms({LEFT: spec.left, RIGHT: spec.right}, spec.idle_timeout_ms))
         self.clock_ms = saved.get("clock_ms", MIN_TIMESTAMP_MS)
 
     @property
