@@ -12,7 +12,7 @@ One batch (the model's rule, :mod:`windowing.core.joins.interval_join`):
 * state ``interval``: one row per accepted row with ``expires_at_ms``
   (``l.ts + upper`` for a left row, ``r.ts - lower`` for a right one): rows whose
   horizon the new watermark reaches are deleted (all of them on a flush), the
-  batch's others inserted.
+  batch's others inserted, in one ``replaceWhere`` commit (no MERGE).
 """
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ from pyspark.sql import types as T
 from windowing.core.joins.sides import LEFT, RIGHT
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS
 from windowing.spark.joins.columns import (
-    ACCEPTED, BATCH, BATCH_ID, DELETE_FLAG, DROPPED_LATE, EXPIRES, JOIN_KEY, LATE, LEFT_ROW, LEFT_TIME, ORDER,
+    ACCEPTED, BATCH, BATCH_ID, DROPPED_LATE, EXPIRES, JOIN_KEY, LATE, LEFT_ROW, LEFT_TIME, ORDER,
     OUTPUT, PAIR_TIME, RIGHT_ROW, RIGHT_TIME, SIDE, TS, UNASSIGNED, WATERMARK)
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import flatten_output, late_rows, late_schema, output_type, pairs_schema
 from windowing.spark.joins.pair_output import pair_output
-from windowing.spark.joins.plan import BatchContext, PlanOutput, StateTable, counts_by_side
+from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable, counts_by_side
 
 INTERVAL = "interval"
 
@@ -75,9 +75,9 @@ class IntervalJoinPlan:
         old_left, old_right = held.where(side == LEFT.name), held.where(side == RIGHT.name)
         pairs = (self._pairs(new_left, old_right.unionByName(new_right), ctx)
                  .unionByName(self._pairs(old_left, new_right, ctx)))
-        gone = held.where(F.lit(True) if ctx.flush else F.col(EXPIRES) <= wm_end)
+        # Rows whose horizon the new watermark reached leave (all of them at the end of input).
         kept = accepted.where(F.lit(False) if ctx.flush else F.col(EXPIRES) > wm_end)
-        changes = kept.withColumn(DELETE_FLAG, F.lit(False)).unionByName(gone.withColumn(DELETE_FLAG, F.lit(True)))
+        changes = ReplaceWhere(kept, "true" if ctx.flush else f"`{EXPIRES}` <= {wm_end}")
         return PlanOutput(pairs, late, counts, {} if ctx.state_stays_empty else {INTERVAL: changes}, [accepted])
 
     def _pairs(self, lefts: DataFrame, rights: DataFrame, ctx: BatchContext) -> DataFrame:

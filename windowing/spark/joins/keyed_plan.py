@@ -34,7 +34,7 @@ from windowing.spark.joins.columns import (
     STATE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import SUPERSEDES_TYPE, flatten_output, late_schema, output_type, results_schema
-from windowing.spark.joins.plan import BatchContext, PlanOutput, StateTable, counts_by_side
+from windowing.spark.joins.plan import BatchContext, KeyedChanges, PlanOutput, StateTable, counts_by_side
 
 KEYED = "keyed"
 KIND = "__kind"
@@ -95,7 +95,7 @@ class KeyedJoinPlan:
                                 .agg(*[F.sum(name).alias(name) for name in PLAN_COUNTS]).collect())
         touched = out.where(kind == STATE_ROW).select(
             JOIN_KEY, STATE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER, F.col(STATE).isNull().alias(DELETE_FLAG))
-        return PlanOutput(results, late, counts, {KEYED: touched}, [out])
+        return PlanOutput(results, late, counts, {KEYED: KeyedChanges(touched)}, [out])
 
     def late_schema(self) -> T.StructType:
         return late_schema(self.schemas)

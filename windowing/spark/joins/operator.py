@@ -157,7 +157,7 @@ class JoinOperator:
                     self.store.write_output("quarantine", tagged.where(F.col(REASON).isNotNull()).select(
                         SIDE, REASON, F.lit(batch_id).cast("long").alias(BATCH_ID), LEFT_ROW, RIGHT_ROW), batch_id)
                 self._fault("after_outputs")
-                versions = {table.name: (self.store.merge_state(table, out.changes[table.name], batch_id)
+                versions = {table.name: (out.changes[table.name].write(self.store, table, batch_id)
                                          if table.name in out.changes else self.store.state_version(table, last))
                             for table in plan.state_tables}
                 self._fault("before_progress")

@@ -62,17 +62,44 @@ class BatchContext:
         return self.flush and self.state_empty
 
 
+@dataclass(frozen=True)
+class KeyedChanges:
+    """A state change set matched on the table's keys: rows flagged ``DELETE_FLAG`` delete their row, the
+    others replace or insert it (a MERGE)."""
+
+    rows: DataFrame
+
+    def write(self, store, table: StateTable, batch_id: int) -> int | None:
+        """Write the change once for the batch; the table's version after it."""
+        return store.merge_state(table, self.rows, batch_id)
+
+
+@dataclass(frozen=True)
+class ReplaceWhere:
+    """A state change as a predicate and new rows: the rows matching ``delete_where`` (SQL on the table's
+    columns) leave, ``inserts`` (none of which match it) come in, in one commit with no join against the
+    table (for state whose rows leave by time: buffered rows of fired windows, expired rows)."""
+
+    inserts: DataFrame
+    delete_where: str
+
+    def write(self, store, table: StateTable, batch_id: int) -> int | None:
+        """Write the change once for the batch; the table's version after it."""
+        return store.replace_state(table, self.inserts, self.delete_where, batch_id)
+
+
 @dataclass
 class PlanOutput:
     """One batch's outputs: ``results`` in the plan's results schema, ``late`` in the late table's (only rows
     for the late table: none without ``side_output_late_data``), ``counts`` per side (the names of
-    :data:`~windowing.spark.joins.columns.PLAN_COUNTS`), ``changes`` per state table (with ``DELETE_FLAG``; a
-    table left out has no change this batch), and the frames the plan cached (unpersisted after the commit)."""
+    :data:`~windowing.spark.joins.columns.PLAN_COUNTS`), ``changes`` per state table (:class:`KeyedChanges` or
+    :class:`ReplaceWhere`; a table left out has no change this batch), and the frames the plan cached
+    (unpersisted after the commit)."""
 
     results: DataFrame
     late: DataFrame
     counts: dict[Side, dict[str, int]]
-    changes: dict[str, DataFrame]
+    changes: dict[str, KeyedChanges | ReplaceWhere]
     cached: list[DataFrame] = field(default_factory=list)
 
     def release(self) -> None:

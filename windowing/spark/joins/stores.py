@@ -91,6 +91,18 @@ class JoinMemoryStore:
                 rows[key] = tuple(change[c] for c in columns)
         return None
 
+    def replace_state(self, table: StateTable, inserts: DataFrame, delete_where: str, batch_id: int) -> None:
+        rows = self._state[table.name][1]
+        if rows:
+            kept = (self.spark.createDataFrame(list(rows.values()), table.schema)
+                    .where(f"NOT coalesce({delete_where}, false)").collect())
+            rows.clear()
+            for row in kept:
+                rows[tuple(row[k] for k in table.keys)] = tuple(row)
+        for row in inserts.collect():
+            rows[tuple(row[k] for k in table.keys)] = tuple(row[c] for c in table.schema.fieldNames())
+        return None
+
     def commit_progress(self, row: dict) -> None:
         self.progress.append(row)
 
@@ -176,6 +188,10 @@ class JoinDeltaStore:
     def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int) -> int:
         return delta_lake_io.merge_once(self.spark, self.state_path(table.name), changes, list(table.keys),
                                    self.app_id, batch_id)
+
+    def replace_state(self, table: StateTable, inserts: DataFrame, delete_where: str, batch_id: int) -> int:
+        return delta_lake_io.replace_where_once(self.spark, self.state_path(table.name), inserts, delete_where,
+                                               self.app_id, batch_id)
 
     def commit_progress(self, row: dict) -> None:
         """Append the progress row (the commit point); refuse when another writer's row of the batch came first."""

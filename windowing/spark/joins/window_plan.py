@@ -15,7 +15,8 @@ final, when the watermark passes its end. One batch:
   kind's Spark join (``inner``, ``left_outer``, ``right_outer``, ``full_outer``,
   ``left_semi``, ``left_anti``), each pair through the projection (or the join
   function); a fired window with no output row gives one row with a null
-  ``row_index`` (the pane is not lost); the fired windows' buffers are deleted.
+  ``row_index`` (the pane is not lost); the fired windows' buffers are deleted
+  by their window end (a ``replaceWhere`` commit with the new rows, no MERGE).
 
 Everything else (early and late firings, lateness, sessions, count windows,
 evictors, co-group functions) runs on the per-key path (:mod:`keyed_plan`).
@@ -33,13 +34,13 @@ from windowing.core.joins.sides import LEFT, RIGHT
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, ON_TIME
 from windowing.core.triggers import EventTimeTrigger
 from windowing.spark.joins.columns import (
-    ACCEPTED, BATCH, BATCH_ID, DELETE_FLAG, DROPPED_LATE, IS_FINAL, JOIN_KEY, LATE, LEFT_ROW, ORDER, OUTPUT,
+    ACCEPTED, BATCH, BATCH_ID, DROPPED_LATE, IS_FINAL, JOIN_KEY, LATE, LEFT_ROW, ORDER, OUTPUT,
     PANE_INDEX, RIGHT_ROW, ROW_INDEX, SIDE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import (
     SUPERSEDES_TYPE, flatten_output, late_rows, late_schema, output_type, results_schema)
 from windowing.spark.joins.pair_output import pair_output
-from windowing.spark.joins.plan import BatchContext, PlanOutput, StateTable
+from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable
 
 BUFFERS = "buffers"
 SPARK_JOIN_TYPES = {INNER: "inner", LEFT_OUTER: "left_outer", RIGHT_OUTER: "right_outer",
@@ -119,8 +120,8 @@ class WindowJoinFramePlan:
         fires = F.col(WE) - 1 <= ctx.watermark_end_ms
         fired = state[BUFFERS].unionByName(new).where(fires).cache()
         results = self._panes(fired, ctx)
-        changes = (new.where(~fires).withColumn(DELETE_FLAG, F.lit(False))
-                   .unionByName(state[BUFFERS].where(fires).withColumn(DELETE_FLAG, F.lit(True))))
+        # The fired windows' buffered rows leave (every row at or below the new watermark's windows).
+        changes = ReplaceWhere(new.where(~fires), f"`{WE}` - 1 <= {ctx.watermark_end_ms}")
         return PlanOutput(results, late, counts, {} if ctx.state_stays_empty else {BUFFERS: changes},
                           [assigned, fired])
 

@@ -38,6 +38,8 @@ from pyspark.sql import DataFrame, SparkSession
 from windowing.spark.input.columns import DELETE_FLAG
 
 USER_METADATA_CONF = "spark.databricks.delta.commitInfo.userMetadata"
+REPLACE_WHERE_CHECK_CONF = "spark.databricks.delta.replaceWhere.constraintCheck.enabled"
+"""Delta refuses a ``replaceWhere`` write with a row outside its predicate unless this is false."""
 MARKER_APP, MARKER_BATCH, MARKER_WRITER = "windowing_app_id", "batch_id", "writer_id"
 
 
@@ -209,6 +211,26 @@ def run_once(spark: SparkSession, path: str, app_id: str, batch_id: int, write: 
     finally:
         spark.conf.unset(USER_METADATA_CONF)
     return True
+
+
+def replace_where_once(spark: SparkSession, path: str, inserts: DataFrame, delete_where: str, app_id: str,
+                       batch_id: int) -> int:
+    """In ONE commit, once for ``(app_id, batch_id)``: the rows matching ``delete_where`` (SQL on the table's
+    columns) leave the table and ``inserts`` are appended; returns the table's version.
+
+    A Delta ``replaceWhere`` overwrite: the files holding matching rows are rewritten without them,
+    with no join against the table (a MERGE joins the change set with it). The inserted rows need
+    not match the predicate (Delta's constraint check is off for this write only).
+    """
+    if not landed(spark, path, app_id, batch_id):
+        session = inserts.sparkSession   # a streaming micro-batch's frame has a session of its own
+        session.conf.set(REPLACE_WHERE_CHECK_CONF, "false")
+        try:
+            (inserts.write.format("delta").mode("overwrite").option("replaceWhere", delete_where)
+             .option("userMetadata", marker(app_id, batch_id)).save(path))
+        finally:
+            session.conf.unset(REPLACE_WHERE_CHECK_CONF)
+    return latest_version(spark, path)
 
 
 def merge_once(spark: SparkSession, path: str, source: DataFrame, keys: list[str], app_id: str, batch_id: int,
