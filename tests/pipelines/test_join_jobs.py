@@ -383,3 +383,10 @@ def test_session_windows_and_bad_ranges_are_refused_and_an_interval_joins_reach_
     assert reach_ms(_load(tmp_path, _SIDES + interval.format("-5 seconds", "10 seconds"))) == 10_000
     assert reach_ms(_load(tmp_path, _SIDES + interval.format("-20 seconds", "-3 seconds"))) == 20_000
     assert reach_ms(_load(tmp_path, _SIDES + interval.format("2 seconds", "4 seconds"))) == 4_000
+
+
+def test_winjob_reprocess_of_a_join_job_refuses_window_overrides_before_spark_starts(tmp_path, capsys):
+    from pipelines.cli import main
+    code = main(["reprocess", "--job", str(JOB_FILE), "--root", str(tmp_path), "--start", "2026-11-01T09:01",
+                 "--end", "2026-11-01T09:02", "--window", '{"size": "5 minutes"}'])
+    assert code != 0 and "--window overrides are not supported for it" in capsys.readouterr().err
