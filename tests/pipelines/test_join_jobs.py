@@ -390,3 +390,29 @@ def test_winjob_reprocess_of_a_join_job_refuses_window_overrides_before_spark_st
     code = main(["reprocess", "--job", str(JOB_FILE), "--root", str(tmp_path), "--start", "2026-11-01T09:01",
                  "--end", "2026-11-01T09:02", "--window", '{"size": "5 minutes"}'])
     assert code != 0 and "--window overrides are not supported for it" in capsys.readouterr().err
+
+
+def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran, tmp_path):
+    """The example's inputs in an interval join (right time - left time in [-10 s, 30 s]): the range [60 s, 120 s)
+    reads the rows from 30 s on (its reach) and holds exactly the model's pairs whose later row is in it, among them
+    the click at 50 s with the order at 65 s."""
+    from examples.join_inputs import T0
+    from pipelines.join_check import EndOfInput, in_range, model_outputs, result_rows
+    from pipelines.join_reprocess import reach_ms, reprocess_join_range
+    from windowing.core.joins import JoinInput
+    _, stream, _ = ran
+    spec = (JoinInput("click_ms", 5000).interval_join(JoinInput("order_ms", 5000)).where("user").equal_to("buyer")
+            .side_output_late_data(True).between(-10_000, 30_000).project(left=["click_id"], right=["order_id"]))
+    base = str(tmp_path)
+    job = replace(stream, operator_id="pairs", spec=spec, state_root=f"{base}/state", results_path=f"{base}/results",
+                  late_path=f"{base}/late", quarantine_path=f"{base}/quarantine", checkpoint_path=f"{base}/cp")
+    assert reach_ms(job) == 30_000
+    start, end = (T0 + dt.timedelta(seconds=s) for s in RANGE_S)
+    start_ms, end_ms = (int(t.timestamp() * 1000) for t in (start, end))
+    clicks = [c for _, cs, _ in ARRIVALS for c in cs]
+    orders = [o for _, _, os in ARRIVALS for o in os]
+    every_pair = model_outputs(spec, [EndOfInput(clicks, orders)]).results   # all rows: the range's pairs are in
+    expected = in_range(spec, every_pair, start_ms, end_ms)
+    assert (0, ("u1",), start_ms - 10_000, start_ms + 5_000, ("c6", "o6")) in expected
+    report = reprocess_join_range(spark, job, start, end)
+    assert result_rows(spark, spec, job.results_path) == expected and report.rows["results"] == len(expected)
