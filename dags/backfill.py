@@ -1,13 +1,13 @@
 """Backfill DAGs: one run per data interval, each recomputing that interval's windows.
 
-One DAG per single-input job definition (``<job>_backfill``); join jobs get none
-(their backfill is ``winjob backfill``, not yet an Airflow DAG). Made for Airflow 3 backfills::
+One DAG per job definition (``<job>_backfill``), a join job's included. Made for Airflow 3 backfills::
 
     airflow backfill create --dag-id purchases_per_minute_backfill \
         --from-date 2026-11-01T09:00 --to-date 2026-11-01T10:00 --reprocess-behavior completed
 
 and for ad-hoc ranges: trigger it with the params ``start`` and ``end``.
-Thin: the task calls ``pipelines.orchestration.backfill_run``.
+Thin: the task calls ``pipelines.orchestration.backfill_run`` (a join job's:
+``pipelines.join_orchestration.backfill_run``).
 """
 from __future__ import annotations
 
@@ -32,6 +32,24 @@ skipped (no asset event). The table is the Asset `<job>.results_backfill`;
 the quality DAG validates each run once (this task does not validate).
 """
 
+JOIN_DOC = """
+### Backfill of a join job (complete mode)
+
+A run covers its data interval `[start, end)`, or the params `start`/`end` when
+given: the panes of the windows ending in `(start, end]` (a window join or
+co-group), or the pairs whose time (the later row's) is in `[start, end)` (an
+interval join). It reads the rows of both inputs that can feed them (from
+`start` minus the window size, or minus the interval's reach) and joins them on a
+fresh operator of its own, in event-time chunks, the last ending the input (no
+row is late). Then each of `results_backfill`, `late_backfill` and
+`quarantine_backfill` gets its range replaced in one Delta commit
+(`replaceWhere`); quarantined rows by their own side's event time (a row without
+one is in no range). Runs are idempotent; `max_active_runs=1`. An interval
+whose range has no result, late or quarantined row is skipped (no asset event).
+The table is the Asset `<job>.results_backfill`; the quality DAG validates it
+with the join suites (this task does not validate).
+"""
+
 
 def backfill_dag(job) -> DAG:
     results = orchestration.asset(job, "backfill")
@@ -40,7 +58,7 @@ def backfill_dag(job) -> DAG:
              start_date=job.airflow.start, catchup=False, max_active_runs=1,
              default_args=orchestration.default_args(job), tags=["windowing", "backfill", job.name],
              description=f"{job.name}: recompute the windows of each data interval into results_backfill",
-             doc_md=DOC + "\n" + orchestration.job_doc(job),
+             doc_md=(JOIN_DOC if orchestration.runner(job) else DOC) + "\n" + orchestration.job_doc(job),
              params={"start": Param("", type="string", description="ad-hoc range start (ISO, UTC); "
                                     "empty: the run's data interval"),
                      "end": Param("", type="string", description="ad-hoc range end (ISO, UTC)")}) as dag:
@@ -61,5 +79,5 @@ def backfill_dag(job) -> DAG:
 
 
 for _job in orchestration.airflow_jobs():
-    if "backfill" in orchestration.kinds_of(_job):   # not a join job's: not supported for join jobs yet
+    if "backfill" in orchestration.kinds_of(_job):
         backfill_dag(_job)

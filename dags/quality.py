@@ -6,8 +6,8 @@ validates the tables named by the triggering asset events. Thin: the task
 calls ``pipelines.orchestration.quality_run`` (which calls
 ``pipelines.quality.validate_job``); then the data-quality-over-time page is
 rebuilt (``pipelines.visual.report.write_report``), also after a failed
-validation, so the page shows the failure. A join job's DAG is scheduled on its
-streaming results only, validates with the join suites and has no report task.
+validation, so the page shows the failure. A join job's DAG validates with the
+join suites and has no report task.
 """
 from __future__ import annotations
 
@@ -35,11 +35,14 @@ watermark lag and failed expectations.
 JOIN_DOC = """
 ### Data quality of a join job's outputs
 
-Runs whenever a streaming run of the join job updates its results table (the
-Asset `<job>.results`; join jobs have no backfill or reprocessing DAG yet). It
-validates the job's tables as a whole with the join suites
+Runs whenever a streaming, backfill or reprocessing run of the join job updates
+its results (the Assets `<job>.results`, `<job>.results_backfill`,
+`<job>.reprocessed`). It validates the tables that run wrote as a whole with the
+join suites
 (`expectations/join_results.py`: no output row twice in a pane, each side's
-accounting, every result and late row found in its side's input table). A
+accounting, every result and late row found in its side's input table; a
+backfill's or reprocessing's tables have no progress of their own, so their
+accounting suite is skipped). A
 failed critical expectation fails this DAG's run (`DataQualityError` names it).
 Triggered by hand (no asset event), it validates the join tables as they are.
 There is no quality report task: the data-quality-over-time page reads a
@@ -49,7 +52,7 @@ single-input job's tables, so it is not built for a join job; the Data Docs are.
 
 def quality_dag(job) -> DAG:
     assets = [orchestration.asset(job, kind) for kind in orchestration.kinds_of(job)]
-    schedule = AssetAny(*assets)   # any of the job's results assets (a join job's: its stream's only)
+    schedule = AssetAny(*assets)   # any of the job's results assets
     report_page = orchestration.has_report_page(job)
     with DAG(dag_id=f"{job.name}_quality", schedule=schedule,
              start_date=job.airflow.start, catchup=False, max_active_runs=1,

@@ -1,9 +1,9 @@
 """Reprocessing DAGs: recompute a time range, or replay the stream's batches, possibly with another window spec.
 
-One DAG per single-input job definition (``<job>_reprocess``; join jobs get
-none: reprocessing a join is not supported yet), triggered by hand with params.
+One DAG per job definition (``<job>_reprocess``), triggered by hand with params.
 Thin: the task calls ``pipelines.orchestration.reprocess_run`` (``mode``
-``range``) or ``pipelines.orchestration.replay_run`` (``mode`` ``replay``).
+``range``) or ``pipelines.orchestration.replay_run`` (``mode`` ``replay``). A
+join job's DAG has the ``range`` mode only and no ``window`` overrides.
 """
 from __future__ import annotations
 
@@ -30,15 +30,34 @@ differences against the stream's outputs to the task log (docs/replay.md).
 `start` and `end` are not used then.
 """
 
+JOIN_DOC = """
+### Reprocess a time range of a join job
+
+Params: `start`, `end` (ISO, UTC): the panes of the windows ending in
+`(start, end]` (a window join or co-group), or the pairs whose time is in
+`[start, end)` (an interval join); `into` (empty: replace the range in the
+job's own tables; a name: write new tables `results_<name>`, `late_<name>`,
+`quarantine_<name>`). `window` overrides are refused for a join job (its
+`[join.window]` is used), and there is no replay mode.
+
+The range is computed completely, from the rows of both inputs that can feed
+it, on a fresh operator into a staging folder; only then is the range of each
+target table replaced in one Delta commit, so readers see the old rows until the
+new ones are complete. Session, global and count windows have no time range and
+are refused. A rerun gives the same tables.
+"""
+
 
 def reprocess_dag(job) -> DAG:
     results = orchestration.asset(job, "reprocess")
+    join = orchestration.runner(job) is not None
     with DAG(dag_id=f"{job.name}_reprocess", schedule=None, start_date=job.airflow.start, catchup=False,
              max_active_runs=1, default_args=orchestration.default_args(job),
              description=f"{job.name}: recompute a time range (maybe with another window spec), or replay "
                          f"the stream's batches",
-             tags=["windowing", "reprocess", job.name], doc_md=DOC + "\n" + orchestration.job_doc(job),
-             params={"mode": Param("range", enum=["range", "replay"],
+             tags=["windowing", "reprocess", job.name],
+             doc_md=(JOIN_DOC if join else DOC) + "\n" + orchestration.job_doc(job),
+             params={"mode": Param("range", enum=["range"] if join else ["range", "replay"],
                                    description="range: recompute a time range; replay: the stream's batches"),
                      "start": Param("", type="string", description="range start (ISO, UTC)"),
                      "end": Param("", type="string", description="range end (ISO, UTC)"),
@@ -68,5 +87,5 @@ def reprocess_dag(job) -> DAG:
 
 
 for _job in orchestration.airflow_jobs():
-    if "reprocess" in orchestration.kinds_of(_job):   # not a join job's: not supported for join jobs yet
+    if "reprocess" in orchestration.kinds_of(_job):
         reprocess_dag(_job)

@@ -81,20 +81,31 @@ def model_outputs(spec, batches: Iterable[Batch], first_batch_id: int = 0) -> Jo
     return out
 
 
+def result_rows(spark, spec, path: str) -> Counter:
+    """A results table's rows in :attr:`JoinOutputs.results`'s shape (per batch, pane or pair, output row)."""
+    columns, found = spec.output_columns, Counter()
+    for r in spark.read.format("delta").load(path).collect():
+        if isinstance(spec, IntervalJoinSpec):
+            found[(r[BATCH_ID], tuple(r[JOIN_KEY]), r[LEFT_TIME], r[RIGHT_TIME], tuple(r[c] for c in columns))] += 1
+        else:
+            row = None if r[ROW_INDEX] is None else tuple(r[c] for c in columns)
+            found[(r[BATCH_ID], tuple(r[JOIN_KEY]), r[WS], r[WE], r[PANE_INDEX], r[TIMING], r[IS_FINAL], row)] += 1
+    return found
+
+
+def in_range(spec, results: Counter, start_ms: int, end_ms: int) -> Counter:
+    """The results a reprocessing range ``[start, end)`` owns: panes of windows ending in ``(start, end]``, or
+    pairs whose time ``max(left, right)`` is in ``[start, end)`` (:mod:`pipelines.join_reprocess`)."""
+    if isinstance(spec, IntervalJoinSpec):
+        return Counter({r: n for r, n in results.items() if start_ms <= max(r[2], r[3]) < end_ms})
+    return Counter({r: n for r, n in results.items() if start_ms < r[3] <= end_ms})
+
+
 def table_outputs(spark, job) -> JoinOutputs:
     """What the job's Spark join wrote to its Delta tables (results, late, progress)."""
     from windowing.spark.joins.stores import JoinDeltaStore
-    spec, out = job.spec, JoinOutputs()
-    columns = spec.output_columns
+    out = JoinOutputs(results=result_rows(spark, job.spec, job.results_path))
     read = lambda path: spark.read.format("delta").load(path).collect()  # noqa: E731
-    for r in read(job.results_path):
-        if isinstance(spec, IntervalJoinSpec):
-            out.results[(r[BATCH_ID], tuple(r[JOIN_KEY]), r[LEFT_TIME], r[RIGHT_TIME],
-                         tuple(r[c] for c in columns))] += 1
-        else:
-            row = None if r[ROW_INDEX] is None else tuple(r[c] for c in columns)
-            out.results[(r[BATCH_ID], tuple(r[JOIN_KEY]), r[WS], r[WE], r[PANE_INDEX], r[TIMING], r[IS_FINAL],
-                         row)] += 1
     out.late.update((r[BATCH_ID], r[SIDE], tuple(r[JOIN_KEY]), r[EVENT_TIME], r[REASON]) for r in read(job.late_path))
     store = JoinDeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path,
                            job.quarantine_path)

@@ -251,7 +251,7 @@ def metrics_of(report: JoinBatchReport) -> dict[str, dict]:
     return {side.name: asdict(m) for side, m in report.metrics.items()}
 
 
-JOIN_COMMANDS = ("stream", "backfill", "inspect", "validate")
+JOIN_COMMANDS = ("stream", "backfill", "reprocess", "inspect", "validate")
 
 
 def inspect(spark: SparkSession, job: JoinJob) -> dict:
@@ -273,12 +273,16 @@ def inspect(spark: SparkSession, job: JoinJob) -> dict:
 
 
 def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int:
-    """``winjob stream|backfill|inspect|validate`` of a join job (``spark_of``: starts the session when needed)."""
+    """``winjob stream|backfill|reprocess|inspect|validate`` of a join job (``spark_of``: starts the session when
+    needed); ``reprocess`` prints its report as JSON (:mod:`pipelines.join_reprocess`)."""
     import json
     from pipelines.errors import ExitCode, JobError
     if args.command not in JOIN_COMMANDS:
         raise JobError(f"{args.job} is a join job: it runs with {', '.join(JOIN_COMMANDS)}")
-    if args.command in ("stream", "backfill"):
+    if args.command == "reprocess" and getattr(args, "window", None):
+        raise JobError(f"{args.job} is a join job: --window overrides are not supported for it (got "
+                       f"{args.window}); edit [join.window] in a copy of the job file and use --into instead")
+    if args.command in ("stream", "backfill", "reprocess"):
         require_inputs(None, job)   # a missing input table is told before Spark starts
     spark = spark_of()
     if args.command == "stream":
@@ -288,6 +292,11 @@ def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int
         run_join_stream(spark, job, reset_state=args.reset_state)
     elif args.command == "backfill":
         run_join_backfill(spark, job, args.start, args.end, args.chunk, reset_state=args.reset_state)
+    elif args.command == "reprocess":
+        from pipelines.join_reprocess import output_job, reprocess_join_range
+        into = output_job(job, args.into) if args.into else None
+        report = reprocess_join_range(spark, job, args.start, args.end, into=into, chunk=args.chunk)
+        print(json.dumps(report.__dict__, indent=2))
     elif args.command == "validate":
         from pipelines.join_quality import validate_join_job
         results = validate_join_job(spark, job)

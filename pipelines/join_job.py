@@ -79,6 +79,15 @@ class JoinJob:
         """Each side's Delta table, by side name."""
         return {"left": self.left_path, "right": self.right_path}
 
+    def with_operator(self, operator_id: str, suffix: str) -> "JoinJob":
+        """The same join writing to other tables beside its own: ``results_<suffix>``, ``late_<suffix>``,
+        ``quarantine_<suffix>`` (and a checkpoint of its own), as :meth:`pipelines.job.Job.with_operator`."""
+        from dataclasses import replace
+        base = self.output_root
+        return replace(self, operator_id=operator_id, results_path=f"{base}/results_{suffix}",
+                       late_path=f"{base}/late_{suffix}", quarantine_path=f"{base}/quarantine_{suffix}",
+                       checkpoint_path=f"{self.checkpoint_path}_{suffix}")
+
 
 def is_join_definition(data: dict) -> bool:
     """True for a job file with any of ``[left]``, ``[right]``, ``[join]``."""

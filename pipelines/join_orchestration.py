@@ -8,14 +8,20 @@ its single-input ones:
   :func:`pipelines.join_drivers.run_join_stream`; a missing input table raises
   ``SourceNotReadyError``, a run in which no batch ran ``NothingNewError``;
   otherwise a JSON-able summary (the results asset event's extra);
+* :func:`backfill_run`: one interval (or an ad-hoc range) recomputed on a fresh
+  operator by :func:`pipelines.join_reprocess.reprocess_join_range` into the
+  backfill tables (``results_backfill``, ``late_backfill``,
+  ``quarantine_backfill``: :func:`pipelines.orchestration.backfill_job`), replacing
+  exactly its range; no row of either input feeding the range raises ``NothingNewError``;
+* :func:`reprocess_run`: a range recomputed in place or into ``results_<into>`` etc.;
 * :func:`quality_run`: the join suites (:func:`pipelines.join_quality.validate_join_job`)
-  on the tables a stream run's summary names; a failed CRITICAL expectation
+  on the tables a run's summary names; a failed CRITICAL expectation
   raises :class:`pipelines.quality.DataQualityError`;
 * :func:`spec_in_words`: the join in sentences, for the DAG docs.
 
-Join jobs have streaming and quality DAGs only (:data:`KINDS`): their backfill
-and reprocessing are not run by Airflow yet. Nothing here imports pyspark at
-module level (DAG files import it at parse time).
+Join jobs have streaming, backfill, reprocessing and quality DAGs (:data:`KINDS`);
+a reprocessing run takes no ``window`` overrides (refused naming them). Nothing
+here imports pyspark at module level (DAG files import it at parse time).
 """
 from __future__ import annotations
 
@@ -24,7 +30,7 @@ from typing import Any, Mapping
 
 from pipelines.join_job import JoinJob
 
-KINDS = ("stream",)
+KINDS = ("stream", "backfill", "reprocess")
 """The kinds of run the DAGs make for a join job (``pipelines.orchestration.KINDS`` for a single-input one)."""
 REPORT_PAGE = False
 """Whether the quality DAG rebuilds the data-quality-over-time page: that page reads a single-input job's tables."""
@@ -102,6 +108,71 @@ def stream_run(spark, job: JoinJob, job_file: str | Path) -> dict:
             "input_rows": input_rows, "result_rows": _result_rows(spark, job, committed)}
 
 
+def _require_inputs(spark, job: JoinJob) -> None:
+    """Raise ``SourceNotReadyError`` naming the side whose input table does not exist yet."""
+    from pipelines.orchestration import SourceNotReadyError
+    from windowing.spark.lake import delta_lake_io
+    for side, path in job.input_paths.items():
+        if not delta_lake_io.table_exists(spark, path):
+            raise SourceNotReadyError(f"job {job.name}: {side} input table {path} does not exist yet")
+
+
+def _range_summary(job_file: str | Path, kind: str, target: JoinJob, start, end, report) -> dict:
+    return {"job_file": str(job_file), "kind": kind, **{k: getattr(target, k) for k in TABLE_KEYS},
+            "left_path": target.left_path, "right_path": target.right_path, "start": start.isoformat(),
+            "end": end.isoformat(), "rows": report.rows, "results_version": report.results_version,
+            "spec": report.spec}
+
+
+def backfill_run(spark, job: JoinJob, job_file: str | Path, start, end, chunk: str | None = None) -> dict:
+    """Recompute the range ``[start, end)`` (aware datetimes) into the join's backfill tables.
+
+    Each interval is an independent complete-mode computation on a fresh operator
+    (:mod:`pipelines.join_reprocess`) that replaces exactly its range of
+    ``results_backfill``, ``late_backfill`` and ``quarantine_backfill``: intervals
+    share no state, may run in any order, and a rerun replaces the range with the same rows.
+
+    Returns:
+        ``job_file``, ``kind`` "backfill", the backfill tables (:data:`TABLE_KEYS`, ``left_path``,
+        ``right_path``), ``start``, ``end`` (ISO), ``rows`` per table, ``results_version``, ``spec``.
+
+    Raises:
+        pipelines.orchestration.SourceNotReadyError: an input table does not exist yet (naming the side).
+        pipelines.orchestration.NothingNewError: the range's results, late and quarantined rows are all empty.
+    """
+    from pipelines import logs
+    from pipelines.join_reprocess import reprocess_join_range
+    from pipelines.orchestration import NothingNewError, backfill_job
+    _require_inputs(spark, job)
+    target = backfill_job(job)
+    report = reprocess_join_range(spark, job, start, end, into=target, chunk=chunk)
+    if not any(report.rows.values()):
+        message = (f"job {job.name}: no row of {job.left_path} or {job.right_path} gives a result, late or "
+                   f"quarantined row in [{start.isoformat()}, {end.isoformat()}): nothing to backfill")
+        logs.info(message)
+        raise NothingNewError(message)
+    return _range_summary(job_file, "backfill", target, start, end, report)
+
+
+def reprocess_run(spark, job: JoinJob, job_file: str | Path, start, end, window: Mapping[str, Any] | None = None,
+                  into: str | None = None, chunk: str | None = None) -> dict:
+    """Recompute ``[start, end)`` (aware datetimes) in place, or into ``results_<into>``, ... when named.
+
+    Raises:
+        ValueError: ``window`` overrides (not supported for a join job), a bad ``into`` name,
+            windows without a time range (naming the assigner).
+        pipelines.orchestration.SourceNotReadyError: an input table does not exist yet.
+    """
+    from pipelines.join_reprocess import output_job, reprocess_join_range
+    if window:
+        raise ValueError(f"job {job.name} is a join job: window overrides {dict(window)} are not supported; "
+                         f"reprocess with its own [join.window]")
+    _require_inputs(spark, job)
+    target = output_job(job, into) if into else job
+    report = reprocess_join_range(spark, job, start, end, into=target, chunk=chunk)
+    return _range_summary(job_file, "reprocess", target, start, end, report)
+
+
 BY_HAND = "by_hand"
 """The summary key of a quality run triggered by hand: validate the tables whatever batches ran."""
 
@@ -112,10 +183,12 @@ def event_by_hand(job: JoinJob, job_file: str | Path) -> dict:
 
 
 def quality_run(spark, job: JoinJob, extra: Mapping[str, Any]) -> list[dict]:
-    """Validate the join tables a stream run's summary (``extra``) names, as a whole.
+    """Validate the join tables a run's summary (``extra``) names, as a whole.
 
-    A summary without a committed or skipped batch gives nothing to validate (``[]``), unless it is
-    :func:`event_by_hand`'s.
+    A stream summary without a committed or skipped batch gives nothing to validate (``[]``), unless it
+    is :func:`event_by_hand`'s; a backfill or reprocess summary without a row written neither. The
+    tables of a range run have no progress of their own (their operator is the staging one, removed):
+    the accounting suite is skipped for them, the others run.
 
     Raises:
         ValueError: the summary's kind is not one a join job's DAGs produce.
@@ -125,7 +198,9 @@ def quality_run(spark, job: JoinJob, extra: Mapping[str, Any]) -> list[dict]:
     kind = extra.get("kind", "stream")
     if kind not in KINDS:
         raise ValueError(f"job {job.name}: a join job's runs are {list(KINDS)}, not {kind!r}")
-    if not (extra.get("committed_batch_ids") or extra.get("skipped_batch_ids") or extra.get(BY_HAND)):
+    ran = (any((extra.get("rows") or {}).values()) if kind != "stream"
+           else extra.get("committed_batch_ids") or extra.get("skipped_batch_ids") or extra.get(BY_HAND))
+    if not ran:
         return []
     from pipelines.join_quality import validate_join_job
     from pipelines.quality import DataQualityError, ValidationReport

@@ -7,8 +7,8 @@ pyspark or Airflow at module level: DAG files import this module at parse time.
 Which jobs get DAGs: the files named by ``WINDOWING_AIRFLOW_JOBS`` (paths or
 globs separated by ``os.pathsep``; relative ones are in the repository), by
 default every ``jobs/*.toml`` and ``jobs/joins/*.toml`` of the repository. A join
-job (two inputs, ``[left]``/``[right]``/``[join]``) gets a streaming and a quality
-DAG only; :func:`runner` hands its tasks to :mod:`pipelines.join_orchestration`.
+job (two inputs, ``[left]``/``[right]``/``[join]``) gets the same DAGs;
+:func:`runner` hands its tasks to :mod:`pipelines.join_orchestration`.
 Relative table paths of a job resolve against ``WINDOWING_DATA_ROOT``, by
 default :data:`DEFAULT_DATA_ROOT`: ``demo-output/`` of the repository, the folder
 ``./dev demo`` writes, so that the DAGs of ``./dev airflow`` find the demo's raw
@@ -108,7 +108,7 @@ def runner(job):
 
 
 def kinds_of(job) -> tuple[str, ...]:
-    """The kinds of run (:data:`KINDS`) that get a DAG and an asset for ``job``: a join job streams only."""
+    """The kinds of run (:data:`KINDS`) that get a DAG and an asset for ``job`` (a join job's: its runner's)."""
     join = runner(job)
     return join.KINDS if join else KINDS
 
@@ -126,7 +126,8 @@ def has_report_page(job) -> bool:
 
 
 def backfill_job(job: Job) -> Job:
-    """Where backfills write: ``results_backfill``, ``late_backfill``, ... beside the stream's tables."""
+    """Where backfills write: ``results_backfill``, ``late_backfill``, ... beside the stream's tables
+    (a join job too: :meth:`pipelines.join_job.JoinJob.with_operator`)."""
     return job.with_operator(f"{job.operator_id}_backfill", "backfill")
 
 
@@ -313,13 +314,19 @@ def backfill_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.d
 
     The run does not validate (the quality DAG does, see the module docstring).
 
+    A join job runs :func:`pipelines.join_orchestration.backfill_run` (both inputs, the same contract).
+
     Raises:
-        SourceNotReadyError: the raw table does not exist yet.
+        SourceNotReadyError: the raw table (of a join job: an input table) does not exist yet.
         NothingNewError: no raw row feeds a window of the interval.
     """
-    job = replace(load(job_file), validate_runs=False)
+    job = load(job_file)
     start_t, end_t = parse_time(start, "start"), parse_time(end, "end")
     spark = spark_for(job, connection)
+    join = runner(job)
+    if join:
+        return join.backfill_run(spark, job, job_file, start_t, end_t, chunk)
+    job = replace(job, validate_runs=False)
     from pipelines.reprocess import reprocess_range
     _require_source(spark, job)
     target = backfill_job(job)
@@ -344,10 +351,16 @@ def reprocess_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.
         into: empty/None replaces the range in the job's own tables (one
             ``replaceWhere`` commit each; readers see the old rows until then);
             a name writes ``results_<name>``, ``late_<name>``, ... instead.
+
+    A join job runs :func:`pipelines.join_orchestration.reprocess_run` (``window`` overrides refused).
     """
-    job = replace(load(job_file), validate_runs=False)   # the quality DAG validates the run
+    job = load(job_file)
     start_t, end_t = parse_time(start, "start"), parse_time(end, "end")
     spark = spark_for(job, connection)
+    join = runner(job)
+    if join:
+        return join.reprocess_run(spark, job, job_file, start_t, end_t, window, into, chunk)
+    job = replace(job, validate_runs=False)   # the quality DAG validates the run
     from pipelines.reprocess import new_output_job, reprocess_range
     target = new_output_job(job, into) if into else job
     report = reprocess_range(spark, job, start_t, end_t, into=target, window=dict(window or {}), chunk=chunk)

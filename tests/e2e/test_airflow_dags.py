@@ -158,9 +158,8 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
     # Every shipped job is named after its file: the DAG ids say which file they run.
     assert {stem: name for stem, name in names.items() if stem != name} == {}
     kinds = {"streaming", "backfill", "reprocess", "quality"}
-    # A join job gets a streaming and a quality DAG: no backfill or reprocessing DAG for it yet.
-    assert set(bag.dags) == {f"{j}_{k}" for j in jobs for k in kinds} | {
-        f"{j}_{k}" for j in joins for k in ("streaming", "quality")}
+    # A join job gets the same four DAGs.
+    assert set(bag.dags) == {f"{j}_{k}" for j in jobs | joins for k in kinds}
     for dag_id, dag in bag.dags.items():
         assert dag.doc_md and len(dag.doc_md) > 100, dag_id
         assert dag.description and dag.description.startswith(dag_id.rsplit("_", 1)[0] + ": "), dag_id
@@ -192,13 +191,19 @@ def test_dagbag_has_no_import_errors_and_every_dag_is_documented(monkeypatch):
 
 
 def test_a_join_jobs_dags_say_what_they_run(monkeypatch, tmp_path):
-    """The join example's DAGs: a streaming run over both inputs, a quality DAG on its results only, with the
-    join in words (both inputs, keys, kind, window) and no report task."""
+    """The join example's DAGs: a streaming run over both inputs, a backfill and a reprocessing DAG by range,
+    a quality DAG on the three results assets, with the join in words (both inputs, keys, kind, window) and no
+    report task."""
     monkeypatch.setenv("WINDOWING_DATA_ROOT", str(tmp_path))
     monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(JOIN_JOB))
     bag = dagbag()
     assert bag.import_errors == {}
-    assert set(bag.dags) == {"clicks_orders_streaming", "clicks_orders_quality"}
+    assert set(bag.dags) == {f"clicks_orders_{k}" for k in ("streaming", "backfill", "reprocess", "quality")}
+    backfill, reprocess = bag.dags["clicks_orders_backfill"], bag.dags["clicks_orders_reprocess"]
+    assert "Backfill of a join job" in backfill.doc_md and "quarantine_backfill" in backfill.doc_md
+    assert "Reprocess a time range of a join job" in reprocess.doc_md
+    assert reprocess.params.get_param("mode").schema["enum"] == ["range"]   # no replay of a join's batches
+    assert backfill.tasks[0].outlets[0].uri == "windowing://clicks_orders/results_backfill"
     streaming, quality = bag.dags["clicks_orders_streaming"], bag.dags["clicks_orders_quality"]
     assert streaming.description == (f"clicks_orders: process what landed in {tmp_path}/raw/clicks and "
                                      f"{tmp_path}/raw/orders, then stop (availableNow)")
@@ -208,7 +213,8 @@ def test_a_join_jobs_dags_say_what_they_run(monkeypatch, tmp_path):
     assert "allowed lateness 1 minute" in streaming.doc_md and "left ['click_id', 'page']" in streaming.doc_md
     assert "quality_report.html" not in quality.doc_md and "no quality report task" in quality.doc_md
     assert quality.task_ids == ["validate"]
-    assert [a.name for a in quality.timetable.asset_condition.objects] == ["clicks_orders.results"]
+    assert [a.name for a in quality.timetable.asset_condition.objects] == [
+        "clicks_orders.results", "clicks_orders.results_backfill", "clicks_orders.reprocessed"]
     assert streaming.tasks[0].outlets[0].uri == "windowing://clicks_orders/results"
     assert streaming.timetable.expression == "*/5 * * * *" and streaming.max_active_runs == 1
 
@@ -569,3 +575,44 @@ def test_a_join_jobs_streaming_dag_then_its_quality_dag(spark, airflow_db, tmp_p
         {"window_start_ms": F.col("window_start_ms") + 3_600_000, "window_end_ms": F.col("window_end_ms") + 3_600_000})
     with pytest.raises(DataQualityError, match="join_result_sides: expect_result_rows_in_their_inputs"):
         orchestration.quality_run([extra])
+
+
+@pytest.mark.spark
+@pytest.mark.slow
+def test_a_join_jobs_backfill_dag_replaces_its_interval_with_the_models_panes(spark, airflow_db, tmp_path,
+                                                                            monkeypatch):
+    """One data interval of the join example's backfill DAG by ``dag.test()``: ``results_backfill`` holds the
+    panes of the windows ending in the interval, equal to the reference model's on the rows feeding them (one
+    batch that ends the input); the asset event's extra is the run's summary; the quality run validates it."""
+    from airflow.models.asset import AssetEvent
+    from airflow.utils.session import create_session
+    from examples.join_inputs import ARRIVALS, T0, land
+    from pipelines import orchestration
+    from pipelines.job import load_job
+    from pipelines.join_check import EndOfInput, in_range, model_outputs, result_rows
+    monkeypatch.setenv("WINDOWING_DATA_ROOT", str(tmp_path))
+    monkeypatch.setenv("WINDOWING_AIRFLOW_JOBS", str(JOIN_JOB))
+    job = load_job(JOIN_JOB, root=tmp_path)
+    clicks = [c for _, cs, _ in ARRIVALS for c in cs]
+    orders = [o for _, _, os in ARRIVALS for o in os]
+    land(spark, clicks, orders, job.left_path, job.right_path)
+    start, end = T0, T0 + dt.timedelta(minutes=2)          # windows ending in (09:00, 09:02]
+    run = dagbag().dags["clicks_orders_backfill"].test(
+        logical_date=dt.datetime(2026, 11, 2, tzinfo=UTC),
+        run_conf={"start": start.isoformat(), "end": end.isoformat()})
+    assert run.state == "success" and _task_state(run, "backfill") == "success"
+    start_ms, end_ms = (int(t.timestamp() * 1000) for t in (start, end))
+    feeding = start_ms - 60_000                            # the window size before the start
+    expected = in_range(job.spec, model_outputs(job.spec, [EndOfInput(
+        [c for c in clicks if c["click_ms"] is None or feeding <= c["click_ms"] < end_ms],
+        [o for o in orders if o["order_ms"] is None or feeding <= o["order_ms"] < end_ms])]).results,
+        start_ms, end_ms)
+    target = orchestration.backfill_job(job)
+    assert target.results_path == f"{job.output_root}/results_backfill"
+    assert result_rows(spark, job.spec, target.results_path) == expected != {}
+    with create_session() as session:
+        extra = session.query(AssetEvent).filter(AssetEvent.source_run_id == run.run_id).one().extra
+    assert extra["kind"] == "backfill" and extra["results_path"] == target.results_path
+    assert extra["rows"]["results"] == sum(expected.values()) and extra["rows"]["quarantine"] == 1   # c9
+    assert orchestration.quality_run([extra]) == [
+        {"job": "clicks_orders", "kind": "backfill", "batch_id": None, "success": True}]

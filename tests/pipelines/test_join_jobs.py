@@ -6,6 +6,8 @@ arrivals and backfilled in one pass (``winjob demo --join``'s run), then read by
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
+import json
 import re
 import shutil
 from collections import Counter
@@ -297,3 +299,124 @@ def test_an_interval_pair_is_traced_by_its_key_and_both_times(spark):
                      results_not_found(spark, spec, pairs, inputs).collect())
     assert missing == [("left", '{"user":"u1"}', 1_000), ("left", '{"user":"u2"}', 1_000),
                        ("right", '{"user":"u1"}', 4_001), ("right", '{"user":"u2"}', 4_000)]
+
+
+# ---------------------------------------------------------------- reprocessing a range
+RANGE_S = (60, 120)
+"""The range reprocessed below, in seconds after T0: it owns the window [60 s, 120 s) (u1's and u2's panes), the
+quarantined click c9 (no user, at 100 s); not the stream's late rows (at -30 s and -20 s) nor the order o8 (no time)."""
+
+
+def _copied(job: JoinJob, root: Path) -> JoinJob:
+    """The stream's tables and state copied under ``root``: the job reprocessed in place there (the module's tables
+    stay as the other tests read them)."""
+    shutil.copytree(job.output_root, root)
+    moved = {k: getattr(job, k).replace(job.output_root, str(root), 1)
+             for k in ("state_root", "results_path", "late_path", "quarantine_path", "checkpoint_path")}
+    return replace(job, **moved)
+
+
+def _rows(frame) -> Counter:
+    """A table's rows, each as sorted JSON (rows hold lists: not hashable as they are)."""
+    return Counter(json.dumps(r.asDict(recursive=True), sort_keys=True, default=str) for r in frame.collect())
+
+
+def test_a_reprocessed_range_replaces_exactly_its_panes_in_place_or_into_new_tables(spark, ran, tmp_path):
+    """In place: the range's panes equal the reference model's on the range's rows, every row outside the range is
+    untouched, a rerun gives the same tables; into a name: the range's rows only, in ``results_<name>`` etc."""
+    from examples.join_inputs import T0
+    from pipelines.join_check import EndOfInput, in_range, model_outputs, result_rows
+    from pipelines.join_reprocess import (late_range_sql, output_job, quarantine_range_sql, reprocess_join_range,
+                                          results_range_sql)
+    _, stream, _ = ran
+    job = _copied(stream, tmp_path / "copy")
+    start, end = (T0 + dt.timedelta(seconds=s) for s in RANGE_S)
+    start_ms, end_ms = (int(t.timestamp() * 1000) for t in (start, end))
+    rows_from_ms = start_ms - 60_000           # the window size: the rows of [0 s, 120 s) feed the range
+    clicks = [c for _, cs, _ in ARRIVALS for c in cs
+              if c["click_ms"] is None or rows_from_ms <= c["click_ms"] < end_ms]
+    orders = [o for _, _, os in ARRIVALS for o in os
+              if o["order_ms"] is None or rows_from_ms <= o["order_ms"] < end_ms]
+    expected = in_range(job.spec, model_outputs(job.spec, [EndOfInput(clicks, orders)]).results, start_ms, end_ms)
+    assert expected and {r[3] for r in expected} == {end_ms}
+
+    def outside(path: str, predicate: str) -> Counter:
+        return _rows(spark.read.format("delta").load(path).where(f"NOT COALESCE(({predicate}), FALSE)"))
+
+    tables = {"results": results_range_sql(job, start_ms, end_ms), "late": late_range_sql(start_ms, end_ms)}
+    quarantine_schema = spark.read.format("delta").load(job.quarantine_path).schema
+    tables["quarantine"] = quarantine_range_sql(job, quarantine_schema, start_ms, end_ms)
+    before = {kind: outside(getattr(job, f"{kind}_path"), sql) for kind, sql in tables.items()}
+    assert before["late"] and before["results"]   # rows the range must not touch
+    assert before["quarantine"] and all('"order_id": "o8"' in row for row in before["quarantine"])   # no time
+
+    report = reprocess_join_range(spark, job, start, end)
+    assert in_range(job.spec, result_rows(spark, job.spec, job.results_path), start_ms, end_ms) == expected
+    assert {kind: outside(getattr(job, f"{kind}_path"), sql) for kind, sql in tables.items()} == before
+    assert report.rows == {"results": sum(expected.values()), "late": 0, "quarantine": 1}
+    quarantined = spark.read.format("delta").load(job.quarantine_path).where(tables["quarantine"]).collect()
+    assert [r["left_row"]["click_id"] for r in quarantined] == ["c9"]
+    assert not (Path(job.state_root) / "_staging" / report.staging_operator_id).exists()
+    contents = {kind: _rows(spark.read.format("delta").load(getattr(job, f"{kind}_path"))) for kind in tables}
+    again = reprocess_join_range(spark, job, start, end)       # a rerun: the same tables
+    assert again.staging_operator_id != report.staging_operator_id and again.rows == report.rows
+    assert {kind: _rows(spark.read.format("delta").load(getattr(job, f"{kind}_path"))) for kind in tables} == contents
+
+    into = output_job(job, "fixed")
+    assert into.results_path == f"{job.output_root}/results_fixed"
+    reprocess_join_range(spark, job, start, end, into=into)
+    assert result_rows(spark, job.spec, into.results_path) == expected
+    assert [r["left_row"]["click_id"] for r in spark.read.format("delta").load(into.quarantine_path).collect()] \
+        == ["c9"]
+    assert spark.read.format("delta").load(into.late_path).count() == 0   # no late row in a complete-mode range
+
+
+def test_session_windows_and_bad_ranges_are_refused_and_an_interval_joins_reach_covers_its_bounds(tmp_path):
+    from examples.join_inputs import T0
+    from pipelines.join_reprocess import output_job, reach_ms, reprocess_join_range
+    window = ('[join]\nkind = "window"\nleft_columns = ["user"]\n[join.window]\ntype = "session"\n'
+              'gap = "30 seconds"\n')
+    session = _load(tmp_path, _SIDES + window)
+    with pytest.raises(ValueError, match="EventTimeSessionWindows windows have no time range to reprocess"):
+        reprocess_join_range(None, session, T0, T0 + dt.timedelta(minutes=1))
+    with pytest.raises(ValueError, match="reprocessing range is empty"):
+        reprocess_join_range(None, session, T0, T0)
+    with pytest.raises(ValueError, match="output name 'no/way'"):
+        output_job(session, "no/way")
+    interval = '[join]\nkind = "interval"\nlower = "{}"\nupper = "{}"\nleft_columns = ["user"]\n'
+    assert reach_ms(_load(tmp_path, _SIDES + interval.format("-5 seconds", "10 seconds"))) == 10_000
+    assert reach_ms(_load(tmp_path, _SIDES + interval.format("-20 seconds", "-3 seconds"))) == 20_000
+    assert reach_ms(_load(tmp_path, _SIDES + interval.format("2 seconds", "4 seconds"))) == 4_000
+
+
+def test_winjob_reprocess_of_a_join_job_refuses_window_overrides_before_spark_starts(tmp_path, capsys):
+    from pipelines.cli import main
+    code = main(["reprocess", "--job", str(JOB_FILE), "--root", str(tmp_path), "--start", "2026-11-01T09:01",
+                 "--end", "2026-11-01T09:02", "--window", '{"size": "5 minutes"}'])
+    assert code != 0 and "--window overrides are not supported for it" in capsys.readouterr().err
+
+
+def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran, tmp_path):
+    """The example's inputs in an interval join (right time - left time in [-10 s, 30 s]): the range [60 s, 120 s)
+    reads the rows from 30 s on (its reach) and holds exactly the model's pairs whose later row is in it, among them
+    the click at 50 s with the order at 65 s."""
+    from examples.join_inputs import T0
+    from pipelines.join_check import EndOfInput, in_range, model_outputs, result_rows
+    from pipelines.join_reprocess import reach_ms, reprocess_join_range
+    from windowing.core.joins import JoinInput
+    _, stream, _ = ran
+    spec = (JoinInput("click_ms", 5000).interval_join(JoinInput("order_ms", 5000)).where("user").equal_to("buyer")
+            .side_output_late_data(True).between(-10_000, 30_000).project(left=["click_id"], right=["order_id"]))
+    base = str(tmp_path)
+    job = replace(stream, operator_id="pairs", spec=spec, state_root=f"{base}/state", results_path=f"{base}/results",
+                  late_path=f"{base}/late", quarantine_path=f"{base}/quarantine", checkpoint_path=f"{base}/cp")
+    assert reach_ms(job) == 30_000
+    start, end = (T0 + dt.timedelta(seconds=s) for s in RANGE_S)
+    start_ms, end_ms = (int(t.timestamp() * 1000) for t in (start, end))
+    clicks = [c for _, cs, _ in ARRIVALS for c in cs]
+    orders = [o for _, _, os in ARRIVALS for o in os]
+    every_pair = model_outputs(spec, [EndOfInput(clicks, orders)]).results   # all rows: the range's pairs are in
+    expected = in_range(spec, every_pair, start_ms, end_ms)
+    assert (0, ("u1",), start_ms - 10_000, start_ms + 5_000, ("c6", "o6")) in expected
+    report = reprocess_join_range(spark, job, start, end)
+    assert result_rows(spark, spec, job.results_path) == expected and report.rows["results"] == len(expected)
