@@ -12,7 +12,9 @@ ones into 1, 2 and all on Spark): the per-key path runs the very model that pass
 and the ``model_per_key`` runs check, without Spark, that splitting a batch by key changes nothing.
 Delta runs (a few Spark jobs and commits per batch) cover one transcript per plan kind
 (``test_delta_streams.py`` checks that every kind has one) and a few cuts; a cut a transcript
-declares on both runs on Delta only (:func:`on_delta_instead`).
+declares on both runs on Delta only (:func:`on_delta_instead`). A re-cut whose batches are the
+steps' own is folded into the steps run (``runner.distinct_cuts``): the id then names both, e.g.
+``spark-steps+cutn-reduce_function``.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ import pytest
 
 from suite_machine import lane_group
 from transcripts import BY_NAME, TRANSCRIPTS
-from transcripts.runner import distinct_cuts, run_cut
+from transcripts.runner import distinct_cuts, folded_recuts, run_cut
 from transcripts.split_by_key import SplitByKey
 from transcripts.types import RECUTS, Cut, Executor, ExpectedPane, Transcript
 from windowing.core.reference import ReferenceOperator
@@ -46,12 +48,36 @@ def runs(transcript: Transcript) -> dict[Executor, Cut]:
     return out
 
 
+def _with_steps_run(transcript: Transcript, cuts: Cut) -> Cut:
+    """``cuts`` with ``Cut.STEPS`` when one of its re-cuts feeds the steps' batches (it is folded into
+    the steps run: ``runner.distinct_cuts``)."""
+    return cuts | Cut.STEPS if folded_recuts(transcript, cuts) else cuts
+
+
 def on_delta_instead(transcript: Transcript) -> Cut:
-    """The Spark cuts the transcript also declares on Delta state: there they run the same plan on the
+    """The Spark cuts the transcript also runs on Delta state: there they run the same plan on the
     same batches, with the Delta store's reads and commits besides, so the in-memory store's run of
-    them would cover nothing more (``WINDOWING_ALL_SPARK_TRANSCRIPTS=1`` runs them anyway)."""
+    them would cover nothing more (``WINDOWING_ALL_SPARK_TRANSCRIPTS=1`` runs them anyway).
+
+    A re-cut whose batches are the steps' counts as the steps run on either side, and when the steps
+    run on Delta, the Spark re-cuts folded into them go along (the Delta steps run makes their checks)."""
+    if ALL_ON_SPARK:
+        return Cut.NONE
     declared = runs(transcript)
-    return Cut.NONE if ALL_ON_SPARK else declared.get(Executor.SPARK, Cut.NONE) & declared.get(Executor.DELTA, Cut.NONE)
+    spark = _with_steps_run(transcript, declared.get(Executor.SPARK, Cut.NONE))
+    both = spark & _with_steps_run(transcript, declared.get(Executor.DELTA, Cut.NONE))
+    return both | folded_recuts(transcript, spark) if Cut.STEPS in both else both
+
+
+def planned_cuts(transcript: Transcript, executor: Executor) -> list[Cut]:
+    """The runs of ``executor`` for ``transcript`` (``runner.distinct_cuts`` of what it declares), Spark's
+    without those that run on Delta instead, Delta's with them."""
+    declared = runs(transcript).get(executor, Cut.NONE)
+    if executor is Executor.SPARK:
+        declared &= ~on_delta_instead(transcript)
+    elif executor is Executor.DELTA:
+        declared |= on_delta_instead(transcript)
+    return distinct_cuts(transcript, declared)
 
 
 def _params():
@@ -59,10 +85,10 @@ def _params():
     delta_runs = itertools.count()
     for executor in Executor:
         for t in TRANSCRIPTS:
-            declared = runs(t).get(executor, Cut.NONE)
-            if executor is Executor.SPARK:
-                declared &= ~on_delta_instead(t)
-            cuts = distinct_cuts(t, declared)
+            cuts = planned_cuts(t, executor)
+            declared = Cut.NONE
+            for cut in cuts:
+                declared |= cut
             if executor is Executor.SPARK and Cut.STEPS not in declared | on_delta_instead(t):
                 cuts = [Cut.STEPS] + cuts   # collected and skipped: a per-key transcript outside the chosen set
             for cut in cuts:
@@ -128,7 +154,7 @@ def test_transcript(request, transcript, executor, cut):
             return executors[-1]
 
         run_cut(transcript, cut, on_delta, time_windows_left=DeltaExecutor.time_windows_left)
-        if cut is Cut.STEPS:
+        if Cut.STEPS in cut:
             from spark_adapter import expected_plan_kind
             kind = expected_plan_kind(transcript.spec)
             assert kind in executors[0].plans_run, (kind, executors[0].plans_run)

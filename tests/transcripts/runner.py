@@ -7,7 +7,10 @@ like ``windowing.core.records.BatchResult`` (``.panes``, ``.late``, ``.metrics``
 
 * ``run_transcript`` runs the steps as written and compares every step (``Cut.STEPS``);
 * ``check_batching_invariance`` re-cuts the rows into batches of the given sizes, flushes,
-  and compares the final results (the other cuts).
+  and compares the final results (the other cuts);
+* a re-cut whose batches are the steps' own (:func:`steps_are_recut`) is folded into the steps
+  run (:func:`distinct_cuts`): on the same batches it would only repeat that run, so the steps run
+  makes its final-result checks as well (``run_cut`` with ``Cut.STEPS | Cut.ALL``, say).
 """
 from __future__ import annotations
 
@@ -15,7 +18,7 @@ import math
 from collections import Counter
 from typing import Any, Callable, Iterable
 
-from transcripts.types import Cut, Transcript
+from transcripts.types import RECUTS, Cut, Transcript
 
 REL_TOL = 1e-9
 ABS_TOL = 1e-9
@@ -180,19 +183,42 @@ def recut(transcript: Transcript, size: int | None) -> list[list[dict]]:
     return [rows[i:i + size] for i in range(0, len(rows), size)]
 
 
-def check_batching_invariance(transcript: Transcript, make_executor: Callable[[Any], Any],
-                              sizes: Iterable[int | None] = (1, 2, 3, None)) -> None:
-    """Re-cut a batching-invariant transcript, flush at the end, compare final results only.
+def final_result_problems(transcript: Transcript, results: list, label: str) -> list[str]:
+    """A re-cut's checks on the results of a whole run (its batches, then the flush): the last pane
+    per window equals the transcript's last expected one (values, timing and is_final; pane indices
+    may differ with the cut when count triggers fire), no batch has late rows, every batch's metrics
+    account for its rows."""
+    want = final_panes(st.panes for st in transcript.steps)
+    got = final_panes(res.panes for res in results)
+    problems = []
+    for ident in sorted(set(got) | set(want), key=repr):
+        g, w = got.get(ident), want.get(ident)
+        if g is None or w is None:
+            problems.append(f"{label}: window {ident}: got {g and _show(g)}, expected {w and _show(w)}")
+        elif not (_same_values(dict(g.values), w.values) and g.timing == w.timing
+                  and bool(g.is_final) == w.is_final):
+            problems.append(f"{label}: window {ident}: got {_show(g)}, expected {_show(w)}")
+    for res in results:
+        if res.late or res.metrics.late_rows or res.metrics.dropped_late_rows:
+            problems.append(f"{label}: batch {res.batch_id} has late rows {res.late}")
+        if not res.metrics.accounted():
+            problems.append(f"{label}: batch {res.batch_id} metrics do not account: {res.metrics}")
+    return problems
 
-    Sizes that cut the rows into the same batches as an earlier size run once.
 
-    The expected final results are the transcript's own (last expected pane
-    per window), compared on values, timing and is_final (pane indices may
-    differ with the cut when count triggers fire).
-    """
+def _assert_recuttable(transcript: Transcript) -> None:
     assert transcript.batching_invariant, f"{transcript.name} is not declared batching-invariant"
     assert transcript.steps and transcript.steps[-1].flush, f"{transcript.name} must end with a flush"
-    want = final_panes(st.panes for st in transcript.steps)
+
+
+def check_batching_invariance(transcript: Transcript, make_executor: Callable[[Any], Any],
+                              sizes: Iterable[int | None] = (1, 2, 3, None)) -> None:
+    """Re-cut a batching-invariant transcript, flush at the end, compare final results only
+    (:func:`final_result_problems`).
+
+    Sizes that cut the rows into the same batches as an earlier size run once.
+    """
+    _assert_recuttable(transcript)
     problems = []
     cuts_run = set()
     for size in sizes:
@@ -206,41 +232,73 @@ def check_batching_invariance(transcript: Transcript, make_executor: Callable[[A
         executor = make_executor(transcript.spec)
         results = [executor.process_batch(batch, b) for b, batch in enumerate(batches)]
         results.append(executor.flush(len(batches)))
-        got = final_panes(res.panes for res in results)
-        label = f"{transcript.name} cut into batches of {size or 'all'}"
-        for ident in sorted(set(got) | set(want), key=repr):
-            g, w = got.get(ident), want.get(ident)
-            if g is None or w is None:
-                problems.append(f"{label}: window {ident}: got {g and _show(g)}, expected {w and _show(w)}")
-            elif not (_same_values(dict(g.values), w.values) and g.timing == w.timing
-                      and bool(g.is_final) == w.is_final):
-                problems.append(f"{label}: window {ident}: got {_show(g)}, expected {_show(w)}")
-        for res in results:
-            if res.late or res.metrics.late_rows or res.metrics.dropped_late_rows:
-                problems.append(f"{label}: batch {res.batch_id} has late rows {res.late}")
-            if not res.metrics.accounted():
-                problems.append(f"{label}: batch {res.batch_id} metrics do not account: {res.metrics}")
+        problems += final_result_problems(transcript, results, f"{transcript.name} cut into batches of {size or 'all'}")
     assert not problems, "\n".join(problems)
 
 
-def distinct_cuts(transcript: Transcript, cuts: Cut) -> list[Cut]:
-    """The single cuts of ``cuts`` in order, leaving out a re-cut that gives the same batches as
-    an earlier one (with 3 rows or fewer, a cut of 3 is a cut of all)."""
-    out, seen = [], set()
+def steps_are_recut(transcript: Transcript, cut: Cut) -> bool:
+    """Whether running the steps as written feeds an executor exactly what re-cut ``cut`` feeds it:
+    the same rows in the same batches in the same order (so the same batch ids), then one flush,
+    the last step; no batch with an explicit watermark or processing time (a re-cut gives none)."""
+    if cut not in RECUTS or len(cut.members()) != 1 or not transcript.batching_invariant:
+        return False
+    steps = transcript.steps
+    if not steps or not steps[-1].flush or any(st.flush for st in steps[:-1]):
+        return False
+    if any(st.watermark_ms is not None or st.processing_time_ms is not None for st in steps[:-1]):
+        return False
+    return [[dict(row) for row in st.rows] for st in steps[:-1]] == recut(transcript, cut.size)
+
+
+def folded_recuts(transcript: Transcript, cuts: Cut) -> Cut:
+    """The re-cuts of ``cuts`` whose batches are the steps' (:func:`steps_are_recut`)."""
+    folded = Cut.NONE
     for cut in cuts.members():
-        if cut is not Cut.STEPS:
-            shape = tuple(len(batch) for batch in recut(transcript, cut.size))
-            if shape in seen:
-                continue
-            seen.add(shape)
+        if cut is not Cut.STEPS and steps_are_recut(transcript, cut):
+            folded |= cut
+    return folded
+
+
+def distinct_cuts(transcript: Transcript, cuts: Cut) -> list[Cut]:
+    """The runs that ``cuts`` asks for, in order, each on its own batches.
+
+    A re-cut whose batches are the steps' is folded into the steps run: the first run is then
+    ``Cut.STEPS`` with those re-cuts (the steps run makes their checks too), also when ``cuts`` has
+    no ``STEPS`` (the steps run checks every step besides). A re-cut that gives the same batches as
+    an earlier one is left out (with 3 rows or fewer, a cut of 3 is a cut of all)."""
+    folded = folded_recuts(transcript, cuts)
+    out, seen = [], set()
+    if Cut.STEPS in cuts or folded:
+        out.append(Cut.STEPS | folded)
+    for cut in cuts.members():
+        if cut is Cut.STEPS or cut in folded:
+            continue
+        shape = tuple(len(batch) for batch in recut(transcript, cut.size))
+        if shape in seen:
+            continue
+        seen.add(shape)
         out.append(cut)
     return out
 
 
 def run_cut(transcript: Transcript, cut: Cut, make_executor: Callable[[Any], Any],
-            time_windows_left: Callable[[Any], list] | None = reference_time_windows_left) -> None:
-    """Run one cut of a transcript on a new executor from ``make_executor(spec)``."""
-    if cut is Cut.STEPS:
-        run_transcript(transcript, make_executor(transcript.spec), time_windows_left=time_windows_left)
-    else:
+            time_windows_left: Callable[[Any], list] | None = reference_time_windows_left) -> list | None:
+    """Run one cut of a transcript on a new executor from ``make_executor(spec)``.
+
+    ``cut`` is a single cut, or ``Cut.STEPS`` with re-cuts folded into it (:func:`distinct_cuts`):
+    the steps run, checked step by step, then checked as each of those re-cuts would be.
+    Returns the steps run's results (None for a re-cut)."""
+    if Cut.STEPS not in cut:
         check_batching_invariance(transcript, make_executor, sizes=(cut.size,))
+        return None
+    recuts = cut & ~Cut.STEPS
+    if recuts:
+        _assert_recuttable(transcript)
+        assert folded_recuts(transcript, recuts) == recuts, \
+            f"{transcript.name}: {recuts} cut the rows otherwise than the steps: they cannot be folded into them"
+    results = run_transcript(transcript, make_executor(transcript.spec), time_windows_left=time_windows_left)
+    if recuts:
+        label = f"{transcript.name} steps as batches of {' and '.join(str(c.size or 'all') for c in recuts.members())}"
+        problems = final_result_problems(transcript, results, label)
+        assert not problems, "\n".join(problems)
+    return results

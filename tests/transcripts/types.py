@@ -15,7 +15,10 @@ What runs where by default (CI time: a Spark batch is seconds, a model batch mic
   per-key path), the Spark executor forced onto the per-key path (``spark_per_key``) and Spark
   on Delta state (``delta``) run only what a transcript declares.
 
-A cut that gives the same batches as an earlier cut of the same executor runs once.
+A cut that gives the same batches as an earlier cut of the same executor runs once; a re-cut that
+gives the very batches the steps run feeds (no explicit watermark or processing time, one flush at
+the end) is folded into the steps run, which makes the re-cut's checks as well
+(``runner.distinct_cuts``).
 """
 from __future__ import annotations
 
@@ -57,7 +60,10 @@ class Cut(enum.Flag):
 
     @property
     def label(self) -> str:
-        return {Cut.STEPS: "steps", Cut.ONE: "cut1", Cut.TWO: "cut2", Cut.THREE: "cut3", Cut.ALL: "cutn"}[self]
+        """``steps``, ``cut1``, ...; a combination joins its members' (``steps+cutn``: a steps run that
+        also makes the checks of the re-cut folded into it)."""
+        names = {Cut.STEPS: "steps", Cut.ONE: "cut1", Cut.TWO: "cut2", Cut.THREE: "cut3", Cut.ALL: "cutn"}
+        return "+".join(names[c] for c in self.members())
 
     def members(self) -> list["Cut"]:
         """The single cuts of a combination, STEPS first, then by batch size."""
