@@ -15,7 +15,7 @@ and saved in the progress row as JSON.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
@@ -90,19 +90,27 @@ def tag_sides(spec, left: DataFrame, right: DataFrame, schemas: SideSchemas) -> 
 
 @dataclass(frozen=True)
 class SideCounts:
-    """One side's part of a batch: its rows, its quarantined rows, its largest valid event time."""
+    """One side's part of a batch: its rows, its quarantined rows, its largest valid event time, and the
+    valid rows each of the plan's row conditions holds for (:func:`side_counts`)."""
 
     input_rows: int = 0
     quarantined_rows: int = 0
     max_ts_ms: int | None = None
+    plan_rows: dict[str, int] = field(default_factory=dict)
 
 
-def side_counts(tagged: DataFrame) -> dict[Side, SideCounts]:
-    """One small aggregate of the tagged rows: per side, rows, quarantined rows, largest valid event time."""
-    rows = tagged.groupBy(SIDE).agg(F.count(F.lit(1)).alias("n"), F.count(REASON).alias("q"),
-                                    F.max(F.when(F.col(REASON).isNull(), F.col(TS))).alias("m")).collect()
-    found = {r[SIDE]: SideCounts(r["n"], r["q"], r["m"]) for r in rows}
-    return {side: found.get(side.name, SideCounts()) for side in SIDES}
+def side_counts(tagged: DataFrame, plan_conditions: dict[str, Column] | None = None) -> dict[Side, SideCounts]:
+    """One small aggregate of the tagged rows: per side, rows, quarantined rows, largest valid event time,
+    and per named condition of ``plan_conditions`` (a plan's per-row accounting) its valid rows."""
+    valid = F.col(REASON).isNull()
+    conditions = plan_conditions or {}
+    rows = tagged.groupBy(SIDE).agg(
+        F.count(F.lit(1)).alias("n"), F.count(REASON).alias("q"), F.max(F.when(valid, F.col(TS))).alias("m"),
+        *[F.sum(F.when(valid & condition, 1).otherwise(0)).alias(f"__{name}") for name, condition in conditions.items()]
+    ).collect()
+    found = {r[SIDE]: SideCounts(r["n"], r["q"], r["m"], {name: int(r[f"__{name}"] or 0) for name in conditions})
+             for r in rows}
+    return {side: found.get(side.name, SideCounts(plan_rows=dict.fromkeys(conditions, 0))) for side in SIDES}
 
 
 class JoinClock:

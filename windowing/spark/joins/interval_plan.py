@@ -16,7 +16,7 @@ One batch (the model's rule, :mod:`windowing.core.joins.interval_join`):
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -28,7 +28,7 @@ from windowing.spark.joins.columns import (
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import flatten_output, late_rows, late_schema, output_type, pairs_schema
 from windowing.spark.joins.pair_output import pair_output
-from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable, counts_by_side
+from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable
 
 INTERVAL = "interval"
 
@@ -53,19 +53,22 @@ class IntervalJoinPlan:
     def late_schema(self) -> T.StructType:
         return late_schema(self.schemas)
 
+    @staticmethod
+    def row_conditions(watermark_start_ms: int) -> dict[str, Column]:
+        """Per valid row: accepted (above the watermark at the start of the batch) or late; counted with the
+        intake's aggregate."""
+        return {ACCEPTED: F.col(TS) > watermark_start_ms, LATE: F.col(TS) <= watermark_start_ms}
+
     def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
         spec, wm_start, wm_end = self.spec, ctx.watermark_start_ms, ctx.watermark_end_ms
-        is_accepted = F.col(TS) > wm_start
+        is_accepted = self.row_conditions(wm_start)[ACCEPTED]
         expires = (F.when(F.col(SIDE) == LEFT.name, F.col(TS) + spec.upper_bound_ms)
                    .otherwise(F.col(TS) - spec.lower_bound_ms))
         accepted = (valid.where(is_accepted).withColumn(BATCH, F.lit(ctx.batch_id).cast("long"))
                     .withColumn(EXPIRES, expires).select(*self.state.schema.fieldNames())).cache()
-        late_count = F.sum(F.when(~is_accepted, 1).otherwise(0))
-        counts = counts_by_side(valid.groupBy(SIDE).agg(
-            F.sum(F.when(is_accepted, 1).otherwise(0)).alias(ACCEPTED),
-            (late_count if spec.late_output else F.lit(0)).alias(LATE),
-            (F.lit(0) if spec.late_output else late_count).alias(DROPPED_LATE),
-            F.lit(0).alias(UNASSIGNED)).collect())
+        counts = {side: {ACCEPTED: rows[ACCEPTED], LATE: rows[LATE] if spec.late_output else 0,
+                         DROPPED_LATE: 0 if spec.late_output else rows[LATE], UNASSIGNED: 0}
+                  for side, rows in ctx.plan_rows.items()}
         late = late_rows(valid.where(~is_accepted), LATE_BEYOND_ALLOWED_LATENESS, wm_start, ctx.batch_id)
         if not spec.late_output:
             late = late.limit(0)

@@ -72,6 +72,11 @@ class KeyedJoinPlan:
             + [T.StructField(name, T.LongType(), True) for name in PLAN_COUNTS]
             + [T.StructField(f.name, f.dataType, True) for f in self.state.schema.fields[1:]])
 
+    @staticmethod
+    def row_conditions(watermark_start_ms: int) -> None:
+        """None: a row's accounting comes from its key's run of the model (merging, lateness, evictors)."""
+        return None
+
     def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
         keyed_state = state[KEYED]
         if not ctx.flush:

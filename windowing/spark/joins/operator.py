@@ -135,13 +135,14 @@ class JoinOperator:
         clock_before = clock.clock_ms
         tagged = tag_sides(self.spec, left, right, schemas).cache()
         try:
-            counts = side_counts(tagged)
+            counts = side_counts(tagged, plan.row_conditions(wm_start))
             clock.arrive(processing_time_ms)
             wm_end = clock.advance(counts, flush)
             has_rows = any(c.input_rows > c.quarantined_rows for c in counts.values())
             ctx = BatchContext(batch_id, wm_start, wm_end, clock_before, processing_time_ms, clock.clock_ms, flush,
                                has_rows, {side: c.input_rows - c.quarantined_rows for side, c in counts.items()},
-                               state_empty=last is None)
+                               state_empty=last is None,
+                               plan_rows={side: c.plan_rows for side, c in counts.items()})
             state = {table.name: (self.spark.createDataFrame([], table.schema) if ctx.state_empty
                                   else self.store.read_state(table, last)) for table in plan.state_tables}
             valid = tagged.where(F.col(REASON).isNull())

@@ -42,6 +42,8 @@ class BatchContext:
         has_rows: the batch has a valid row of either side.
         valid_rows: each side's valid (not quarantined) rows in the batch, from the intake's aggregate.
         state_empty: the state as read is the tables as created (no batch committed before this one).
+        plan_rows: each side's valid rows per condition of the plan's ``row_conditions`` (counted with the
+            intake's aggregate), when the plan has them.
     """
 
     batch_id: int
@@ -54,6 +56,7 @@ class BatchContext:
     has_rows: bool
     valid_rows: dict[Side, int] = field(default_factory=dict)
     state_empty: bool = False
+    plan_rows: dict[Side, dict[str, int]] = field(default_factory=dict)
 
     @property
     def state_stays_empty(self) -> bool:

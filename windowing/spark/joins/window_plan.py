@@ -23,7 +23,7 @@ evictors, co-group functions) runs on the per-key path (:mod:`keyed_plan`).
 """
 from __future__ import annotations
 
-from pyspark.sql import DataFrame, Window
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -85,8 +85,8 @@ class WindowJoinFramePlan:
         return late_schema(self.schemas)
 
     def _assigned(self, valid: DataFrame, ctx: BatchContext) -> DataFrame:
-        size, slide, offset = _geometry(self.spec.window.assigner)
-        last_start = F.col(TS) - F.pmod(F.col(TS) - offset, F.lit(slide))
+        size, slide, _ = _geometry(self.spec.window.assigner)
+        last_start = self._latest_window_start()
         count = -(-size // slide)
         return (valid.withColumn(BATCH, F.lit(ctx.batch_id).cast("long"))
                 .withColumn("__k", F.explode(F.sequence(F.lit(0), F.lit(count - 1))))
@@ -95,24 +95,33 @@ class WindowJoinFramePlan:
                 .where(F.col(WS) > F.col(TS) - size).drop("__k")
                 .withColumn(_LIVE, F.col(WE) - 1 > ctx.watermark_start_ms))
 
+    def _latest_window_start(self) -> Column:
+        """The start of the latest window that can hold the row (the one starting at or before its time)."""
+        _, slide, offset = _geometry(self.spec.window.assigner)
+        return F.col(TS) - F.pmod(F.col(TS) - offset, F.lit(slide))
+
+    def row_conditions(self, watermark_start_ms: int) -> dict[str, Column]:
+        """Per valid row: accepted (a window of it has not ended at the watermark at the start of the batch),
+        late (it is in windows, all ended) or unassigned (in no window: a gap between sliding windows).
+
+        The latest window that can hold the row decides both: the row is in a window when that one
+        reaches it, and late when that one ended. Counted with the intake's aggregate."""
+        size, _, _ = _geometry(self.spec.window.assigner)
+        latest = self._latest_window_start()
+        in_window = latest > F.col(TS) - size
+        live = latest + (size - 1) > watermark_start_ms
+        return {ACCEPTED: in_window & live, LATE: in_window & ~live, UNASSIGNED: ~in_window}
+
     def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
         assigned = self._assigned(valid, ctx).cache()
-        elements = assigned.groupBy(SIDE, ORDER).agg(F.max(_LIVE).alias(_LIVE))
-        late_sum = F.sum(F.when(~F.col(_LIVE), 1).otherwise(0))
         late_output = self.spec.late_output
-        per_side = {r[SIDE]: r for r in elements.groupBy(SIDE).agg(
-            F.count(F.lit(1)).alias("assigned"), F.sum(F.when(F.col(_LIVE), 1).otherwise(0)).alias(ACCEPTED),
-            late_sum.alias("late")).collect()}
         counts = {}
         for side in (LEFT, RIGHT):
-            row = per_side.get(side.name)
-            with_windows, accepted, late = (row["assigned"], row[ACCEPTED], row["late"]) if row else (0, 0, 0)
-            counts[side] = {ACCEPTED: accepted, LATE: late if late_output else 0,
-                            DROPPED_LATE: 0 if late_output else late,
-                            UNASSIGNED: ctx.valid_rows.get(side, 0) - with_windows}
-        late_elements = elements.where(~F.col(_LIVE)).select(SIDE, ORDER)
-        late = late_rows(valid.join(late_elements, [SIDE, ORDER], "left_semi"), LATE_BEYOND_ALLOWED_LATENESS,
-                         ctx.watermark_start_ms, ctx.batch_id)
+            rows = ctx.plan_rows[side]
+            counts[side] = {ACCEPTED: rows[ACCEPTED], LATE: rows[LATE] if late_output else 0,
+                            DROPPED_LATE: 0 if late_output else rows[LATE], UNASSIGNED: rows[UNASSIGNED]}
+        late = late_rows(valid.where(self.row_conditions(ctx.watermark_start_ms)[LATE]),
+                         LATE_BEYOND_ALLOWED_LATENESS, ctx.watermark_start_ms, ctx.batch_id)
         if not late_output:
             late = late.limit(0)
         columns = self.state.schema.fieldNames()
