@@ -140,17 +140,13 @@ def backfill_run(spark, job: JoinJob, job_file: str | Path, start, end, chunk: s
         pipelines.orchestration.SourceNotReadyError: an input table does not exist yet (naming the side).
         pipelines.orchestration.NothingNewError: the range's results, late and quarantined rows are all empty.
     """
-    from pipelines import logs
     from pipelines.join_reprocess import reprocess_join_range
-    from pipelines.orchestration import NothingNewError, backfill_job
+    from pipelines.orchestration import backfill_job, require_rows
     _require_inputs(spark, job)
     target = backfill_job(job)
     report = reprocess_join_range(spark, job, start, end, into=target, chunk=chunk)
-    if not any(report.rows.values()):
-        message = (f"job {job.name}: no row of {job.left_path} or {job.right_path} gives a result, late or "
-                   f"quarantined row in [{start.isoformat()}, {end.isoformat()}): nothing to backfill")
-        logs.info(message)
-        raise NothingNewError(message)
+    require_rows(report.rows, f"job {job.name}: no row of {job.left_path} or {job.right_path} gives a result, "
+                              f"late or quarantined row in [{start.isoformat()}, {end.isoformat()}): nothing to backfill")
     return _range_summary(job_file, "backfill", target, start, end, report)
 
 

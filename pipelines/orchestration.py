@@ -62,6 +62,13 @@ class NothingNewError(RuntimeError):
     """The run committed nothing (no new batch, no row in the interval): the message says since when."""
 
 
+def require_rows(rows: Mapping[str, int], message: str) -> None:
+    """Log ``message`` and raise :class:`NothingNewError` with it when no table got a row (``rows`` per table)."""
+    if not any(rows.values()):
+        logs.info(message)
+        raise NothingNewError(message)
+
+
 def job_files() -> list[Path]:
     """The job definitions that get DAGs, sorted; an entry that matches nothing is an error."""
     spec = os.environ.get(JOBS_ENV) or os.pathsep.join(str(REPO / pattern) for pattern in DEFAULT_JOBS)
@@ -331,12 +338,8 @@ def backfill_run(job_file: str | Path, start: str | dt.datetime, end: str | dt.d
     _require_source(spark, job)
     target = backfill_job(job)
     report = reprocess_range(spark, job, start_t, end_t, into=target, chunk=chunk)
-    if not any(report.rows.values()):
-        from pipelines import logs
-        message = (f"job {job.name}: no raw rows for windows ending in ({start_t.isoformat()}, "
-                   f"{end_t.isoformat()}]: nothing to backfill")
-        logs.info(message)
-        raise NothingNewError(message)
+    require_rows(report.rows, f"job {job.name}: no raw rows for windows ending in ({start_t.isoformat()}, "
+                              f"{end_t.isoformat()}]: nothing to backfill")
     return {"job_file": str(job_file), "kind": "backfill", **_tables(target), "start": start_t.isoformat(),
             "end": end_t.isoformat(), "rows": report.rows, "results_version": report.results_version}
 

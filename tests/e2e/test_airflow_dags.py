@@ -283,6 +283,14 @@ def test_the_airflow_benchmark_runs_spark_in_a_task_shaped_like_the_streaming_ta
 
 
 # ---------------------------------------------------------------- Spark settings
+def test_a_backfill_range_that_wrote_no_row_is_nothing_new():
+    """The backfill tasks' skip: no row in any table raises NothingNewError with the message; one row does not."""
+    from pipelines import orchestration
+    with pytest.raises(orchestration.NothingNewError, match="job j: nothing to backfill"):
+        orchestration.require_rows({"results": 0, "late": 0, "quarantine": 0}, "job j: nothing to backfill")
+    orchestration.require_rows({"results": 0, "late": 1, "quarantine": 0}, "not raised")
+
+
 def test_spark_settings_come_from_the_job_then_the_connection():
     from pipelines.job import load_job
     from pipelines.orchestration import spark_conf_for, spark_conf_from_connection
