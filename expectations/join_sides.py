@@ -51,7 +51,7 @@ def _side_rows(frame, spec, side: str, columns: tuple[tuple[str, str], ...]):
     keys = spec.left_key if side == "left" else spec.right_key
     time_column = getattr(spec, side).event_time_column
     return frame.select(*[frame[k].alias(_KEY.format(i)) for i, k in enumerate(keys)],
-                        event_time_ms(frame[time_column], frame.schema[time_column].dataType).alias(_TIME),
+                        event_time_ms(time_column, frame.schema[time_column].dataType).alias(_TIME),
                         *[frame[source].alias(_OUT.format(i)) for i, (source, _) in enumerate(columns)])
 
 

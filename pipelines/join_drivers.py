@@ -197,7 +197,7 @@ def run_join_backfill(spark: SparkSession, job: JoinJob, start: dt.datetime | No
     chunk_ms = parse_duration_ms(chunk, "chunk") if chunk is not None else None
     if chunk_ms is not None and chunk_ms <= 0:
         raise ValueError(f"chunk must be a positive duration, got {chunk!r}")
-    times = {side: event_time_ms(F.col(f"`{column}`"), inputs[side].schema[column].dataType)
+    times = {side: event_time_ms(column, inputs[side].schema[column].dataType)
              for side, column in _event_time_columns(job).items()}
     both = inputs["left"].select(times["left"].alias("ms")).unionByName(
         inputs["right"].select(times["right"].alias("ms")))

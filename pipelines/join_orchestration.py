@@ -43,18 +43,15 @@ def input_tables(job: JoinJob) -> list[str]:
     return [job.left_path, job.right_path]
 
 
-def _progress_path(job: JoinJob) -> str:
-    from windowing.spark.lake import delta_lake_io
-    return f"{delta_lake_io.absolute(job.state_root).rstrip('/')}/{job.operator_id}/progress"
+def _store(spark, job: JoinJob):
+    from windowing.spark.joins.stores import JoinDeltaStore
+    return JoinDeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
 
 
 def _last_batch(spark, job: JoinJob) -> int | None:
-    """The newest committed batch id of the join operator (None: no batch yet)."""
-    from windowing.spark.lake import delta_lake_io
-    path = _progress_path(job)
-    if not delta_lake_io.table_exists(spark, path):
-        return None
-    return spark.read.format("delta").load(path).agg({"batch_id": "max"}).first()[0]
+    """The newest committed batch id of the join operator (None: no batch yet), from its last progress row."""
+    last = _store(spark, job).last_progress()
+    return None if last is None else last["batch_id"]
 
 
 def nothing_new_line(job: JoinJob, last_batch: int | None) -> str:
@@ -63,13 +60,13 @@ def nothing_new_line(job: JoinJob, last_batch: int | None) -> str:
     return f"job {job.name}: nothing new in {job.left_path} or {job.right_path} {since}"
 
 
-def _result_rows(spark, job: JoinJob, batch_ids: list[int]) -> int:
-    """The results table's rows written by ``batch_ids`` (0 without a results table or a batch)."""
-    from pyspark.sql import functions as F
+def _result_rows(spark, job: JoinJob, batch_ids: list[int]) -> int | None:
+    """The results table's rows that ``batch_ids`` appended, from their commits' row counts (no Spark job);
+    None when a commit does not tell."""
     from windowing.spark.lake import delta_lake_io
-    if not batch_ids or not delta_lake_io.table_exists(spark, job.results_path):
-        return 0
-    return spark.read.format("delta").load(job.results_path).where(F.col("batch_id").isin(batch_ids)).count()
+    store = _store(spark, job)
+    counts = [delta_lake_io.appended_rows(spark, job.results_path, store.app_id, b) for b in batch_ids]
+    return None if None in counts else sum(counts)
 
 
 def stream_run(spark, job: JoinJob, job_file: str | Path) -> dict:
@@ -78,7 +75,8 @@ def stream_run(spark, job: JoinJob, job_file: str | Path) -> dict:
     Returns:
         ``job_file``, ``kind`` "stream", the tables (:data:`TABLE_KEYS`, ``left_path``, ``right_path``),
         ``committed_batch_ids`` and ``skipped_batch_ids`` (committed by an earlier attempt),
-        ``input_rows`` per side and ``result_rows`` (results rows of the committed batches).
+        ``input_rows`` per side and ``result_rows`` (the rows the committed batches appended to the results, read
+        from their commits; None when a commit does not tell).
 
     Raises:
         pipelines.orchestration.SourceNotReadyError: an input table does not exist yet (naming the side).
@@ -86,11 +84,8 @@ def stream_run(spark, job: JoinJob, job_file: str | Path) -> dict:
     """
     from pipelines import logs
     from pipelines.join_drivers import run_join_stream
-    from pipelines.orchestration import NothingNewError, SourceNotReadyError
-    from windowing.spark.lake import delta_lake_io
-    for side, path in job.input_paths.items():
-        if not delta_lake_io.table_exists(spark, path):
-            raise SourceNotReadyError(f"job {job.name}: {side} input table {path} does not exist yet")
+    from pipelines.orchestration import NothingNewError
+    _require_inputs(spark, job)
     reports = run_join_stream(spark, job)
     if not reports:
         message = nothing_new_line(job, _last_batch(spark, job))

@@ -46,7 +46,6 @@ import uuid
 from dataclasses import replace
 
 from pyspark.sql import SparkSession
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from pipelines.drivers import epoch_ms, log
@@ -54,7 +53,7 @@ from pipelines.join_job import JoinJob
 from pipelines.reprocess import ReprocessReport, _iso, _read, _remove_local, _replace, _utc, window_range_sql
 from windowing.core.joins import IntervalJoinSpec
 from windowing.spark.joins.columns import EVENT_TIME, LEFT_ROW, PAIR_TIME, RIGHT_ROW, SIDE
-from windowing.spark.joins.intake import event_time_ms
+from windowing.spark.joins.intake import event_time_ms, event_time_ms_sql
 from windowing.spark.lake import delta_lake_io
 from windowing.spark.plans.window_geometry import longest_window_ms
 
@@ -108,17 +107,6 @@ def late_range_sql(start_ms: int, end_ms: int) -> str:
     return f"{EVENT_TIME} >= {start_ms} AND {EVENT_TIME} < {end_ms}"
 
 
-def event_time_sql(expression: str, data_type: T.DataType) -> str:
-    """SQL text of an event time in epoch ms as the join reads it (:func:`windowing.spark.joins.intake.event_time_ms`):
-    integers as they are, timestamps converted, other values parsed as an integer (else null)."""
-    if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
-        return f"unix_millis(CAST({expression} AS TIMESTAMP))"
-    if isinstance(data_type, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
-        return f"CAST({expression} AS BIGINT)"
-    text = f"CAST({expression} AS STRING)"
-    return f"(CASE WHEN {text} RLIKE '^-?[0-9]{{1,18}}$' THEN CAST({text} AS BIGINT) END)"
-
-
 def quarantine_range_sql(job: JoinJob, schema: T.StructType, start_ms: int, end_ms: int) -> str:
     """The ``replaceWhere`` of a range on a join's quarantine table (``schema``): the rows whose own side's
     event time is in ``[start, end)``; a row without a parseable one is in no range."""
@@ -126,7 +114,7 @@ def quarantine_range_sql(job: JoinJob, schema: T.StructType, start_ms: int, end_
     for side, column in (("left", job.spec.left.event_time_column), ("right", job.spec.right.event_time_column)):
         row = _ROW_COLUMNS[side]
         data_type = schema[row].dataType[column].dataType
-        times.append(f"WHEN {SIDE} = '{side}' THEN {event_time_sql(f'`{row}`.`{column}`', data_type)}")
+        times.append(f"WHEN {SIDE} = '{side}' THEN {event_time_ms_sql(f'`{row}`.`{column}`', data_type)}")
     ms = f"(CASE {' '.join(times)} END)"
     return f"{ms} >= {start_ms} AND {ms} < {end_ms}"
 
@@ -194,7 +182,7 @@ def _has_rows(spark: SparkSession, job: JoinJob, start_ms: int, end_ms: int) -> 
     for side, path in job.input_paths.items():
         frame = _read(spark, path)
         column = getattr(job.spec, side).event_time_column
-        ms = event_time_ms(F.col(f"`{column}`"), frame.schema[column].dataType)
+        ms = event_time_ms(column, frame.schema[column].dataType)
         if frame.where((ms >= start_ms) & (ms < end_ms)).limit(1).count():
             return True
     return False
@@ -207,6 +195,9 @@ def _replace_range(spark: SparkSession, job: JoinJob, staging: JoinJob, target: 
     A table that neither the staging run nor the target has is left alone (0 rows).
     Returns the rows written per table and the results commit's version.
     """
+    range_sql = {"results": lambda schema: results_range_sql(job, start_ms, end_ms),
+                 "late": lambda schema: late_range_sql(start_ms, end_ms),
+                 "quarantine": lambda schema: quarantine_range_sql(job, schema, start_ms, end_ms)}
     rows, version = {}, None
     for kind in TABLES:
         staged, path = getattr(staging, f"{kind}_path"), getattr(target, f"{kind}_path")
@@ -215,12 +206,7 @@ def _replace_range(spark: SparkSession, job: JoinJob, staging: JoinJob, target: 
             rows[kind] = 0
             continue
         frame = _read(spark, staged if recomputed else path)
-        if kind == "results":
-            predicate = results_range_sql(job, start_ms, end_ms)
-        elif kind == "late":
-            predicate = late_range_sql(start_ms, end_ms)
-        else:
-            predicate = quarantine_range_sql(job, frame.schema, start_ms, end_ms)
+        predicate = range_sql[kind](frame.schema)
         if not recomputed:
             frame = spark.createDataFrame([], frame.schema)   # the recomputation wrote none: the range empties
         rows[kind], written = _replace(spark, frame.where(predicate), path, predicate)

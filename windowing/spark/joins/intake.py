@@ -29,14 +29,21 @@ from windowing.core.watermarks import WatermarkTracker
 from windowing.spark.joins.columns import JOIN_KEY, LEFT_ROW, ORDER, REASON, RIGHT_ROW, ROW_COLUMNS, SIDE, TS
 
 
-def event_time_ms(column: Column, data_type: T.DataType) -> Column:
-    """The event time in epoch ms: integers as they are, timestamps converted, other values parsed as an integer
+def event_time_ms_sql(expression: str, data_type: T.DataType) -> str:
+    """SQL text of an event time in epoch ms (the join's one reading of it, also usable as a Delta
+    ``replaceWhere``): integers as they are, timestamps converted, other values parsed as an integer
     (null: unparseable, as the model has a value that is not an int)."""
     if isinstance(data_type, (T.TimestampType, T.TimestampNTZType)):
-        return F.unix_millis(column.cast("timestamp"))
+        return f"unix_millis(CAST({expression} AS TIMESTAMP))"
     if isinstance(data_type, (T.LongType, T.IntegerType, T.ShortType, T.ByteType)):
-        return column.cast("long")
-    return F.when(column.cast("string").rlike(r"^-?[0-9]{1,18}$"), column.cast("string").cast("long"))
+        return f"CAST({expression} AS BIGINT)"
+    text = f"CAST({expression} AS STRING)"
+    return f"(CASE WHEN {text} RLIKE '^-?[0-9]{{1,18}}$' THEN CAST({text} AS BIGINT) END)"
+
+
+def event_time_ms(column: str, data_type: T.DataType) -> Column:
+    """The event time in epoch ms of the column named ``column`` (:func:`event_time_ms_sql`)."""
+    return F.expr(event_time_ms_sql(f"`{column}`", data_type))
 
 
 @dataclass(frozen=True)
@@ -66,7 +73,7 @@ def _tag(spec, side: Side, df: DataFrame, schemas: SideSchemas) -> DataFrame:
     columns = {LEFT: spec.left_key, RIGHT: spec.right_key}[side]
     event_time = getattr(spec, side.name).event_time_column
     raw_ts = F.col(event_time)
-    ts = event_time_ms(raw_ts, df.schema[event_time].dataType)
+    ts = event_time_ms(event_time, df.schema[event_time].dataType)
     any_null_key = F.lit(False)
     for c in columns:
         any_null_key = any_null_key | F.col(c).isNull()
