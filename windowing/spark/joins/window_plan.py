@@ -12,8 +12,8 @@ final, when the watermark passes its end. One batch:
 * state ``buffers``: one row per (accepted row, live window);
 * the windows whose ``end - 1`` is at or below the new watermark fire: their
   buffered left and right rows join on (``join_key``, window) with the join
-  kind's Spark join (``inner``, ``left_outer``, ``right_outer``, ``full_outer``,
-  ``left_semi``, ``left_anti``), each pair through the projection (or the join
+  kind's Spark join (``JoinKind.spark_join``: ``inner``, ``left_outer``,
+  ``right_outer``, ``full_outer``, ``left_semi``, ``left_anti``), each pair through the projection (or the join
   function); a fired window with no output row gives one row with a null
   ``row_index`` (the pane is not lost); the fired windows' buffers are deleted
   by their window end (a ``replaceWhere`` commit with the new rows, no MERGE).
@@ -29,7 +29,6 @@ from pyspark.sql import types as T
 
 from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
 from windowing.core.joins.functions import PairJoin
-from windowing.core.joins.kinds import ANTI, FULL_OUTER, INNER, LEFT_OUTER, RIGHT_OUTER, SEMI
 from windowing.core.joins.sides import LEFT, RIGHT
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, ON_TIME
 from windowing.core.triggers import EventTimeTrigger
@@ -43,9 +42,6 @@ from windowing.spark.joins.pair_output import pair_output
 from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable
 
 BUFFERS = "buffers"
-SPARK_JOIN_TYPES = {INNER: "inner", LEFT_OUTER: "left_outer", RIGHT_OUTER: "right_outer",
-                    FULL_OUTER: "full_outer", SEMI: "left_semi", ANTI: "left_anti"}
-"""Each join kind's Spark join on (key, window)."""
 _LIVE = "__live"
 
 
@@ -139,7 +135,7 @@ class WindowJoinFramePlan:
         lefts = fired.where(side == LEFT.name).alias("l")
         rights = fired.where(side == RIGHT.name).alias("r")
         on = [F.col(f"l.{c}") == F.col(f"r.{c}") for c in (JOIN_KEY, WS, WE)]
-        joined = lefts.join(rights, on[0] & on[1] & on[2], SPARK_JOIN_TYPES[self.kind])
+        joined = lefts.join(rights, on[0] & on[1] & on[2], self.kind.spark_join)
         if self.kind.left_only:
             null_right = F.lit(None).cast(self.schemas.right)
             pairs = joined.select(*[F.col(f"l.{c}").alias(c) for c in (JOIN_KEY, WS, WE)],
