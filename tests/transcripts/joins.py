@@ -161,6 +161,16 @@ class CountSides:
         return [{"lefts": len(lefts), "rights": len(rights), "start": window.window_start_ms}]
 
 
+@dataclass(frozen=True)
+class DropSome:
+    """A pair join function: the pair's ids, but no row for a pair with the right row r3 or the left row l2."""
+
+    def join(self, left, right):
+        if (right and right["id"]) == "r3" or (left and left["id"]) == "l2":
+            return None
+        return {LEFT_ID: left and left["id"], RIGHT_ID: right and right["id"]}
+
+
 JOIN_TRANSCRIPTS: list[JoinTranscript] = []
 
 
@@ -287,6 +297,17 @@ transcript(
     flush([P("a", 0, 10, 0, ON_TIME, True, (2, 2, 0)), P("b", 0, 10, 0, ON_TIME, True, (1, 0, 0)),
            P("c", 0, 10, 0, ON_TIME, True, (0, 1, 0))]),
     doc="co-group: called once per key and window in which either side has rows")
+
+transcript(
+    "window_join_function_drops_pairs",
+    inputs()[0].join(inputs()[1], "full").where("k").equal_to("key").window(TumblingEventTimeWindows.of(10))
+    .apply(DropSome(), f"{LEFT_ID} string, {RIGHT_ID} string"),
+    _OUTER_ROWS,
+    # A function's None is no row: key a keeps the pairs without r3; key b's only pair (l2, null) gives none,
+    # so b's pane is a pane with no row; key c keeps its unmatched right row.
+    flush([P("a", 0, 10, 0, ON_TIME, True, ("l1", "r1"), ("l4", "r1")), P("b", 0, 10, 0, ON_TIME, True),
+           P("c", 0, 10, 0, ON_TIME, True, (None, "r2"))]),
+    doc="a join function's pairs: the kind's pairs, each through the function; None drops the pair")
 
 for mode, second, last in [
         # accumulating: each pane joins the whole window so far.

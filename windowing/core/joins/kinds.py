@@ -33,7 +33,6 @@ class JoinKind:
     keeps_unmatched_right: bool = False
     left_only: bool = False       # semi and anti emit left rows only
     needs_match: bool = True      # semi: a left row needs a partner; anti: it needs none
-    spark_join: str = "inner"     # the DataFrame join type that gives these pairs on (key, window): its Spark form
 
     def pairs(self, lefts: Sequence[dict], rights: Sequence[dict]) -> list[tuple[dict | None, dict | None]]:
         """The (left, right) pairs of one firing; None is the missing side."""
@@ -52,11 +51,11 @@ class JoinKind:
 
 
 INNER = JoinKind("inner")
-LEFT_OUTER = JoinKind("left", keeps_unmatched_left=True, spark_join="left_outer")
-RIGHT_OUTER = JoinKind("right", keeps_unmatched_right=True, spark_join="right_outer")
-FULL_OUTER = JoinKind("full", keeps_unmatched_left=True, keeps_unmatched_right=True, spark_join="full_outer")
-SEMI = JoinKind("semi", left_only=True, needs_match=True, spark_join="left_semi")
-ANTI = JoinKind("anti", left_only=True, needs_match=False, spark_join="left_anti")
+LEFT_OUTER = JoinKind("left", keeps_unmatched_left=True)
+RIGHT_OUTER = JoinKind("right", keeps_unmatched_right=True)
+FULL_OUTER = JoinKind("full", keeps_unmatched_left=True, keeps_unmatched_right=True)
+SEMI = JoinKind("semi", left_only=True, needs_match=True)
+ANTI = JoinKind("anti", left_only=True, needs_match=False)
 JOIN_KINDS = {kind.name: kind for kind in (INNER, LEFT_OUTER, RIGHT_OUTER, FULL_OUTER, SEMI, ANTI)}
 
 

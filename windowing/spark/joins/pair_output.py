@@ -5,7 +5,9 @@ from pyspark.sql import Column
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from windowing.core.joins.functions import Projection
+from windowing.core.joins.functions import PairJoin, Projection
+from windowing.spark.joins.columns import LEFT_ROW, RIGHT_ROW
+from windowing.spark.joins.kind_pairs import pairs_column
 
 
 def pair_output(output, out_type: T.StructType, left: Column, right: Column) -> Column:
@@ -14,10 +16,32 @@ def pair_output(output, out_type: T.StructType, left: Column, right: Column) -> 
     if isinstance(output, Projection):
         return F.struct(*[left[source].alias(name) for source, name in output.left],
                         *[right[source].alias(name) for source, name in output.right])
+    return F.udf(lambda left_row, right_row: _call(output, out_type, left_row, right_row), out_type)(left, right)
 
-    def call(left_row, right_row):
-        as_dict = (lambda row: None if row is None else row.asDict(recursive=True))
-        values = output.row(as_dict(left_row), as_dict(right_row))
-        return None if values is None else tuple(values[name] for name in out_type.fieldNames())
 
-    return F.udf(call, out_type)(left, right)
+def window_outputs(function: PairJoin, out_type: T.StructType, lefts: Column, rights: Column,
+                   left: T.StructType, right: T.StructType) -> Column:
+    """One fired window's output structs, in pair order, leaving out the pairs a join function gives no row for.
+
+    ``lefts``, ``rights``: the window's rows of each side in arrival rank, as arrays of structs holding the
+    row in ``LEFT_ROW`` / ``RIGHT_ROW``. A projection: the kind's pairs as an array column
+    (:func:`kind_pairs.pairs_column`), each projected. A join function: one Python call per window with
+    both arrays, pairing them by the kind's own reference form (:meth:`JoinKind.pairs`).
+    """
+    output = function.output
+    if isinstance(output, Projection):   # never null: one output per pair
+        pairs = pairs_column(function.kind, lefts, rights, left, right)
+        return F.transform(pairs, lambda pair: pair_output(output, out_type, pair[LEFT_ROW], pair[RIGHT_ROW]))
+
+    def call(left_rows, right_rows):
+        pairs = function.kind.pairs([r[LEFT_ROW] for r in left_rows or ()], [r[RIGHT_ROW] for r in right_rows or ()])
+        outputs = (_call(output, out_type, left_row, right_row) for left_row, right_row in pairs)
+        return [values for values in outputs if values is not None]
+
+    return F.udf(call, T.ArrayType(out_type))(lefts, rights)
+
+
+def _call(output, out_type: T.StructType, left_row, right_row) -> tuple | None:
+    as_dict = (lambda row: None if row is None else row.asDict(recursive=True))
+    values = output.row(as_dict(left_row), as_dict(right_row))
+    return None if values is None else tuple(values[name] for name in out_type.fieldNames())

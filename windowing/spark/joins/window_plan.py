@@ -11,19 +11,20 @@ final, when the watermark passes its end. One batch:
   with no window (a gap between sliding windows) unassigned, the others accepted;
 * state ``buffers``: one row per (accepted row, live window);
 * the windows whose ``end - 1`` is at or below the new watermark fire: their
-  buffered left and right rows join on (``join_key``, window) with the join
-  kind's Spark join (``JoinKind.spark_join``: ``inner``, ``left_outer``,
-  ``right_outer``, ``full_outer``, ``left_semi``, ``left_anti``), each pair through the projection (or the join
-  function); a fired window with no output row gives one row with a null
-  ``row_index`` (the pane is not lost); the fired windows' buffers are deleted
-  by their window end (a ``replaceWhere`` commit with the new rows, no MERGE).
+  buffered rows are grouped once by (``join_key``, window), each side's rows
+  collected in arrival rank, and the join kind's pairs built from the two
+  arrays (:mod:`kind_pairs`; no join, one shuffle), each pair through the
+  projection (or the join function); a fired window with no output row gives
+  one row with a null ``row_index`` (the pane is not lost); the fired windows'
+  buffers are deleted by their window end (a ``replaceWhere`` commit with the
+  new rows, no MERGE).
 
 Everything else (early and late firings, lateness, sessions, count windows,
 evictors, co-group functions) runs on the per-key path (:mod:`keyed_plan`).
 """
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame, Window
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -38,7 +39,7 @@ from windowing.spark.joins.columns import (
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import (
     SUPERSEDES_TYPE, flatten_output, late_rows, late_schema, output_type, results_schema)
-from windowing.spark.joins.pair_output import pair_output
+from windowing.spark.joins.pair_output import window_outputs
 from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable
 
 BUFFERS = "buffers"
@@ -66,8 +67,7 @@ class WindowJoinFramePlan:
 
     def __init__(self, spec, schemas: SideSchemas):
         self.spec, self.schemas = spec, schemas
-        self.kind, self.output_fn = spec.function.kind, spec.function.output
-        self.output = output_type(self.output_fn, schemas)
+        self.output = output_type(spec.function.output, schemas)
         self.results_schema = results_schema(schemas.key, self.output)
         self.state = StateTable(BUFFERS, T.StructType(
             [T.StructField(JOIN_KEY, schemas.key, True), T.StructField(WS, T.LongType(), True),
@@ -123,39 +123,34 @@ class WindowJoinFramePlan:
         columns = self.state.schema.fieldNames()
         new = assigned.where(F.col(_LIVE)).select(*columns)
         fires = F.col(WE) - 1 <= ctx.watermark_end_ms
-        fired = state[BUFFERS].unionByName(new).where(fires).cache()
-        results = self._panes(fired, ctx)
+        results = self._panes(state[BUFFERS].unionByName(new).where(fires), ctx)
         # The fired windows' buffered rows leave (every row at or below the new watermark's windows).
         changes = ReplaceWhere(new.where(~fires), f"`{WE}` - 1 <= {ctx.watermark_end_ms}")
         return PlanOutput(results, late, counts, {} if ctx.state_stays_empty else {BUFFERS: changes},
-                          [assigned, fired])
+                          [assigned])
 
     def _panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
-        side = F.col(SIDE)
-        lefts = fired.where(side == LEFT.name).alias("l")
-        rights = fired.where(side == RIGHT.name).alias("r")
-        on = [F.col(f"l.{c}") == F.col(f"r.{c}") for c in (JOIN_KEY, WS, WE)]
-        joined = lefts.join(rights, on[0] & on[1] & on[2], self.kind.spark_join)
-        if self.kind.left_only:
-            null_right = F.lit(None).cast(self.schemas.right)
-            pairs = joined.select(*[F.col(f"l.{c}").alias(c) for c in (JOIN_KEY, WS, WE)],
-                                  pair_output(self.output_fn, self.output, F.col(f"l.{LEFT_ROW}"), null_right)
-                                  .alias(OUTPUT), F.struct(F.col(f"l.{TS}"), F.col(f"l.{BATCH}"),
-                                                           F.col(f"l.{ORDER}")).alias("__rank"))
-        else:
-            pairs = joined.select(
-                *[F.coalesce(F.col(f"l.{c}"), F.col(f"r.{c}")).alias(c) for c in (JOIN_KEY, WS, WE)],
-                pair_output(self.output_fn, self.output, F.col(f"l.{LEFT_ROW}"), F.col(f"r.{RIGHT_ROW}")).alias(OUTPUT),
-                F.struct(*[F.col(f"{s}.{c}") for s in ("l", "r") for c in (TS, BATCH, ORDER)]).alias("__rank"))
-        pairs = pairs.where(F.col(OUTPUT).isNotNull())
-        by_window = Window.partitionBy(JOIN_KEY, WS, WE).orderBy("__rank")
-        rows = pairs.withColumn(ROW_INDEX, (F.row_number().over(by_window) - 1).cast("int")).drop("__rank")
-        windows = fired.select(JOIN_KEY, WS, WE).distinct()
-        empty = (windows.join(rows.select(JOIN_KEY, WS, WE), [JOIN_KEY, WS, WE], "left_anti")
-                 .withColumn(OUTPUT, F.lit(None).cast(self.output)).withColumn(ROW_INDEX, F.lit(None).cast("int")))
-        panes = (rows.unionByName(empty)
-                 .withColumn(PANE_INDEX, F.lit(0)).withColumn(TIMING, F.lit(ON_TIME))
-                 .withColumn(IS_FINAL, F.lit(True)).withColumn(SUPERSEDES, F.array().cast(SUPERSEDES_TYPE))
-                 .withColumn(WATERMARK, F.lit(ctx.watermark_end_ms).cast("long"))
-                 .withColumn(BATCH_ID, F.lit(ctx.batch_id).cast("long")))
-        return flatten_output(panes, self.results_schema)
+        """One pane per fired (key, window): its rows grouped once, the pairs built from the two sides' arrays
+        (:func:`pair_output.window_outputs`), one results row per output in rank order, or one with a null
+        ``row_index`` when the pane has none."""
+        def ranked(side, row: str) -> Column:
+            entry = F.when(F.col(SIDE) == side.name, F.struct(TS, BATCH, ORDER, row))
+            return F.array_sort(F.collect_list(entry), _by_rank).alias(row)
+
+        windows = fired.groupBy(JOIN_KEY, WS, WE).agg(ranked(LEFT, LEFT_ROW), ranked(RIGHT, RIGHT_ROW))
+        outputs = window_outputs(self.spec.function, self.output, F.col(LEFT_ROW), F.col(RIGHT_ROW),
+                                 self.schemas.left, self.schemas.right)
+        # The outputs first, exploded after: a join function's Python UDF cannot run inside the generator.
+        panes = (windows.select(JOIN_KEY, WS, WE, outputs.alias(OUTPUT))
+                 .select(JOIN_KEY, WS, WE, F.posexplode_outer(OUTPUT).alias(ROW_INDEX, OUTPUT)))
+        return flatten_output(panes.select(
+            JOIN_KEY, WS, WE, F.lit(0).alias(PANE_INDEX), F.lit(ON_TIME).alias(TIMING), F.lit(True).alias(IS_FINAL),
+            F.array().cast(SUPERSEDES_TYPE).alias(SUPERSEDES), F.col(ROW_INDEX).cast("int").alias(ROW_INDEX), OUTPUT,
+            F.lit(ctx.watermark_end_ms).cast("long").alias(WATERMARK),
+            F.lit(ctx.batch_id).cast("long").alias(BATCH_ID)), self.results_schema)
+
+
+def _by_rank(a: Column, b: Column) -> Column:
+    """Arrival rank (event time, batch, order within the batch: unique per side) as an array_sort comparator."""
+    rank_a, rank_b = (F.struct(x[TS], x[BATCH], x[ORDER]) for x in (a, b))
+    return F.when(rank_a < rank_b, -1).when(rank_a > rank_b, 1).otherwise(0)
