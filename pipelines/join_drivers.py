@@ -38,6 +38,8 @@ from windowing.spark.lake import delta_lake_io
 STREAM, BACKFILL = "stream", "backfill"
 """The runs an operator's state can belong to: a stream, a one-pass backfill (a ranged backfill: its
 :func:`backfill_run` text)."""
+RUN_KIND = "kind"
+"""The run table's one column: which run wrote the operator's state (one row per claim generation)."""
 _ROWS = {"left": LEFT_ROW, "right": RIGHT_ROW}
 
 
@@ -83,7 +85,9 @@ def claim_run(spark: SparkSession, job: JoinJob, kind: str) -> None:
     """Record that ``kind`` of run writes the operator's state; refuse state the other kind wrote."""
     path = _run_path(job)
     if delta_lake_io.table_exists(spark, path):
-        kinds = {row["kind"] for row in spark.read.format("delta").load(path).collect()}
+        kinds = delta_lake_io.appended_values(spark, path, RUN_KIND)
+        if kinds is None:
+            kinds = {row[RUN_KIND] for row in spark.read.format("delta").load(path).collect()}
         if kinds and kinds != {kind}:
             raise ValueError(f"job {job.name}: join operator {job.operator_id!r} holds state written by a "
                              f"{sorted(kinds)[0]}; this run is a {kind}, which would reuse its batch ids for other "
@@ -91,7 +95,7 @@ def claim_run(spark: SparkSession, job: JoinJob, kind: str) -> None:
                              f"(reset_state=True) to recompute from scratch")
         if kinds:
             return
-    spark.createDataFrame([(kind,)], "kind string").write.format("delta").mode("append").save(path)
+    spark.createDataFrame([(kind,)], f"{RUN_KIND} string").write.format("delta").mode("append").save(path)
 
 
 def operator_for(spark: SparkSession, job: JoinJob, kind: str, reset_state: bool = False,

@@ -120,6 +120,26 @@ def test_row_counts_of_a_batch_come_from_its_commit(spark, tmp_path):
     assert delta_lake_io.merge_deleted_rows(spark, path, "someone else", 0) == 0    # never wrote: nothing deleted
 
 
+def test_a_columns_values_come_from_the_commits_file_statistics_while_only_files_were_added(spark, tmp_path):
+    """appended_values: one value per added file from its statistics; None when a file holds two values, a
+    null, or a commit removed a file (the caller reads the table)."""
+    path = str(tmp_path / "runs")
+    one_row = (lambda kind: spark.createDataFrame([(kind,)], "kind string").coalesce(1))
+    one_row("stream").write.format("delta").save(path)
+    assert delta_lake_io.appended_values(spark, path, "kind") == {"stream"}
+    one_row("backfill").write.format("delta").mode("append").save(path)
+    assert delta_lake_io.appended_values(spark, path, "kind") == {"stream", "backfill"}
+    spark.createDataFrame([("a",), ("b",)], "kind string").coalesce(1).write.format("delta").mode("append").save(path)
+    assert delta_lake_io.appended_values(spark, path, "kind") is None            # min a, max b: not one value
+    nulls = str(tmp_path / "nulls")
+    spark.createDataFrame([("a",), (None,)], "kind string").coalesce(1).write.format("delta").save(nulls)
+    assert delta_lake_io.appended_values(spark, nulls, "kind") is None
+    removed = str(tmp_path / "removed")
+    one_row("stream").write.format("delta").save(removed)
+    one_row("backfill").write.format("delta").mode("overwrite").save(removed)
+    assert delta_lake_io.appended_values(spark, removed, "kind") is None          # the overwrite removed a file
+
+
 def test_results_table_collects_file_statistics_on_window_bounds_and_batch_id_not_keys(spark, tmp_path):
     """Every results file spans nearly every key (writes are hash-partitioned by key and window):
     key statistics would skip nothing and cost a comparison per row; the window bounds and the

@@ -773,3 +773,25 @@ def read_batch_files(spark: SparkSession, found: BatchFiles, batches) -> DataFra
     if not paths:
         return spark.createDataFrame([], found.schema)
     return spark.read.schema(found.schema).parquet(*paths)
+
+
+def appended_values(spark: SparkSession, path: str, column: str) -> set | None:
+    """The values of ``column`` in the table at ``path``, read from its commit files' file statistics (no
+    Spark job): every commit from version 0 on only added files, each file's statistics give the column
+    one value (its minimum equals its maximum, nulls aside: no null allowed). None when the log does not
+    tell it so plainly (a file removed, a commit file cleaned up, statistics missing): read the table."""
+    values: set = set()
+    for version, commit_json in _commits_newest_first(spark, path):
+        if commit_json is None:
+            return None
+        for line in commit_json.splitlines():
+            if line.startswith('{"remove"'):
+                return None
+            if not line.startswith('{"add"'):
+                continue
+            stats = json.loads(json.loads(line)["add"].get("stats") or "{}")
+            low, high = (stats.get(k, {}).get(column) for k in ("minValues", "maxValues"))
+            if low is None or low != high or stats.get("nullCount", {}).get(column):
+                return None
+            values.add(low)
+    return values
