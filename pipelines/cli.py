@@ -184,12 +184,12 @@ def main(argv: list[str] | None = None) -> int:
             run_demo(_spark(verbose=args.verbose), args.root)
             return 0
         job = _load(args.job, args.root)
+        if args.command == "inspect" and args.timeline and not str(args.out or "").lower().endswith(".svg"):
+            raise ValueError(f"inspect --timeline needs --out FILE.svg, got {args.out!r}")
         from pipelines.join_job import JoinJob
         if isinstance(job, JoinJob):   # two inputs joined: pipelines/join_drivers.py
             from pipelines.join_drivers import run_command
             return run_command(lambda: _spark(job, args.verbose, args.master), job, args)
-        if args.command == "inspect" and args.timeline and not str(args.out or "").lower().endswith(".svg"):
-            raise ValueError(f"inspect --timeline needs --out FILE.svg, got {args.out!r}")
         if args.command in ("stream", "backfill", "reprocess", "replay"):
             from pipelines.drivers import require_raw_table
             require_raw_table(None, job)   # a missing raw table is told before Spark starts

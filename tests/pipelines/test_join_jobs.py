@@ -389,11 +389,15 @@ def test_session_windows_and_bad_ranges_are_refused_and_an_interval_joins_reach_
     assert reach_ms(_load(tmp_path, _SIDES + interval.format("2 seconds", "4 seconds"))) == 4_000
 
 
-def test_winjob_reprocess_of_a_join_job_refuses_window_overrides_before_spark_starts(tmp_path, capsys):
+@pytest.mark.parametrize("command", [["reprocess", "--start", "2026-11-01T09:01", "--end", "2026-11-01T09:02"],
+                                     ["replay", "--into", "wider"]])
+def test_winjob_reprocess_or_replay_of_a_join_job_refuses_window_overrides_before_spark_starts(tmp_path, capsys,
+                                                                                              command):
     from pipelines.cli import main
-    code = main(["reprocess", "--job", str(JOB_FILE), "--root", str(tmp_path), "--start", "2026-11-01T09:01",
-                 "--end", "2026-11-01T09:02", "--window", '{"size": "5 minutes"}'])
-    assert code != 0 and "--window overrides are not supported for it" in capsys.readouterr().err
+    code = main([command[0], "--job", str(JOB_FILE), "--root", str(tmp_path), *command[1:],
+                 "--window", '{"size": "5 minutes"}'])
+    assert code != 0 and "--window overrides are not supported for it (got {'size': '5 minutes'})" in \
+        capsys.readouterr().err
 
 
 def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran, tmp_path):
@@ -420,3 +424,74 @@ def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran,
     assert (0, ("u1",), start_ms - 10_000, start_ms + 5_000, ("c6", "o6")) in expected
     report = reprocess_join_range(spark, job, start, end)
     assert result_rows(spark, spec, job.results_path) == expected and report.rows["results"] == len(expected)
+
+
+# ---------------------------------------------------------------- replaying the stream
+def test_a_replay_equals_the_stream_and_one_from_a_later_batch_only_on_its_batches(spark, ran):
+    """Each stream batch recorded what it read of each side; the replay feeds exactly those rows (each batch's
+    per-side accounting is the stream's) and writes the stream's tables. From batch 1: batch 0 rebuilds the state
+    only, and the replay's tables hold exactly the stream's rows of batch 1."""
+    from pipelines.join_check import table_outputs
+    from pipelines.join_replay import replay_join_job, replay_join_stream
+    from pipelines.stream_offsets import named_offsets_from_json
+    _, job, _ = ran
+    progress = spark.read.format("delta").load(str(Path(job.state_root) / job.operator_id / "progress"))
+    recorded = {r["batch_id"]: named_offsets_from_json(r["source_offsets"]) for r in progress.collect()}
+    assert sorted(recorded) == [0, 1] and all(set(o) == {"left", "right"} for o in recorded.values())
+    assert recorded[1]["left"].start == recorded[0]["left"].end          # batch 1 read on from batch 0's end
+    assert recorded[0]["left"].end.reservoir_id != recorded[0]["right"].end.reservoir_id   # one table a side
+
+    report = replay_join_stream(spark, job, "all", diff=True)
+    assert (report.first_batch, report.from_batch, report.to_batch) == (0, 0, 1)
+    assert report.diff.empty, report.diff.summary()
+    assert report.diff.results.stream_panes > 0 and (report.diff.late.replay_rows,
+                                                     report.diff.quarantine.replay_rows) == (2, 2)
+    replay = replay_join_job(job, "all")
+    assert table_outputs(spark, replay).metrics == table_outputs(spark, job).metrics
+    for kind in ("results", "late", "quarantine"):
+        assert _rows(spark.read.format("delta").load(getattr(replay, f"{kind}_path"))) == _rows(
+            spark.read.format("delta").load(getattr(job, f"{kind}_path")))
+
+    assert replay_join_stream(spark, job, "later", from_batch=1).from_batch == 1
+    replay = replay_join_job(job, "later")
+    for kind in ("results", "late", "quarantine"):
+        assert _rows(spark.read.format("delta").load(getattr(replay, f"{kind}_path"))) == _rows(
+            spark.read.format("delta").load(getattr(job, f"{kind}_path")).where("batch_id = 1")) != Counter()
+    assert not (Path(job.output_root) / "replay_later" / "_warmup").exists()
+
+
+def test_a_replay_refuses_a_backfills_batches_naming_the_batch(spark, ran):
+    from pipelines.join_replay import replay_join_stream
+    from pipelines.replay import ReplayRefused
+    _, _, backfill = ran
+    with pytest.raises(ReplayRefused, match=f"batch 0 of operator '{backfill.operator_id}' was written by a "
+                                            f"backfill run, not a stream"):
+        replay_join_stream(spark, backfill, "nope")
+
+
+def test_a_progress_table_without_source_offsets_takes_new_rows_and_its_old_batch_refuses_a_replay(spark, tmp_path):
+    """A join progress table written before the ``source_offsets`` column existed: the next commit adds the column
+    (its old rows read null), the newest row is read back, and a replay names the batch without offsets."""
+    from pyspark.sql import types as T
+    from pipelines.join_drivers import STREAM, claim_run
+    from pipelines.join_replay import replay_join_stream
+    from pipelines.replay import ReplayRefused
+    from windowing.spark.joins.stores import PROGRESS_SCHEMA, JoinDeltaStore, progress_row
+    from windowing.spark.lake import delta_lake_io
+    job = load_job(JOB_FILE, root=tmp_path)
+    claim_run(spark, job, STREAM)
+    store = JoinDeltaStore(spark, job.operator_id, job.state_root)
+    old_schema = T.StructType([f for f in PROGRESS_SCHEMA.fields if f.name != "source_offsets"])
+    old = progress_row(batch_id=0, watermark_ms=1_000, processing_time_ms=5, writer_id="old")
+    delta_lake_io.append(spark.createDataFrame([tuple(old[n] for n in old_schema.fieldNames())], old_schema),
+                         store.progress_path, store.app_id, 0)
+    store.source_offsets = '{"left": null, "right": null}'
+    store.commit_progress(progress_row(batch_id=1, watermark_ms=2_000, processing_time_ms=6, writer_id="new"))
+    written = {r["batch_id"]: r["source_offsets"] for r in spark.read.format("delta").load(store.progress_path)
+               .collect()}
+    assert written == {0: None, 1: store.source_offsets}
+    fresh = JoinDeltaStore(spark, job.operator_id, job.state_root).last_progress()
+    assert (fresh["batch_id"], fresh["source_offsets"]) == (1, store.source_offsets)
+    with pytest.raises(ReplayRefused, match=f"batch 0 of operator '{job.operator_id}' has no recorded source "
+                                            f"offsets"):
+        replay_join_stream(spark, job, "old")
