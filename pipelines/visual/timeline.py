@@ -24,9 +24,15 @@ micro-batch). When every commit precedes the first batch (a backfill over
 data already landed), batches were cut by event time instead, and a row is
 placed in the first batch whose largest event time seen reaches its own.
 
+A join job's timeline (:mod:`pipelines.visual.join_timeline` reads its tables)
+draws the rows of both inputs, told apart by side (``data-side``: a left row is a
+circle, a right row a square; a late row's cross is boxed on the right side), and
+an interval join's pairs as an arc between the pair's two event times in the
+row of the batch that emitted it (``pair``).
+
 The SVG's elements carry classes and ``data-*`` attributes (``pane EARLY``,
-``event``, ``late-row``, ``quarantined-row``, ``superseded``, ``watermark``)
-so that tests and tools can read the picture back.
+``event``, ``late-row``, ``quarantined-row``, ``superseded``, ``watermark``,
+``pair``) so that tests and tools can read the picture back.
 """
 from __future__ import annotations
 
@@ -41,6 +47,9 @@ from pipelines.visual.svg import element, nice_step_ms, page, svg, text, time_la
 EARLY_COLOUR, ON_TIME_COLOUR, LATE_COLOUR = colours.EARLY, colours.ON_TIME, colours.LATE_PANE
 TIMING_COLOURS = colours.TIMING
 EVENT_COLOUR, LATE_ROW_COLOUR, QUARANTINE_COLOUR = colours.INPUT_ROW, colours.LATE_ROW, colours.QUARANTINED
+SIDE_COLOURS = {"left": colours.LEFT_INPUT, "right": colours.RIGHT_INPUT}
+"""A join's input rows by side."""
+PAIR_COLOUR = colours.PAIR
 PANE_COLUMNS = ("window_start_ms", "window_end_ms", "timing", "pane_index", "is_final", "watermark_ms", "batch_id",
                 "supersedes")
 MIN_MS, MAX_MS = -(2**63), 2**63 - 1
@@ -59,17 +68,21 @@ class BatchRow:
 
 @dataclass(frozen=True)
 class RowMark:
-    """An input row drawn at (event time, arrival batch). ``kind``: event, late-row or quarantined-row."""
+    """An input row drawn at (event time, arrival batch). ``kind``: event, late-row or quarantined-row;
+    ``side``: a join's input (``left`` or ``right``), None for a single-input job."""
 
     key: str
     event_time_ms: int | None
     batch_id: int
     kind: str
     reason: str | None = None
+    side: str | None = None
 
     def __post_init__(self):
         if self.kind not in ROW_KINDS:
             raise ValueError(f"row mark kind {self.kind!r} is not one of {ROW_KINDS}")
+        if self.side is not None and self.side not in SIDE_COLOURS:
+            raise ValueError(f"row mark side {self.side!r} is not one of {tuple(SIDE_COLOURS)}")
 
 
 EVENT, LATE_ROW, QUARANTINED_ROW = "event", "late-row", "quarantined-row"
@@ -96,8 +109,20 @@ class PaneMark:
 
 
 @dataclass(frozen=True)
+class PairMark:
+    """An interval join's pair: the left and the right row's event times, the batch that emitted it."""
+
+    key: str
+    left_time_ms: int
+    right_time_ms: int
+    batch_id: int
+    values: str
+
+
+@dataclass(frozen=True)
 class Timeline:
-    """What the picture shows: batches, input rows and panes, for some keys and an event-time range."""
+    """What the picture shows: batches, input rows and panes (a join: and pairs), for some keys and an event-time
+    range. ``two_inputs``: a join's picture (its legend tells the sides apart)."""
 
     job: str
     batches: tuple[BatchRow, ...]
@@ -106,9 +131,11 @@ class Timeline:
     from_ms: int | None = None
     to_ms: int | None = None
     notes: tuple[str, ...] = field(default=())
+    pairs: tuple[PairMark, ...] = ()
+    two_inputs: bool = False
 
     def keys(self) -> list[str]:
-        return sorted({r.key for r in self.rows} | {p.key for p in self.panes})
+        return sorted({r.key for r in self.rows} | {p.key for p in self.panes} | {p.key for p in self.pairs})
 
 
 # ------------------------------------------------------------------ drawing
@@ -153,6 +180,7 @@ def _range(timeline: Timeline) -> tuple[int, int]:
     times = [r.event_time_ms for r in timeline.rows if _finite(r.event_time_ms)]
     for p in timeline.panes:
         times += [t for t in (p.window_start_ms, p.window_end_ms) if _finite(t)]
+    times += [t for p in timeline.pairs for t in (p.left_time_ms, p.right_time_ms) if _finite(t)]
     times += [b.watermark_after_ms for b in timeline.batches if _finite(b.watermark_after_ms)]
     lo = timeline.from_ms if timeline.from_ms is not None else (min(times) if times else 0)
     hi = timeline.to_ms if timeline.to_ms is not None else (max(times) if times else lo + 60_000)
@@ -165,7 +193,7 @@ def shown_keys(timeline: Timeline, max_keys: int = DEFAULT_MAX_KEYS) -> tuple[li
     if max_keys < 0:
         raise ValueError(f"max_keys must be 0 (every key) or more, got {max_keys}")
     activity: dict[str, int] = {}
-    for mark in (*timeline.rows, *timeline.panes):
+    for mark in (*timeline.rows, *timeline.panes, *timeline.pairs):
         activity[mark.key] = activity.get(mark.key, 0) + 1
     keyed = [k for k in activity if k != NULL_KEY]
     ranked = sorted(keyed, key=lambda k: (-activity[k], k))
@@ -173,17 +201,26 @@ def shown_keys(timeline: Timeline, max_keys: int = DEFAULT_MAX_KEYS) -> tuple[li
     return ([NULL_KEY] if NULL_KEY in activity else []) + sorted(drawn), sorted(set(keyed) - set(drawn))
 
 
-def _legend(y: float) -> list[str]:
+def _legend(y: float, timeline: Timeline) -> list[str]:
     out, x = [], 8.0
+    rows = ([("dot", SIDE_COLOURS["left"], "left input row"), ("square", SIDE_COLOURS["right"], "right input row")]
+            if timeline.two_inputs else [("dot", EVENT_COLOUR, "input row")])
     items = [("circle", EARLY_COLOUR, "EARLY pane"), ("circle", ON_TIME_COLOUR, "ON_TIME pane"),
-             ("circle", LATE_COLOUR, "LATE pane"), ("dot", EVENT_COLOUR, "input row"),
-             ("cross", LATE_ROW_COLOUR, "late row"), ("tri", QUARANTINE_COLOUR, "quarantined row"),
-             ("dash", "#555", "superseded session"), ("wm", "black", "watermark (start / end of batch)")]
+             ("circle", LATE_COLOUR, "LATE pane"), *rows,
+             ("cross", LATE_ROW_COLOUR, "late row (boxed: right)" if timeline.two_inputs else "late row"),
+             ("tri", QUARANTINE_COLOUR, "quarantined row"),
+             *([("pair", PAIR_COLOUR, "pair")] if timeline.pairs else []),
+             *([] if timeline.two_inputs else [("dash", "#555", "superseded session")]),
+             ("wm", "black", "watermark (start / end of batch)")]
     for shape, colour, label in items:
         if shape == "circle":
             out.append(element("circle", cx=x + 5, cy=y, r=5, fill=colour))
         elif shape == "dot":
             out.append(element("circle", cx=x + 5, cy=y, r=3, fill=colour))
+        elif shape == "square":
+            out.append(_square(x + 5, y, colour))
+        elif shape == "pair":
+            out.append(_arc(x - 3, x + 13, y - 3, colour))
         elif shape == "cross":
             out.append(_cross(x + 5, y, colour))
         elif shape == "tri":
@@ -202,6 +239,16 @@ def _legend(y: float) -> list[str]:
 def _cross(x: float, y: float, colour: str, **data) -> str:
     d = f"M{x - 4:.1f},{y - 4:.1f} L{x + 4:.1f},{y + 4:.1f} M{x - 4:.1f},{y + 4:.1f} L{x + 4:.1f},{y - 4:.1f}"
     return element("path", d=d, stroke=colour, stroke_width=2, fill="none", **data)
+
+
+def _square(x: float, y: float, colour: str, body: str | None = None, **data) -> str:
+    return element("rect", body, x=round(x - 3, 1), y=round(y - 3, 1), width=6, height=6, fill=colour, **data)
+
+
+def _arc(x0: float, x1: float, y: float, colour: str, body: str | None = None, **data) -> str:
+    """A pair: an arc below ``y`` from one row's event time to the other's."""
+    d = f"M{x0:.1f},{y:.1f} Q{(x0 + x1) / 2:.1f},{y + 14:.1f} {x1:.1f},{y:.1f}"
+    return element("path", body, d=d, fill="none", stroke=colour, stroke_width=1.5, **data)
 
 
 def _triangle(x: float, y: float, colour: str, body: str | None = None, **data) -> str:
@@ -320,15 +367,29 @@ def _panel(timeline: Timeline, key: str, scale: _Scale, top: float) -> tuple[lis
     for r in (r for r in timeline.rows if r.key == key and r.batch_id in row_of):
         y = plot_top + row_of[r.batch_id] * ROW_HEIGHT_PX + ROW_MARK_DY
         x = scale.x(r.event_time_ms)
-        title = element("title", text(f"{r.kind} at {time_label(r.event_time_ms, True)}, batch {r.batch_id}"
+        side = f"{r.side} " if r.side else ""
+        title = element("title", text(f"{side}{r.kind} at {time_label(r.event_time_ms, True)}, batch {r.batch_id}"
                                       + (f": {r.reason}" if r.reason else "")))
-        data = dict(class_=r.kind, data_batch=r.batch_id, data_event_time_ms=r.event_time_ms)
-        if r.kind == EVENT:
-            out.append(element("circle", title, cx=x, cy=y, r=3, fill=EVENT_COLOUR, fill_opacity=0.8, **data))
+        data = dict(class_=r.kind, data_batch=r.batch_id, data_event_time_ms=r.event_time_ms,
+                    **({"data_side": r.side} if r.side else {}))
+        if r.kind == EVENT and r.side == "right":
+            out.append(_square(x, y, SIDE_COLOURS[r.side], title, fill_opacity=0.8, **data))
+        elif r.kind == EVENT:
+            colour = SIDE_COLOURS[r.side] if r.side else EVENT_COLOUR
+            out.append(element("circle", title, cx=x, cy=y, r=3, fill=colour, fill_opacity=0.8, **data))
         elif r.kind == LATE_ROW:
-            out.append(element("g", title + _cross(x, y, LATE_ROW_COLOUR), **data))
+            box = (element("rect", x=round(x - 6, 1), y=round(y - 6, 1), width=12, height=12, fill="none",
+                           stroke=LATE_ROW_COLOUR) if r.side == "right" else "")
+            out.append(element("g", title + _cross(x, y, LATE_ROW_COLOUR) + box, **data))
         else:
             out.append(_triangle(x, y, QUARANTINE_COLOUR, title, **data))
+    for p in (p for p in timeline.pairs if p.key == key and p.batch_id in row_of):
+        y = plot_top + row_of[p.batch_id] * ROW_HEIGHT_PX + ROW_MARK_DY
+        title = element("title", text(f"pair: left row at {time_label(p.left_time_ms, True)}, right row at "
+                                      f"{time_label(p.right_time_ms, True)}, batch {p.batch_id}: {p.values}"))
+        out.append(_arc(scale.x(p.left_time_ms), scale.x(p.right_time_ms), y, PAIR_COLOUR, title, class_="pair",
+                        data_key=p.key, data_batch=p.batch_id, data_left_time_ms=p.left_time_ms,
+                        data_right_time_ms=p.right_time_ms))
     by_row: dict[int, list[PaneMark]] = {}
     for n, p in enumerate(p for p in timeline.panes if p.key == key and p.batch_id in row_of):
         by_row.setdefault(p.batch_id, []).append(p)
@@ -380,7 +441,7 @@ def render_svg(timeline: Timeline, max_keys: int = DEFAULT_MAX_KEYS) -> str:
     """The timeline as a standalone SVG document (see the module docstring for what it shows)."""
     lo, hi = _range(timeline)
     scale = _Scale(lo, hi)
-    body = _legend(22)
+    body = _legend(22, timeline)
     top = LEGEND_PX
     keys, hidden = shown_keys(timeline, max_keys)
     if not keys or not timeline.batches:
@@ -427,8 +488,13 @@ def render_page(timeline: Timeline, picture: str, max_keys: int = DEFAULT_MAX_KE
                      + (", ..." if len(hidden) > 60 else "") + ".")
     if NULL_KEY in keys:
         notes.append("The first panel holds the rows whose key is null: the job quarantined them (reason null_key).")
+    if timeline.two_inputs:
+        notes.append("A join: left input rows are grey circles, right input rows cyan squares; a right row's late "
+                     "cross is boxed. A pane's label counts its output rows" + ("; an arc joins the two rows of a "
+                                                                                 "pair." if timeline.pairs else "."))
     summary = (f"<p>{len(keys) + len(hidden) - (NULL_KEY in keys)} key(s), {len(timeline.batches)} batch(es); panes: "
                + ", ".join(f"{n} {t}" for t, n in counts.items())
+               + (f"; {len(timeline.pairs)} pair(s)" if timeline.pairs else "")
                + f"; {sum(r.kind == LATE_ROW for r in timeline.rows)} late row(s), "
                f"{sum(r.kind == QUARANTINED_ROW for r in timeline.rows)} quarantined row(s).</p>")
     return page(f"Window timeline: {timeline.job}",
@@ -474,7 +540,9 @@ def arrival_batches(commit_ms: list[int | None], event_ms: list[int | None], bat
     return out
 
 
-def _key_text(row, key_columns) -> str:
+def key_text(row, key_columns) -> str:
+    """A key as the picture names it: the key columns' values joined by ``", "`` (a null among them:
+    :data:`NULL_KEY`; no key columns: ``(all)``)."""
     if not key_columns:
         return "(all)"
     if any(row[c] is None for c in key_columns):
@@ -482,7 +550,7 @@ def _key_text(row, key_columns) -> str:
     return ", ".join(str(row[c]) for c in key_columns)
 
 
-def _commit_times(source_path: str) -> dict[str, int]:
+def commit_times(source_path: str) -> dict[str, int]:
     """File name -> commit timestamp (ms) of the commit that added it, from the table's ``_delta_log`` JSON."""
     out: dict[str, int] = {}
     for commit in sorted(Path(source_path, "_delta_log").glob("*.json")):
@@ -549,7 +617,7 @@ def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None
                                                                           dict(df.dtypes)[job.spec.event_time_column])))
         df = df.where(in_range(F.col("event_time_ms")) | F.col("event_time_ms").isNull())
         for r in df.select(*keys, "event_time_ms", "batch_id", "reason").collect():
-            rows.append(RowMark(_key_text(r, keys), r["event_time_ms"], r["batch_id"], kind, r["reason"]))
+            rows.append(RowMark(key_text(r, keys), r["event_time_ms"], r["batch_id"], kind, r["reason"]))
         if job.event_id_column and job.event_id_column in df.columns:
             ids = df.select(job.event_id_column)
             excluded = ids if excluded is None else excluded.unionByName(ids)
@@ -566,7 +634,7 @@ def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None
         if len(picked) > max_rows:
             notes.append(f"Only the first {max_rows} input rows are drawn.")
             picked = picked[:max_rows]
-        commits = _commit_times(job.source_path)
+        commits = commit_times(job.source_path)
         arrivals = arrival_batches([commits.get(Path(r["__viz_file"]).name) for r in picked],
                                    [r["__viz_ts"] for r in picked], batches_t)
         unread = 0
@@ -574,7 +642,7 @@ def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None
             if b is None:
                 unread += 1
                 continue
-            rows.append(RowMark(_key_text(r, keys), r["__viz_ts"], b, EVENT))
+            rows.append(RowMark(key_text(r, keys), r["__viz_ts"], b, EVENT))
         if unread:
             notes.append(f"{unread} raw row(s) were added after the last committed batch and are not drawn.")
     panes: list[PaneMark] = []
@@ -589,7 +657,7 @@ def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None
         for r in results.collect():
             d = r.asDict()
             superseded = tuple((s["window_start_ms"], s["window_end_ms"]) for s in (d.get("supersedes") or []))
-            panes.append(PaneMark(_key_text(d, keys), d["window_start_ms"], d["window_end_ms"], d["batch_id"],
+            panes.append(PaneMark(key_text(d, keys), d["window_start_ms"], d["window_end_ms"], d["batch_id"],
                                   d["timing"], d["pane_index"], bool(d["is_final"]), _values_text(d, names),
                                   superseded))
     panes.sort(key=lambda p: (p.key, p.batch_id, p.window_start_ms or 0, p.pane_index))

@@ -495,3 +495,49 @@ def test_a_progress_table_without_source_offsets_takes_new_rows_and_its_old_batc
     with pytest.raises(ReplayRefused, match=f"batch 0 of operator '{job.operator_id}' has no recorded source "
                                             f"offsets"):
         replay_join_stream(spark, job, "old")
+
+
+# ---------------------------------------------------------------- the timeline
+_MARK = re.compile(r'<(?:circle|rect|g)\b[^>]*>')
+
+
+def _marks(svg: str, css_class: str) -> list[dict[str, str]]:
+    """The attributes of every element of the class in the picture."""
+    found = []
+    for tag in _MARK.findall(svg):
+        values = dict(re.findall(r'([\w-]+)="([^"]*)"', tag))
+        if values.get("class") == css_class:
+            found.append(values)
+    return found
+
+
+def test_the_timeline_of_a_key_draws_both_sides_rows_its_panes_and_a_late_row_per_side(spark, ran, tmp_path):
+    """u1's panel: each side's input rows in the batch that read them (the recorded offsets), its late order,
+    one pane mark per pane the results table holds for u1, each pane's label counting its output rows; an
+    unknown key is refused naming it and some keys."""
+    from examples.join_inputs import T0_MS
+    from pipelines.visual.join_timeline import load_join_timeline
+    from pipelines.visual.timeline import write_timeline
+    _, job, _ = ran
+    timeline = load_join_timeline(spark, job, key="u1")
+    svg_path, html_path = write_timeline(timeline, tmp_path / "u1.svg")
+    picture = svg_path.read_text()
+
+    def landed(side: int, column: str, key: str) -> Counter:
+        return Counter((str(batch), str(row[column])) for batch, arrival in enumerate(ARRIVALS)
+                       for row in arrival[side] if row[key] == "u1")
+    drawn = {side: Counter((m["data-batch"], m["data-event-time-ms"]) for m in _marks(picture, "event")
+                           if m["data-side"] == side) for side in ("left", "right")}
+    assert drawn == {"left": landed(1, "click_ms", "user"), "right": landed(2, "order_ms", "buyer")}
+    assert [(m["data-side"], m["data-event-time-ms"]) for m in _marks(picture, "late-row")] == [
+        ("right", str(T0_MS - 20_000))]      # the order o5, beyond the allowed lateness
+    results = spark.read.format("delta").load(job.results_path).where("join_key.user = 'u1'")
+    panes = results.groupBy("window_start_ms", "pane_index", "batch_id").count().collect()
+    assert len(_marks(picture, "pane EARLY")) + len(_marks(picture, "pane ON_TIME")) + len(
+        _marks(picture, "pane LATE")) == len(panes) > 0
+    first = [p for p in timeline.panes if p.window_start_ms == T0_MS and p.timing == "EARLY"]
+    assert [p.values for p in first] == ["rows=2"]      # c1 and c2 with o1: two output rows
+    assert "left input row" in picture and "right input row" in picture and "A join:" in html_path.read_text()
+    with pytest.raises(ValueError, match=r"--key 'nobody': job clicks_orders has no input row, pane or pair of that "
+                                         r"key .*some keys: \['u1', 'u2'"):
+        load_join_timeline(spark, job, key="nobody")

@@ -283,3 +283,17 @@ def test_quality_dag_builds_the_report_after_each_validation_even_a_failed_one()
     # none_skipped: the report runs after a failed validation too, and not when validation skipped
     # (nothing new to validate, so nothing new to draw).
     assert report.trigger_rule == "none_skipped"
+
+
+def test_a_join_picture_tells_the_sides_apart_and_draws_a_pair_between_its_rows():
+    from pipelines.visual.timeline import PairMark
+    rows = (RowMark("u1", 1_000, 0, EVENT, side="left"), RowMark("u1", 4_000, 0, EVENT, side="right"),
+            RowMark("u1", -5_000, 1, LATE_ROW, "late", side="right"))
+    pairs = (PairMark("u1", 1_000, 4_000, 0, "page=home, amount=5"),)
+    picture = render_svg(Timeline("j", _batches()[:2], rows, (), pairs=pairs, two_inputs=True))
+    assert re.findall(r'<circle [^>]*data-side="left"', picture) and re.findall(r'<rect [^>]*data-side="right"',
+                                                                                picture)
+    assert _count(picture, "pair") == 1 and 'data-left-time-ms="1000" data-right-time-ms="4000"' in picture
+    assert "left input row" in picture and "right input row" in picture and "superseded session" not in picture
+    with pytest.raises(ValueError, match="row mark side 'middle'"):
+        RowMark("u1", 0, 0, EVENT, side="middle")
