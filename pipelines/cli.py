@@ -10,6 +10,9 @@
     winjob inspect --job jobs/purchases_per_minute.toml [--root DIR]
     winjob inspect --job jobs/purchases_per_minute.toml --timeline [--key K] [--from ISO --to ISO] [--max-keys N] --out FILE.svg
     winjob report --job jobs/purchases_per_minute.toml [--root DIR] [--out FILE.html]
+
+A join job (jobs/joins/*.toml) runs with stream, backfill, reprocess, replay, inspect (also --timeline) and
+validate; --window overrides are refused for it (edit [join] in a copy of the job file instead).
     winjob validate --job jobs/purchases_per_minute.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
 
 Every command also takes ``--verbose`` (the stack trace of a failure).

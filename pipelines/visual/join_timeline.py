@@ -23,7 +23,7 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from pipelines.join_job import JoinJob
-from pipelines.visual.timeline import (EVENT, LATE_ROW, MIN_MS, QUARANTINED_ROW, BatchRow, PairMark, PaneMark,
+from pipelines.visual.timeline import (EVENT, LATE_ROW, MAX_DRAWN_ROWS, MIN_MS, QUARANTINED_ROW, BatchRow, PairMark, PaneMark,
                                        RowMark, Timeline, arrival_batches, commit_times, key_text)
 from windowing.core.joins.sides import SIDES
 from windowing.spark.joins.columns import (BATCH_ID, EVENT_TIME, IS_FINAL, JOIN_KEY, LEFT_TIME, PANE_INDEX, REASON,
@@ -82,8 +82,10 @@ def _files_by_batch(spark: SparkSession, side: str, path: str, recorded: dict[in
 
 
 def _input_rows(spark: SparkSession, job: JoinJob, side: str, batches: tuple[BatchRow, ...],
-                recorded: dict[int, str | None], key: str | None, in_range) -> tuple[list[RowMark], int]:
-    """A side's input rows with an event time in range (of ``key``), each in its arrival batch; and how many
+                recorded: dict[int, str | None], key: str | None, in_range,
+                notes: list[str]) -> tuple[list[RowMark], int]:
+    """A side's input rows with an event time in range (of ``key``), each in its arrival batch, at most
+    :data:`~pipelines.visual.timeline.MAX_DRAWN_ROWS` (``notes`` says when there were more); and how many
     rows no committed batch read yet."""
     path = job.input_paths[side]
     if not delta_lake_io.table_exists(spark, path):
@@ -96,7 +98,10 @@ def _input_rows(spark: SparkSession, job: JoinJob, side: str, batches: tuple[Bat
     raw = raw.where(in_range(F.col(TS)) & F.col(TS).isNotNull())
     if key is not None:
         raw = raw.where(_key_column(keys) == F.lit(key))
-    picked = raw.collect()
+    picked = raw.limit(MAX_DRAWN_ROWS + 1).collect()
+    if len(picked) > MAX_DRAWN_ROWS:
+        notes.append(f"Only the first {MAX_DRAWN_ROWS} {side} input rows are drawn.")
+        picked = picked[:MAX_DRAWN_ROWS]
     names = [Path(r[FILE]).name for r in picked]
     by_file = _files_by_batch(spark, side, path, recorded)
     if by_file is not None:
@@ -195,9 +200,10 @@ def load_join_timeline(spark: SparkSession, job: JoinJob, key: str | None = None
 
     batches, recorded = _batches(spark, job)
     rows: list[RowMark] = []
+    notes = ["A join job has no event_id column: late and quarantined rows are also drawn as input rows."]
     unread = 0
     for side in SIDES:
-        side_rows, side_unread = _input_rows(spark, job, side.name, batches, recorded, key, in_range)
+        side_rows, side_unread = _input_rows(spark, job, side.name, batches, recorded, key, in_range, notes)
         rows += side_rows
         unread += side_unread
     rows += _late_rows(spark, job, key, in_range) + _quarantined_rows(spark, job, key, in_range)
@@ -205,7 +211,6 @@ def load_join_timeline(spark: SparkSession, job: JoinJob, key: str | None = None
     if key is not None and not (rows or panes or pairs):
         raise ValueError(f"--key {key!r}: job {job.name} has no input row, pane or pair of that key in range (a key "
                          f"is the join key's values joined by ', '; some keys: {_example_keys(spark, job)})")
-    notes = ["A join job has no event_id column: late and quarantined rows are also drawn as input rows."]
     if unread:
         notes.append(f"{unread} input row(s) were added after the last committed batch and are not drawn.")
     panes.sort(key=lambda p: (p.key, p.batch_id, p.window_start_ms or 0, p.pane_index))

@@ -567,8 +567,12 @@ def _values_text(row, names: list[str]) -> str:
     return ", ".join(f"{n}={row[n]}" for n in names if n in row)
 
 
+MAX_DRAWN_ROWS = 20_000
+"""At most this many raw rows (of each input) are drawn by default (the picture says when there were more)."""
+
+
 def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None, to_ms: int | None = None,
-                  max_rows: int = 20_000) -> Timeline:
+                  max_rows: int = MAX_DRAWN_ROWS) -> Timeline:
     """Read a job's progress, results, late, quarantine and raw tables into a :class:`Timeline`.
 
     Args:
