@@ -424,6 +424,10 @@ def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran,
     assert (0, ("u1",), start_ms - 10_000, start_ms + 5_000, ("c6", "o6")) in expected
     report = reprocess_join_range(spark, job, start, end)
     assert result_rows(spark, spec, job.results_path) == expected and report.rows["results"] == len(expected)
+    from pipelines.visual.join_timeline import load_join_timeline
+    pairs = load_join_timeline(spark, job, key="u1").pairs     # the timeline reads the pairs of the key
+    assert sorted((p.left_time_ms, p.right_time_ms) for p in pairs) == sorted(
+        (left, right) for (_, key, left, right, _) in expected.elements() if key == ("u1",))
 
 
 # ---------------------------------------------------------------- replaying the stream
@@ -511,17 +515,20 @@ def _marks(svg: str, css_class: str) -> list[dict[str, str]]:
     return found
 
 
-def test_the_timeline_of_a_key_draws_both_sides_rows_its_panes_and_a_late_row_per_side(spark, ran, tmp_path):
-    """u1's panel: each side's input rows in the batch that read them (the recorded offsets), its late order,
-    one pane mark per pane the results table holds for u1, each pane's label counting its output rows; an
-    unknown key is refused naming it and some keys."""
+def test_the_timeline_of_a_key_draws_both_sides_rows_its_panes_and_a_late_row_per_side(spark, ran, tmp_path,
+                                                                                        capsys):
+    """``winjob inspect --timeline --key u1``: each side's input rows in the batch that read them (the recorded
+    offsets), its late order, one pane mark per pane the results table holds for u1, each labelled with its output
+    rows; an unknown key is refused naming it and some keys."""
     from examples.join_inputs import T0_MS
-    from pipelines.visual.join_timeline import load_join_timeline
-    from pipelines.visual.timeline import write_timeline
+    from pipelines.cli import main
     _, job, _ = ran
-    timeline = load_join_timeline(spark, job, key="u1")
-    svg_path, html_path = write_timeline(timeline, tmp_path / "u1.svg")
-    picture = svg_path.read_text()
+    root = Path(job.left_path).parents[1]
+    assert load_job(JOB_FILE, root=root) == job
+    out = tmp_path / "u1.svg"
+    assert main(["inspect", "--job", str(JOB_FILE), "--root", str(root), "--timeline", "--key", "u1",
+                 "--out", str(out)]) == 0
+    picture = out.read_text()
 
     def landed(side: int, column: str, key: str) -> Counter:
         return Counter((str(batch), str(row[column])) for batch, arrival in enumerate(ARRIVALS)
@@ -533,11 +540,12 @@ def test_the_timeline_of_a_key_draws_both_sides_rows_its_panes_and_a_late_row_pe
         ("right", str(T0_MS - 20_000))]      # the order o5, beyond the allowed lateness
     results = spark.read.format("delta").load(job.results_path).where("join_key.user = 'u1'")
     panes = results.groupBy("window_start_ms", "pane_index", "batch_id").count().collect()
-    assert len(_marks(picture, "pane EARLY")) + len(_marks(picture, "pane ON_TIME")) + len(
-        _marks(picture, "pane LATE")) == len(panes) > 0
-    first = [p for p in timeline.panes if p.window_start_ms == T0_MS and p.timing == "EARLY"]
-    assert [p.values for p in first] == ["rows=2"]      # c1 and c2 with o1: two output rows
-    assert "left input row" in picture and "right input row" in picture and "A join:" in html_path.read_text()
-    with pytest.raises(ValueError, match=r"--key 'nobody': job clicks_orders has no input row, pane or pair of that "
-                                         r"key .*some keys: \['u1', 'u2'"):
-        load_join_timeline(spark, job, key="nobody")
+    assert sum(len(_marks(picture, f"pane {t}")) for t in ("EARLY", "ON_TIME", "LATE")) == len(panes) > 0
+    assert "EARLY pane 0 of [09:00:00, 09:01:00), batch 0: rows=2" in picture   # c1 and c2 with o1
+    assert "left input row" in picture and "right input row" in picture
+    assert "A join:" in out.with_suffix(".html").read_text()
+    capsys.readouterr()
+    assert main(["inspect", "--job", str(JOB_FILE), "--root", str(root), "--timeline", "--key", "nobody",
+                 "--out", str(tmp_path / "nobody.svg")]) != 0
+    assert re.search(r"--key 'nobody': job clicks_orders has no input row, pane or pair of that key .*some keys: "
+                     r"\['u1', 'u2'", capsys.readouterr().err)
