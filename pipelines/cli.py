@@ -242,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
             from pipelines.visual.report import write_report
             print(write_report(spark, job, args.out))
         elif args.timeline:
-            from pipelines.visual.timeline import load_timeline, write_timeline
+            from pipelines.visual.job_timeline import load_timeline
+            from pipelines.visual.timeline import write_timeline
             timeline = load_timeline(spark, job, key=args.key,
                                      from_ms=int(args.from_time.timestamp() * 1000) if args.from_time else None,
                                      to_ms=int(args.to_time.timestamp() * 1000) if args.to_time else None)

@@ -28,8 +28,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pipelines import logs
 from pipelines.join_drivers import describe, operator_for, require_inputs
 from pipelines.join_job import JoinJob
-from pipelines.replay import (WARMUP_FOLDER, ReplayReport, output_paths, plan_replay, replay_base,
-                              replay_run)
+from pipelines.replay import WARMUP_FOLDER, ReplayReport, output_paths, plan_replay, replay_base
 from pipelines.replay_diff import compare
 from pipelines.replay_source import batch_rows
 from pipelines.stream_offsets import BatchOffsets, named_offsets_from_json, named_offsets_json

@@ -13,7 +13,7 @@ quarantined rows per side, and
 Arrival batch of an input row: exact where every batch recorded its source
 offsets (a stream's, :mod:`pipelines.stream_offsets`): the batch whose recorded
 files hold the row's file; otherwise the commit-time rule of
-:func:`pipelines.visual.timeline.arrival_batches`.
+:func:`pipelines.visual.timeline_arrivals.arrival_batches`.
 """
 from __future__ import annotations
 
@@ -23,8 +23,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql import functions as F
 
 from pipelines.join_job import JoinJob
-from pipelines.visual.timeline import (EVENT, LATE_ROW, MAX_DRAWN_ROWS, MIN_MS, QUARANTINED_ROW, BatchRow, PairMark, PaneMark,
-                                       RowMark, Timeline, arrival_batches, commit_times, key_text)
+from pipelines.visual.timeline_arrivals import MAX_DRAWN_ROWS, arrival_batches, commit_times, key_text
+from pipelines.visual.timeline_marks import (EVENT, LATE_ROW, MIN_MS, QUARANTINED_ROW, BatchRow, PairMark, PaneMark,
+                                             RowMark, Timeline)
 from windowing.core.joins.sides import SIDES
 from windowing.spark.joins.columns import (BATCH_ID, EVENT_TIME, IS_FINAL, JOIN_KEY, LEFT_TIME, PANE_INDEX, REASON,
                                            RIGHT_TIME, ROW_COLUMNS, ROW_INDEX, SIDE, TIMING, WATERMARK, WE, WS)
@@ -46,7 +47,8 @@ def side_keys(job: JoinJob) -> dict[str, tuple[str, ...]]:
 
 
 def _key_column(columns: list[str]) -> F.Column:
-    """A key as text in Spark (the value :func:`pipelines.visual.timeline.key_text` gives a key with no null)."""
+    """A key as text in Spark (the value :func:`pipelines.visual.timeline_arrivals.key_text` gives a key with no
+    null)."""
     return F.concat_ws(", ", *[F.col(c).cast("string") for c in columns])
 
 
@@ -85,7 +87,7 @@ def _input_rows(spark: SparkSession, job: JoinJob, side: str, batches: tuple[Bat
                 recorded: dict[int, str | None], key: str | None, in_range,
                 notes: list[str]) -> tuple[list[RowMark], int]:
     """A side's input rows with an event time in range (of ``key``), each in its arrival batch, at most
-    :data:`~pipelines.visual.timeline.MAX_DRAWN_ROWS` (``notes`` says when there were more); and how many
+    :data:`~pipelines.visual.timeline_arrivals.MAX_DRAWN_ROWS` (``notes`` says when there were more); and how many
     rows no committed batch read yet."""
     path = job.input_paths[side]
     if not delta_lake_io.table_exists(spark, path):

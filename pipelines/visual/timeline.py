@@ -1,4 +1,4 @@
-"""A picture of a job's windows over time, drawn from its Delta tables alone.
+"""A picture of a job's windows over time: the SVG and its HTML page, drawn from a :class:`Timeline`.
 
 One panel per key. The horizontal axis is event time; each row of a panel is
 one batch of the operator (a stream's micro-batch, a backfill's chunk), top to bottom in commit order. In a row:
@@ -16,16 +16,11 @@ one batch of the operator (a stream's micro-batch, a backfill's chunk), top to b
   watermark the batch started with (which decides lateness), the lower half
   at the watermark after it (which fired the panes of the row).
 
-Arrival batch of a raw row: the late and quarantine tables record it. For the
-rows that went into windows it is derived from the raw table's Delta log: a
-row arrived in the first batch whose processing time is not before the
-commit that added the row (a stream reads each commit in the next
-micro-batch). When every commit precedes the first batch (a backfill over
-data already landed), batches were cut by event time instead, and a row is
-placed in the first batch whose largest event time seen reaches its own.
+The marks are :mod:`pipelines.visual.timeline_marks`'; a single-input job's
+tables are read into them by :mod:`pipelines.visual.job_timeline`, a join's by
+:mod:`pipelines.visual.join_timeline`.
 
-A join job's timeline (:mod:`pipelines.visual.join_timeline` reads its tables)
-draws the rows of both inputs, told apart by side (``data-side``: a left row is a
+A join job's timeline draws the rows of both inputs, told apart by side (``data-side``: a left row is a
 circle, a right row a square; a late row's cross is boxed on the right side), and
 an interval join's pairs as an arc between the pair's two event times in the
 row of the batch that emitted it (``pair``).
@@ -36,13 +31,12 @@ The SVG's elements carry classes and ``data-*`` attributes (``pane EARLY``,
 """
 from __future__ import annotations
 
-import bisect
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.visual import colours
 from pipelines.visual.svg import element, nice_step_ms, page, svg, text, time_label
+from pipelines.visual.timeline_marks import (EVENT, LATE_ROW, MAX_MS, MIN_MS, NULL_KEY, QUARANTINED_ROW, BatchRow,
+                                             PaneMark, Timeline)
 
 EARLY_COLOUR, ON_TIME_COLOUR, LATE_COLOUR = colours.EARLY, colours.ON_TIME, colours.LATE_PANE
 TIMING_COLOURS = colours.TIMING
@@ -50,99 +44,9 @@ EVENT_COLOUR, LATE_ROW_COLOUR, QUARANTINE_COLOUR = colours.INPUT_ROW, colours.LA
 SIDE_COLOURS = {"left": colours.LEFT_INPUT, "right": colours.RIGHT_INPUT}
 """A join's input rows by side."""
 PAIR_COLOUR = colours.PAIR
-PANE_COLUMNS = ("window_start_ms", "window_end_ms", "timing", "pane_index", "is_final", "watermark_ms", "batch_id",
-                "supersedes")
-MIN_MS, MAX_MS = -(2**63), 2**63 - 1
 
-
-@dataclass(frozen=True)
-class BatchRow:
-    """One committed batch: its watermark before and after, its processing time."""
-
-    batch_id: int
-    watermark_before_ms: int
-    watermark_after_ms: int
-    processing_time_ms: int | None
-    max_seen_ms: int | None
-
-
-@dataclass(frozen=True)
-class RowMark:
-    """An input row drawn at (event time, arrival batch). ``kind``: event, late-row or quarantined-row;
-    ``side``: a join's input (``left`` or ``right``), None for a single-input job."""
-
-    key: str
-    event_time_ms: int | None
-    batch_id: int
-    kind: str
-    reason: str | None = None
-    side: str | None = None
-
-    def __post_init__(self):
-        if self.kind not in ROW_KINDS:
-            raise ValueError(f"row mark kind {self.kind!r} is not one of {ROW_KINDS}")
-        if self.side is not None and self.side not in SIDE_COLOURS:
-            raise ValueError(f"row mark side {self.side!r} is not one of {tuple(SIDE_COLOURS)}")
-
-
-EVENT, LATE_ROW, QUARANTINED_ROW = "event", "late-row", "quarantined-row"
-ROW_KINDS = (EVENT, LATE_ROW, QUARANTINED_ROW)
-
-
-@dataclass(frozen=True)
-class PaneMark:
-    """A pane of the results table."""
-
-    key: str
-    window_start_ms: int | None
-    window_end_ms: int | None
-    batch_id: int
-    timing: str
-    pane_index: int
-    is_final: bool
-    values: str
-    supersedes: tuple[tuple[int, int], ...] = ()
-
-    def __post_init__(self):
-        if self.timing not in TIMING_COLOURS:
-            raise ValueError(f"pane timing {self.timing!r} is not one of {tuple(TIMING_COLOURS)}")
-
-
-@dataclass(frozen=True)
-class PairMark:
-    """An interval join's pair: the left and the right row's event times, the batch that emitted it."""
-
-    key: str
-    left_time_ms: int
-    right_time_ms: int
-    batch_id: int
-    values: str
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """What the picture shows: batches, input rows and panes (a join: and pairs), for some keys and an event-time
-    range. ``two_inputs``: a join's picture (its legend tells the sides apart)."""
-
-    job: str
-    batches: tuple[BatchRow, ...]
-    rows: tuple[RowMark, ...]
-    panes: tuple[PaneMark, ...]
-    from_ms: int | None = None
-    to_ms: int | None = None
-    notes: tuple[str, ...] = field(default=())
-    pairs: tuple[PairMark, ...] = ()
-    two_inputs: bool = False
-
-    def keys(self) -> list[str]:
-        return sorted({r.key for r in self.rows} | {p.key for p in self.panes} | {p.key for p in self.pairs})
-
-
-# ------------------------------------------------------------------ drawing
 DEFAULT_MAX_KEYS = 12
 """Panels drawn by default: the keys with the most rows and panes (``max_keys`` changes it, 0 draws all)."""
-NULL_KEY = "(null key)"
-"""The key text of rows whose key is null: they were quarantined, and get a panel of their own."""
 
 PLOT_LEFT_PX, PLOT_WIDTH_PX, RIGHT_PX = 200, 900, 130
 PLOT_RIGHT_PX = PLOT_LEFT_PX + PLOT_WIDTH_PX
@@ -515,154 +419,3 @@ def write_timeline(timeline: Timeline, out: str | Path, max_keys: int = DEFAULT_
     html = out.with_suffix(".html")
     html.write_text(render_page(timeline, picture, max_keys))
     return out, html
-
-
-# ------------------------------------------------------------------ reading the tables
-def arrival_batches(commit_ms: list[int | None], event_ms: list[int | None], batches: tuple[BatchRow, ...]
-                    ) -> list[int | None]:
-    """The batch each raw row arrived in (see the module docstring); None: not read by any committed batch yet."""
-    if not batches:
-        return [None] * len(commit_ms)
-    times = [b.processing_time_ms for b in batches]
-    known = [c for c in commit_ms if c is not None]
-    by_commit = all(t is not None for t in times) and not (known and len(batches) > 1 and max(known) <= times[0])
-    out: list[int | None] = []
-    if by_commit:
-        for c in commit_ms:
-            i = bisect.bisect_left(times, c) if c is not None else 0
-            out.append(batches[i].batch_id if i < len(batches) else None)
-        return out
-    seen = [b.max_seen_ms if b.max_seen_ms is not None else MIN_MS for b in batches]
-    running = [max(seen[:i + 1]) for i in range(len(seen))]
-    for e in event_ms:
-        i = bisect.bisect_left(running, e) if e is not None else 0
-        out.append(batches[min(i, len(batches) - 1)].batch_id)
-    return out
-
-
-def key_text(row, key_columns) -> str:
-    """A key as the picture names it: the key columns' values joined by ``", "`` (a null among them:
-    :data:`NULL_KEY`; no key columns: ``(all)``)."""
-    if not key_columns:
-        return "(all)"
-    if any(row[c] is None for c in key_columns):
-        return NULL_KEY
-    return ", ".join(str(row[c]) for c in key_columns)
-
-
-def commit_times(source_path: str) -> dict[str, int]:
-    """File name -> commit timestamp (ms) of the commit that added it, from the table's ``_delta_log`` JSON."""
-    out: dict[str, int] = {}
-    for commit in sorted(Path(source_path, "_delta_log").glob("*.json")):
-        actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
-        stamp = next((a["commitInfo"].get("timestamp") for a in actions if "commitInfo" in a), None)
-        stamp = stamp if stamp is not None else int(commit.stat().st_mtime * 1000)
-        for a in actions:
-            if "add" in a:
-                out[Path(a["add"]["path"]).name] = stamp
-    return out
-
-
-def _values_text(row, names: list[str]) -> str:
-    return ", ".join(f"{n}={row[n]}" for n in names if n in row)
-
-
-MAX_DRAWN_ROWS = 20_000
-"""At most this many raw rows (of each input) are drawn by default (the picture says when there were more)."""
-
-
-def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None, to_ms: int | None = None,
-                  max_rows: int = MAX_DRAWN_ROWS) -> Timeline:
-    """Read a job's progress, results, late, quarantine and raw tables into a :class:`Timeline`.
-
-    Args:
-        key: only this key (the key columns' values joined by ``", "``).
-        from_ms, to_ms: only rows with event time in ``[from_ms, to_ms)`` and
-            windows that overlap it (panes of global windows always).
-        max_rows: at most this many raw rows are drawn (the picture says so).
-    """
-    from pyspark.sql import functions as F
-
-    from pipelines.drivers import event_time_ms_sql
-    from windowing.spark.lake import delta_lake_io
-    from windowing.spark import DeltaStore
-
-    store = DeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
-    keys = list(job.spec.key_columns)
-    notes: list[str] = []
-    batches: list[BatchRow] = []
-    if delta_lake_io.table_exists(spark, store.progress_path):
-        wm = MIN_MS
-        for p in (spark.read.format("delta").load(store.progress_path)
-                  .select("batch_id", "watermark_ms", "processing_time_ms", "max_seen_ms").orderBy("batch_id")
-                  .collect()):
-            batches.append(BatchRow(p["batch_id"], wm, p["watermark_ms"], p["processing_time_ms"], p["max_seen_ms"]))
-            wm = p["watermark_ms"]
-    batches_t = tuple(batches)
-
-    def in_range(ts):
-        return ((ts >= F.lit(from_ms)) if from_ms is not None else F.lit(True)) & \
-               ((ts < F.lit(to_ms)) if to_ms is not None else F.lit(True))
-
-    def with_key(df):
-        if key is None:
-            return df
-        text_key = F.concat_ws(", ", *[F.col(c).cast("string") for c in keys]) if keys else F.lit("(all)")
-        return df.where(text_key == F.lit(key))
-
-    rows: list[RowMark] = []
-    excluded = None
-    for kind, path in ((LATE_ROW, job.late_path), (QUARANTINED_ROW, job.quarantine_path)):
-        if not path or not delta_lake_io.table_exists(spark, path):
-            continue
-        df = with_key(spark.read.format("delta").load(path))
-        if "event_time_ms" not in df.columns:
-            df = df.withColumn("event_time_ms", F.expr(event_time_ms_sql(job.spec.event_time_column,
-                                                                          dict(df.dtypes)[job.spec.event_time_column])))
-        df = df.where(in_range(F.col("event_time_ms")) | F.col("event_time_ms").isNull())
-        for r in df.select(*keys, "event_time_ms", "batch_id", "reason").collect():
-            rows.append(RowMark(key_text(r, keys), r["event_time_ms"], r["batch_id"], kind, r["reason"]))
-        if job.event_id_column and job.event_id_column in df.columns:
-            ids = df.select(job.event_id_column)
-            excluded = ids if excluded is None else excluded.unionByName(ids)
-    if delta_lake_io.table_exists(spark, job.source_path):
-        raw = with_key(spark.read.format("delta").load(job.source_path))
-        ts = F.expr(event_time_ms_sql(job.spec.event_time_column, dict(raw.dtypes)[job.spec.event_time_column]))
-        raw = raw.select("*", ts.alias("__viz_ts"), F.col("_metadata.file_path").alias("__viz_file"))
-        raw = raw.where(in_range(F.col("__viz_ts")) & F.col("__viz_ts").isNotNull())
-        if excluded is not None:
-            raw = raw.join(excluded.distinct(), job.event_id_column, "left_anti")
-        else:
-            notes.append("The job has no event_id column: late and quarantined rows are also drawn as input rows.")
-        picked = raw.select(*keys, "__viz_ts", "__viz_file").limit(max_rows + 1).collect()
-        if len(picked) > max_rows:
-            notes.append(f"Only the first {max_rows} input rows are drawn.")
-            picked = picked[:max_rows]
-        commits = commit_times(job.source_path)
-        arrivals = arrival_batches([commits.get(Path(r["__viz_file"]).name) for r in picked],
-                                   [r["__viz_ts"] for r in picked], batches_t)
-        unread = 0
-        for r, b in zip(picked, arrivals):
-            if b is None:
-                unread += 1
-                continue
-            rows.append(RowMark(key_text(r, keys), r["__viz_ts"], b, EVENT))
-        if unread:
-            notes.append(f"{unread} raw row(s) were added after the last committed batch and are not drawn.")
-    panes: list[PaneMark] = []
-    if job.results_path and delta_lake_io.table_exists(spark, job.results_path):
-        results = with_key(spark.read.format("delta").load(job.results_path))
-        if from_ms is not None:
-            results = results.where(F.col("window_end_ms").isNull() | (F.col("window_end_ms") > F.lit(from_ms)))
-        if to_ms is not None:
-            results = results.where(F.col("window_start_ms").isNull() | (F.col("window_start_ms") < F.lit(to_ms)))
-        names = [n for n, _ in job.spec.aggregates] or [c for c in results.columns
-                                                        if c not in PANE_COLUMNS and c not in keys]
-        for r in results.collect():
-            d = r.asDict()
-            superseded = tuple((s["window_start_ms"], s["window_end_ms"]) for s in (d.get("supersedes") or []))
-            panes.append(PaneMark(key_text(d, keys), d["window_start_ms"], d["window_end_ms"], d["batch_id"],
-                                  d["timing"], d["pane_index"], bool(d["is_final"]), _values_text(d, names),
-                                  superseded))
-    panes.sort(key=lambda p: (p.key, p.batch_id, p.window_start_ms or 0, p.pane_index))
-    return Timeline(job.name, batches_t, tuple(rows), tuple(panes), from_ms, to_ms, tuple(notes))
