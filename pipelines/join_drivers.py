@@ -61,7 +61,8 @@ def require_inputs(spark: SparkSession | None, job: JoinJob) -> None:
                             f"land its rows there first, or fix [{side}] path in {job.source_file or 'the job file'}")
 
 
-def _run_path(job: JoinJob) -> str:
+def run_path(job: JoinJob) -> str:
+    """The table recording which kind of run writes the operator's state (:func:`claim_run`)."""
     return f"{delta_lake_io.absolute(job.state_root).rstrip('/')}/{job.operator_id}/run"
 
 
@@ -75,13 +76,13 @@ def reset(spark: SparkSession, job: JoinJob) -> None:
     store = JoinDeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path,
                            job.quarantine_path)
     store.reset()
-    for path in (_run_path(job), job.checkpoint_path):
+    for path in (run_path(job), job.checkpoint_path):
         delta_lake_io.delete_folder(spark, path)
 
 
 def claim_run(spark: SparkSession, job: JoinJob, kind: str) -> None:
     """Record that ``kind`` of run writes the operator's state; refuse state the other kind wrote."""
-    path = _run_path(job)
+    path = run_path(job)
     if delta_lake_io.table_exists(spark, path):
         kinds = {row["kind"] for row in spark.read.format("delta").load(path).collect()}
         if kinds and kinds != {kind}:

@@ -26,7 +26,7 @@ from dataclasses import replace
 from pyspark.sql import DataFrame, SparkSession
 
 from pipelines import logs
-from pipelines.join_drivers import describe, operator_for, require_inputs
+from pipelines.join_drivers import describe, operator_for, require_inputs, run_path
 from pipelines.join_job import JoinJob
 from pipelines.replay import WARMUP_FOLDER, ReplayReport, output_paths, plan_replay, replay_base
 from pipelines.replay_diff import compare
@@ -34,8 +34,8 @@ from pipelines.replay_source import batch_rows
 from pipelines.stream_offsets import BatchOffsets, named_offsets_from_json, named_offsets_json
 from windowing.core.joins import IntervalJoinSpec
 from windowing.core.joins.sides import SIDES
-from windowing.spark.joins.columns import JOIN_KEY, LEFT_TIME, PANE_INDEX, PAIR_TIME, RIGHT_TIME, ROW_INDEX, WE, WS
-from windowing.spark.joins.stores import JoinDeltaStore
+from windowing.spark.joins.columns import BATCH_ID, JOIN_KEY, LEFT_TIME, PANE_INDEX, PAIR_TIME, RIGHT_TIME, ROW_INDEX, WE, WS
+from windowing.spark.joins.stores import SOURCE_OFFSETS, JoinDeltaStore
 from windowing.spark.lake import delta_lake_io
 
 REPLAY_KIND = "replay"
@@ -60,7 +60,8 @@ def replay_join_job(job: JoinJob, name: str) -> JoinJob:
 
 def spec_text(job: JoinJob) -> str:
     """The join spec as the job file gives it (its ``[join]`` table as JSON), for reports."""
-    return json.dumps(job.definition.get("join", {}), sort_keys=True, default=str) or type(job.spec).__name__
+    join = job.definition.get("join")
+    return json.dumps(join, sort_keys=True, default=str) if join else type(job.spec).__name__
 
 
 def recorded_join_batches(spark: SparkSession, job: JoinJob) -> list[dict]:
@@ -71,11 +72,11 @@ def recorded_join_batches(spark: SparkSession, job: JoinJob) -> list[dict]:
     if not delta_lake_io.table_exists(spark, store.progress_path):
         return []
     progress = spark.read.format("delta").load(store.progress_path)
-    columns = ["batch_id", "processing_time_ms", "committed_at",
-               *(["source_offsets"] if "source_offsets" in progress.columns else [])]
-    run_path = f"{store.base}/run"
-    kinds = (sorted({r["kind"] for r in spark.read.format("delta").load(run_path).collect()})
-             if delta_lake_io.table_exists(spark, run_path) else [])
+    columns = [BATCH_ID, "processing_time_ms", "committed_at",
+               *([SOURCE_OFFSETS] if SOURCE_OFFSETS in progress.columns else [])]
+    runs = run_path(job)
+    kinds = (sorted({r["kind"] for r in spark.read.format("delta").load(runs).collect()})
+             if delta_lake_io.table_exists(spark, runs) else [])
     run = json.dumps({"kind": kinds[0]}) if kinds else None
     rows = sorted((r.asDict() for r in progress.select(*columns).collect()),
                   key=lambda r: (r["batch_id"], r["committed_at"]))

@@ -30,7 +30,7 @@ from windowing.core.joins.sides import SIDES
 from windowing.spark.joins.columns import (BATCH_ID, EVENT_TIME, IS_FINAL, JOIN_KEY, LEFT_TIME, PANE_INDEX, REASON,
                                            RIGHT_TIME, ROW_COLUMNS, ROW_INDEX, SIDE, TIMING, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import event_time_ms_sql
-from windowing.spark.joins.stores import JoinDeltaStore
+from windowing.spark.joins.stores import SOURCE_OFFSETS, JoinDeltaStore
 from windowing.spark.lake import delta_lake_io
 
 TS, FILE = "__viz_ts", "__viz_file"
@@ -59,12 +59,12 @@ def _batches(spark: SparkSession, job: JoinJob) -> tuple[tuple[BatchRow, ...], d
     if not delta_lake_io.table_exists(spark, store.progress_path):
         return (), {}
     progress = spark.read.format("delta").load(store.progress_path)
-    offsets = F.col("source_offsets") if "source_offsets" in progress.columns else F.lit(None).cast("string")
+    offsets = F.col(SOURCE_OFFSETS) if SOURCE_OFFSETS in progress.columns else F.lit(None).cast("string")
     batches, recorded, wm = [], {}, MIN_MS
-    for p in (progress.select(BATCH_ID, WATERMARK, "processing_time_ms", offsets.alias("source_offsets"))
+    for p in (progress.select(BATCH_ID, WATERMARK, "processing_time_ms", offsets.alias(SOURCE_OFFSETS))
               .orderBy(BATCH_ID).collect()):
         batches.append(BatchRow(p[BATCH_ID], wm, p[WATERMARK], p["processing_time_ms"], None))
-        recorded[p[BATCH_ID]] = p["source_offsets"]
+        recorded[p[BATCH_ID]] = p[SOURCE_OFFSETS]
         wm = p[WATERMARK]
     return tuple(batches), recorded
 

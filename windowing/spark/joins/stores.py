@@ -31,12 +31,14 @@ from windowing.spark.lake.claims import ConcurrentWriterError, app_id, open_clai
 from windowing.spark.joins.columns import DELETE_FLAG
 from windowing.spark.joins.plan import StateTable
 
+SOURCE_OFFSETS = "source_offsets"
+"""The progress column of what a stream's batch read of each input (see ``PROGRESS_SCHEMA``)."""
 PROGRESS_SCHEMA = T.StructType([T.StructField(name, dtype, True) for name, dtype in (
     ("batch_id", T.LongType()), ("watermark_ms", T.LongType()), ("time_state", T.StringType()),
     ("state_versions", T.StringType()), ("spec_fingerprint", T.StringType()), ("plan", T.StringType()),
     ("left_schema", T.StringType()), ("right_schema", T.StringType()), ("metrics", T.StringType()),
     ("processing_time_ms", T.LongType()), ("writer_id", T.StringType()), ("committed_at", T.TimestampType()),
-    ("source_offsets", T.StringType()))])
+    (SOURCE_OFFSETS, T.StringType()))])
 """``source_offsets``: what a stream's batch read of each input (JSON by side, :mod:`pipelines.stream_offsets`);
 null when not told (a backfill). A progress table created without the column gains it on its next commit."""
 OUTPUTS = ("results", "late", "quarantine")
@@ -201,7 +203,7 @@ class JoinDeltaStore:
     def commit_progress(self, row: dict) -> None:
         """Append the progress row (the commit point); refuse when another writer's row of the batch came first."""
         path, batch_id, writer_id = self.progress_path, row["batch_id"], row["writer_id"]
-        row = {**row, "source_offsets": row.get("source_offsets") or self.source_offsets}
+        row = {**row, SOURCE_OFFSETS: row.get(SOURCE_OFFSETS) or self.source_offsets}
         before = delta_lake_io.latest_version(self.spark, path) if delta_lake_io.table_exists(self.spark, path) else -1
         frame = self.spark.createDataFrame([tuple(row.get(n) for n in PROGRESS_SCHEMA.fieldNames())], PROGRESS_SCHEMA)
         self._known_progress = None
