@@ -88,4 +88,6 @@ def run_join_demo(spark: SparkSession, root: str | Path = "demo-output/join") ->
         for line in differences:
             print(f"    {line}")
     print(f"\ntables: winjob inspect --job {JOIN_JOB} --root {root}")
+    print(f"picture: winjob inspect --job {JOIN_JOB} --root {root} --timeline --out {root}/timeline.svg")
+    print(f"replay: winjob replay --job {JOIN_JOB} --root {root} --into check --diff")
     return not any(checks.values())

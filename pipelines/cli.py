@@ -10,6 +10,9 @@
     winjob inspect --job jobs/purchases_per_minute.toml [--root DIR]
     winjob inspect --job jobs/purchases_per_minute.toml --timeline [--key K] [--from ISO --to ISO] [--max-keys N] --out FILE.svg
     winjob report --job jobs/purchases_per_minute.toml [--root DIR] [--out FILE.html]
+
+A join job (jobs/joins/*.toml) runs with stream, backfill, reprocess, replay, inspect (also --timeline) and
+validate; --window overrides are refused for it (edit [join] in a copy of the job file instead).
     winjob validate --job jobs/purchases_per_minute.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
 
 Every command also takes ``--verbose`` (the stack trace of a failure).
@@ -184,12 +187,12 @@ def main(argv: list[str] | None = None) -> int:
             run_demo(_spark(verbose=args.verbose), args.root)
             return 0
         job = _load(args.job, args.root)
+        if args.command == "inspect" and args.timeline and not str(args.out or "").lower().endswith(".svg"):
+            raise ValueError(f"inspect --timeline needs --out FILE.svg, got {args.out!r}")
         from pipelines.join_job import JoinJob
         if isinstance(job, JoinJob):   # two inputs joined: pipelines/join_drivers.py
             from pipelines.join_drivers import run_command
             return run_command(lambda: _spark(job, args.verbose, args.master), job, args)
-        if args.command == "inspect" and args.timeline and not str(args.out or "").lower().endswith(".svg"):
-            raise ValueError(f"inspect --timeline needs --out FILE.svg, got {args.out!r}")
         if args.command in ("stream", "backfill", "reprocess", "replay"):
             from pipelines.drivers import require_raw_table
             require_raw_table(None, job)   # a missing raw table is told before Spark starts
@@ -239,7 +242,8 @@ def main(argv: list[str] | None = None) -> int:
             from pipelines.visual.report import write_report
             print(write_report(spark, job, args.out))
         elif args.timeline:
-            from pipelines.visual.timeline import load_timeline, write_timeline
+            from pipelines.visual.job_timeline import load_timeline
+            from pipelines.visual.timeline import write_timeline
             timeline = load_timeline(spark, job, key=args.key,
                                      from_ms=int(args.from_time.timestamp() * 1000) if args.from_time else None,
                                      to_ms=int(args.to_time.timestamp() * 1000) if args.to_time else None)

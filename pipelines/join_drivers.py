@@ -25,7 +25,7 @@ from typing import Callable
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from pipelines import fault_hook, logs
+from pipelines import fault_hook, logs, stream_offsets
 from pipelines.join_job import JoinJob
 from windowing.core.joins.sides import SIDES
 from windowing.core.time import MAX_TIMESTAMP_MS, parse_duration_ms
@@ -63,7 +63,8 @@ def require_inputs(spark: SparkSession | None, job: JoinJob) -> None:
                             f"land its rows there first, or fix [{side}] path in {job.source_file or 'the job file'}")
 
 
-def _run_path(job: JoinJob) -> str:
+def run_path(job: JoinJob) -> str:
+    """The table recording which kind of run writes the operator's state (:func:`claim_run`)."""
     return f"{delta_lake_io.absolute(job.state_root).rstrip('/')}/{job.operator_id}/run"
 
 
@@ -77,13 +78,13 @@ def reset(spark: SparkSession, job: JoinJob) -> None:
     store = JoinDeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path,
                            job.quarantine_path)
     store.reset()
-    for path in (_run_path(job), job.checkpoint_path):
+    for path in (run_path(job), job.checkpoint_path):
         delta_lake_io.delete_folder(spark, path)
 
 
 def claim_run(spark: SparkSession, job: JoinJob, kind: str) -> None:
     """Record that ``kind`` of run writes the operator's state; refuse state the other kind wrote."""
-    path = _run_path(job)
+    path = run_path(job)
     if delta_lake_io.table_exists(spark, path):
         kinds = delta_lake_io.appended_values(spark, path, RUN_KIND)
         if kinds is None:
@@ -110,7 +111,10 @@ def operator_for(spark: SparkSession, job: JoinJob, kind: str, reset_state: bool
 
 
 def _both_sides(spark: SparkSession, job: JoinJob) -> DataFrame:
-    """One streaming DataFrame of both inputs: ``SIDE`` and each row as a struct in its side's column."""
+    """One streaming DataFrame of both inputs: ``SIDE`` and each row as a struct in its side's column.
+
+    The union is in :data:`~windowing.core.joins.sides.SIDES` order: the checkpoint's offset log
+    holds the sides' offsets in that order (:func:`pipelines.stream_offsets.read_offsets`)."""
     schemas = {side: spark.read.format("delta").load(path).schema for side, path in job.input_paths.items()}
     frames = []
     for side, path in job.input_paths.items():
@@ -134,7 +138,13 @@ def run_join_stream(spark: SparkSession, job: JoinJob, reset_state: bool = False
     reports: list[JoinBatchReport] = []
     failures: list[BaseException] = []
 
+    source_ends: dict = {}    # the end offsets of each batch of this run, read once
+
     def each_batch(df: DataFrame, batch_id: int) -> None:
+        # The progress row records what the batch read of each side (for `winjob replay`); no Spark job.
+        read = stream_offsets.sources_batch_offsets(spark, job.checkpoint_path, batch_id, len(SIDES), source_ends)
+        operator.store.source_offsets = (stream_offsets.named_offsets_json(
+            {side.name: offsets for side, offsets in zip(SIDES, read)}) if read is not None else None)
         try:
             df = df.persist()
             try:
@@ -255,7 +265,7 @@ def metrics_of(report: JoinBatchReport) -> dict[str, dict]:
     return {side.name: asdict(m) for side, m in report.metrics.items()}
 
 
-JOIN_COMMANDS = ("stream", "backfill", "reprocess", "inspect", "validate")
+JOIN_COMMANDS = ("stream", "backfill", "reprocess", "replay", "inspect", "validate")
 
 
 def inspect(spark: SparkSession, job: JoinJob) -> dict:
@@ -277,16 +287,20 @@ def inspect(spark: SparkSession, job: JoinJob) -> dict:
 
 
 def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int:
-    """``winjob stream|backfill|reprocess|inspect|validate`` of a join job (``spark_of``: starts the session when
-    needed); ``reprocess`` prints its report as JSON (:mod:`pipelines.join_reprocess`)."""
+    """``winjob stream|backfill|reprocess|replay|inspect|validate`` of a join job (``spark_of``: starts the session
+    when needed); ``reprocess`` and ``replay`` print their report as JSON (:mod:`pipelines.join_reprocess`,
+    :mod:`pipelines.join_replay`; ``replay --diff`` the differences too), ``inspect --timeline`` writes the
+    picture (:mod:`pipelines.visual.join_timeline`)."""
     import json
     from pipelines.errors import ExitCode, JobError
     if args.command not in JOIN_COMMANDS:
         raise JobError(f"{args.job} is a join job: it runs with {', '.join(JOIN_COMMANDS)}")
-    if args.command == "reprocess" and getattr(args, "window", None):
+    if args.command in ("reprocess", "replay") and getattr(args, "window", None):
+        instead = ("use --into instead" if args.command == "reprocess" else
+                   "keep its [job] and [output] tables (the copy then replays this stream's batches)")
         raise JobError(f"{args.job} is a join job: --window overrides are not supported for it (got "
-                       f"{args.window}); edit [join.window] in a copy of the job file and use --into instead")
-    if args.command in ("stream", "backfill", "reprocess"):
+                       f"{args.window}); edit [join.window] in a copy of the job file and {instead}")
+    if args.command in ("stream", "backfill", "reprocess", "replay"):
         require_inputs(None, job)   # a missing input table is told before Spark starts
     spark = spark_of()
     if args.command == "stream":
@@ -301,6 +315,12 @@ def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int
         into = output_job(job, args.into) if args.into else None
         report = reprocess_join_range(spark, job, args.start, args.end, into=into, chunk=args.chunk)
         print(json.dumps(report.__dict__, indent=2))
+    elif args.command == "replay":
+        from pipelines.join_replay import replay_join_stream
+        report = replay_join_stream(spark, job, args.into, args.from_batch, args.to_batch, diff=args.diff)
+        print(json.dumps(report.as_dict(), indent=2))
+        if report.diff is not None:
+            print(report.diff.summary())
     elif args.command == "validate":
         from pipelines.join_quality import validate_join_job
         results = validate_join_job(spark, job)
@@ -310,6 +330,14 @@ def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int
                   + "".join(f"\n  {f.expectation_type}: {f.detail}" for f in result.failed))
         if any(result.failed_critical for result in results):
             return ExitCode.DATA_QUALITY
+    elif getattr(args, "timeline", False):
+        from pipelines.visual.join_timeline import load_join_timeline
+        from pipelines.visual.timeline import DEFAULT_MAX_KEYS, write_timeline
+        timeline = load_join_timeline(spark, job, key=args.key,
+                                      from_ms=int(args.from_time.timestamp() * 1000) if args.from_time else None,
+                                      to_ms=int(args.to_time.timestamp() * 1000) if args.to_time else None)
+        for path in write_timeline(timeline, args.out, DEFAULT_MAX_KEYS if args.max_keys is None else args.max_keys):
+            print(path)
     else:
         print(json.dumps(inspect(spark, job), indent=2, default=str))
     return ExitCode.OK

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
+from typing import Callable
 
 from pyspark.sql import SparkSession
 
@@ -55,7 +56,8 @@ class RecordedBatch:
 
     batch_id: int
     processing_time_ms: int | None
-    offsets: BatchOffsets
+    offsets: BatchOffsets | dict
+    """A single-input stream's :class:`BatchOffsets`; a join's, by side (None: the side read nothing)."""
 
 
 @dataclass(frozen=True)
@@ -92,11 +94,20 @@ def replay_job(job: Job, name: str, window: dict | None = None) -> Job:
     Raises:
         ValueError: ``name`` is not letters, digits and ``_``; a window override is not valid.
     """
-    if not name or not name.replace("_", "").isalnum():
-        raise ValueError(f"replay name {name!r} must be letters, digits or '_' (it becomes a table folder)")
-    base = f"{job.output_root}/{REPLAY_FOLDER.format(name=name)}"
+    base = replay_base(job.output_root, name)
     return job.with_window(window).with_outputs(f"{job.operator_id}_replay_{name}", f"{base}/state",
                                                 f"{base}/results", f"{base}/late", f"{base}/quarantine")
+
+
+def replay_base(output_root: str, name: str) -> str:
+    """The folder of replay ``name``'s tables in ``output_root`` (any job's, single-input or join).
+
+    Raises:
+        ValueError: ``name`` is not letters, digits and ``_``.
+    """
+    if not name or not name.replace("_", "").isalnum():
+        raise ValueError(f"replay name {name!r} must be letters, digits or '_' (it becomes a table folder)")
+    return f"{output_root}/{REPLAY_FOLDER.format(name=name)}"
 
 
 def replay_folder(replay: Job) -> str:
@@ -124,9 +135,14 @@ def recorded_batches(spark: SparkSession, job: Job) -> list[dict]:
     return [first_of_batch[b] for b in sorted(first_of_batch)]
 
 
-def plan_replay(job: Job, rows: list[dict], from_batch: int | None, to_batch: int | None) \
+def plan_replay(job, rows: list[dict], from_batch: int | None, to_batch: int | None,
+                parse_offsets: Callable[[str], object] = BatchOffsets.from_json) \
         -> tuple[list[RecordedBatch], int, int]:
     """The batches to run (from the operator's first to ``to_batch``) and the range whose outputs count.
+
+    ``job``: a single-input or join job (its name and operator id name what is refused);
+    ``rows``: its progress rows as :func:`recorded_batches` gives them; ``parse_offsets``: reads a
+    row's ``source_offsets`` text.
 
     Raises:
         ReplayRefused: no committed batch, state another kind of run wrote, a range outside the
@@ -159,7 +175,7 @@ def plan_replay(job: Job, rows: list[dict], from_batch: int | None, to_batch: in
                 f"state: only streams whose batches all recorded their offsets can be replayed (start the stream "
                 f"again with --reset-state and a new checkpoint to record them from its first batch on)")
         batches.append(RecordedBatch(row["batch_id"], row["processing_time_ms"],
-                                     BatchOffsets.from_json(row["source_offsets"])))
+                                     parse_offsets(row["source_offsets"])))
     return batches, start, end
 
 
@@ -189,7 +205,7 @@ def replay_stream(spark: SparkSession, job: Job, name: str, from_batch: int | No
                                  f"{folder}/{WARMUP_FOLDER}/late", f"{folder}/{WARMUP_FOLDER}/quarantine")
     log(f"replay {job.name} batches {start}..{end} (state from batch {batches[0].batch_id}) with "
         f"{replay.spec.describe()} -> {folder}")
-    run = json.dumps({"kind": "replay", "of": job.operator_id, "from_batch": start, "to_batch": end}, sort_keys=True)
+    run = replay_run(job.operator_id, start, end)
     operator = None
     for batch in batches:
         if operator is None or batch.batch_id == start:
@@ -204,13 +220,19 @@ def replay_stream(spark: SparkSession, job: Job, name: str, from_batch: int | No
     found = None
     if diff:
         stream_spec = job.spec.describe()
-        found = compare(spark, _paths(job), _paths(replay), start, end, stream_spec, replay.spec.describe())
+        found = compare(spark, output_paths(job), output_paths(replay), start, end, stream_spec, replay.spec.describe())
         log(f"replay {job.name}: {'no differences' if found.empty else 'differences'} against the stream")
     return ReplayReport(start, end, batches[0].batch_id, replay.results_path, replay.late_path,
                         replay.quarantine_path, replay.spec.describe(), found)
 
 
-def _paths(job: Job) -> dict[str, str]:
+def replay_run(operator_id: str, start: int, end: int) -> str:
+    """The run a replay records: which operator's batches, which range."""
+    return json.dumps({"kind": "replay", "of": operator_id, "from_batch": start, "to_batch": end}, sort_keys=True)
+
+
+def output_paths(job) -> dict[str, str]:
+    """The ``results``, ``late`` and ``quarantine`` tables of a job (single-input or join), absolute."""
     return {"results": delta_lake_io.absolute(job.results_path), "late": delta_lake_io.absolute(job.late_path),
             "quarantine": delta_lake_io.absolute(job.quarantine_path)}
 

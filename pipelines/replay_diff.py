@@ -1,7 +1,7 @@
 """The differences between a stream's outputs and a replay's, for a range of batches, as a readable summary.
 
 Panes are matched by identity: the key columns, the window bounds and the pane
-index. A pane of one side only is *added* (the replay emitted it, the stream did
+index (a join's results: their identity columns, given). A pane of one side only is *added* (the replay emitted it, the stream did
 not) or *removed* (the stream emitted it, the replay did not); a pane of both
 sides whose other columns differ (aggregates, timing, the batch that fired it,
 the watermark) is *changed*. Late and quarantined rows are compared as whole
@@ -54,6 +54,8 @@ class PanesDiff:
     removed: int
     examples: list[tuple[str, dict | None, dict | None]] = field(default_factory=list)
     """``(kind, stream's pane or None, replay's pane or None)``."""
+    identity: tuple[str, ...] = ()
+    """The columns that identify a pane (empty: the key columns, the window bounds and the pane index)."""
 
     @property
     def empty(self) -> bool:
@@ -94,7 +96,7 @@ class ReplayDiff:
         lines.append(f"results: {r.stream_panes} panes in the stream, {r.replay_panes} in the replay: {r.equal} equal, "
                      f"{r.added} added, {r.changed} changed, {r.removed} removed")
         for kind, before, after in r.examples:
-            lines.append(f"  {kind:<8} {_pane_text(kind, before, after)}")
+            lines.append(f"  {kind:<8} {_pane_text(kind, before, after, r.identity)}")
         for rows in (self.late, self.quarantine):
             lines.append(f"{rows.table}: {rows.stream_rows} rows in the stream, {rows.replay_rows} in the replay: "
                          + ("no differences" if rows.empty else
@@ -107,10 +109,11 @@ class ReplayDiff:
 
 
 def compare(spark: SparkSession, stream_paths: dict[str, str], replay_paths: dict[str, str], from_batch: int,
-            to_batch: int, stream_spec: str, replay_spec: str) -> ReplayDiff:
+            to_batch: int, stream_spec: str, replay_spec: str, identity: tuple[str, ...] = ()) -> ReplayDiff:
     """Compare the ``results``, ``late`` and ``quarantine`` tables of the stream and the replay over the range.
 
-    A table missing on one side counts as empty there.
+    A table missing on one side counts as empty there. ``identity``: the results' columns that
+    identify a pane or pair (empty: a window operator's, the key columns, window bounds, pane index).
     """
     def rows(path: str) -> DataFrame | None:
         if not delta_lake_io.table_exists(spark, path):
@@ -118,7 +121,7 @@ def compare(spark: SparkSession, stream_paths: dict[str, str], replay_paths: dic
         df = spark.read.format("delta").load(path)
         return df.where((F.col("batch_id") >= from_batch) & (F.col("batch_id") <= to_batch))
 
-    results = _panes(*(rows(p["results"]) for p in (stream_paths, replay_paths)))
+    results = _panes(*(rows(p["results"]) for p in (stream_paths, replay_paths)), identity=identity)
     late = _rows("late", *(rows(p["late"]) for p in (stream_paths, replay_paths)))
     quarantine = _rows("quarantine", *(rows(p["quarantine"]) for p in (stream_paths, replay_paths)))
     return ReplayDiff(from_batch, to_batch, stream_spec, replay_spec, results, late, quarantine)
@@ -148,12 +151,12 @@ def _rows(table: str, stream: DataFrame | None, replay: DataFrame | None) -> Row
 _IN_STREAM, _IN_REPLAY = "__in_stream", "__in_replay"
 
 
-def _panes(stream: DataFrame | None, replay: DataFrame | None) -> PanesDiff:
+def _panes(stream: DataFrame | None, replay: DataFrame | None, identity: tuple[str, ...] = ()) -> PanesDiff:
     aligned = _aligned(stream, replay)
     if aligned is None:
-        return PanesDiff(0, 0, 0, 0, 0, 0)
+        return PanesDiff(0, 0, 0, 0, 0, 0, identity=identity)
     stream, replay = aligned
-    identity = [*result_keys(stream), WS, WE, "pane_index"]
+    identity = list(identity) or [*result_keys(stream), WS, WE, "pane_index"]
     pane_id = F.to_json(F.struct(*identity))   # null-safe: a null key is part of the text
     only_stream = stream.exceptAll(replay).withColumn(PANE_ID, pane_id).persist()
     only_replay = replay.exceptAll(stream).withColumn(PANE_ID, pane_id).persist()
@@ -179,7 +182,7 @@ def _panes(stream: DataFrame | None, replay: DataFrame | None) -> PanesDiff:
             after = _by_id(only_replay, chosen)
             examples += [(kind, before.get(i), after.get(i)) for i in chosen]
         return PanesDiff(stream_count, replay_count, stream_count - only_stream.count(), added, changed, removed,
-                         examples)
+                         examples, tuple(identity))
     finally:
         only_stream.unpersist()
         only_replay.unpersist()
@@ -192,15 +195,19 @@ def _by_id(rows: DataFrame, ids: list[str]) -> dict[str, dict]:
             for r in rows.where(F.col(PANE_ID).isin(ids)).collect()}
 
 
-def _pane_text(kind: str, before: dict | None, after: dict | None) -> str:
+def _pane_text(kind: str, before: dict | None, after: dict | None, identity: tuple[str, ...] = ()) -> str:
     pane = after or before or {}
     keys = list(pane)[:_key_count(pane)]
-    head = (" ".join(f"{k}={pane[k]}" for k in keys) + f" window [{format_epoch_ms(pane[WS])}, "
-            f"{format_epoch_ms(pane[WE])}) pane {pane['pane_index']}")
+    if WS in pane and WE in pane:
+        head = (" ".join(f"{k}={pane[k]}" for k in keys) + f" window [{format_epoch_ms(pane[WS])}, "
+                f"{format_epoch_ms(pane[WE])}) pane {pane['pane_index']}")
+        named = (*keys, WS, WE, "pane_index")
+    else:   # an interval join's pair: its identity columns as they are
+        head, named = _values({k: pane.get(k) for k in identity}), identity
     if kind == "changed" and before and after:
         changes = [f"{k} {before[k]} -> {after[k]}" for k in after if k in before and before[k] != after[k]]
         return f"{head}: {', '.join(changes)}"
-    shown = {k: v for k, v in pane.items() if k not in (*keys, WS, WE, "pane_index")}
+    shown = {k: v for k, v in pane.items() if k not in named}
     return f"{head}: {_values(shown)}"
 
 

@@ -13,6 +13,9 @@ LATE_ROW = "#d62728"        # red: a row of the late table (beyond the allowed l
 DROPPED_LATE = "#8c564b"    # brown: a late row dropped (no late table)
 UNASSIGNED = "#c7c7c7"      # light grey: a row no window took
 INPUT_ROW = "#7f7f7f"       # grey: an input row
+LEFT_INPUT = "#7f7f7f"      # grey: a join's left input row (a circle)
+RIGHT_INPUT = "#17becf"     # cyan: a join's right input row (a square)
+PAIR = "#bcbd22"            # olive: an interval join's pair (an arc between its two rows)
 QUARANTINED = "#9467bd"     # purple: a quarantined row
 QUARANTINE_REASONS = ("#9467bd", "#5e3c99", "#c2a5cf", "#762a83", "#e7d4e8", "#40004b")
 """Shades of the quarantine purple, one a reason."""

@@ -1,4 +1,4 @@
-"""A picture of a job's windows over time, drawn from its Delta tables alone.
+"""A picture of a job's windows over time: the SVG and its HTML page, drawn from a :class:`Timeline`.
 
 One panel per key. The horizontal axis is event time; each row of a panel is
 one batch of the operator (a stream's micro-batch, a backfill's chunk), top to bottom in commit order. In a row:
@@ -16,106 +16,37 @@ one batch of the operator (a stream's micro-batch, a backfill's chunk), top to b
   watermark the batch started with (which decides lateness), the lower half
   at the watermark after it (which fired the panes of the row).
 
-Arrival batch of a raw row: the late and quarantine tables record it. For the
-rows that went into windows it is derived from the raw table's Delta log: a
-row arrived in the first batch whose processing time is not before the
-commit that added the row (a stream reads each commit in the next
-micro-batch). When every commit precedes the first batch (a backfill over
-data already landed), batches were cut by event time instead, and a row is
-placed in the first batch whose largest event time seen reaches its own.
+The marks are :mod:`pipelines.visual.timeline_marks`'; a single-input job's
+tables are read into them by :mod:`pipelines.visual.job_timeline`, a join's by
+:mod:`pipelines.visual.join_timeline`.
+
+A join job's timeline draws the rows of both inputs, told apart by side (``data-side``: a left row is a
+circle, a right row a square; a late row's cross is boxed on the right side), and
+an interval join's pairs as an arc between the pair's two event times in the
+row of the batch that emitted it (``pair``).
 
 The SVG's elements carry classes and ``data-*`` attributes (``pane EARLY``,
-``event``, ``late-row``, ``quarantined-row``, ``superseded``, ``watermark``)
-so that tests and tools can read the picture back.
+``event``, ``late-row``, ``quarantined-row``, ``superseded``, ``watermark``,
+``pair``) so that tests and tools can read the picture back.
 """
 from __future__ import annotations
 
-import bisect
-import json
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipelines.visual import colours
 from pipelines.visual.svg import element, nice_step_ms, page, svg, text, time_label
+from pipelines.visual.timeline_marks import (EVENT, LATE_ROW, MAX_MS, MIN_MS, NULL_KEY, QUARANTINED_ROW, BatchRow,
+                                             PaneMark, Timeline)
 
 EARLY_COLOUR, ON_TIME_COLOUR, LATE_COLOUR = colours.EARLY, colours.ON_TIME, colours.LATE_PANE
 TIMING_COLOURS = colours.TIMING
 EVENT_COLOUR, LATE_ROW_COLOUR, QUARANTINE_COLOUR = colours.INPUT_ROW, colours.LATE_ROW, colours.QUARANTINED
-PANE_COLUMNS = ("window_start_ms", "window_end_ms", "timing", "pane_index", "is_final", "watermark_ms", "batch_id",
-                "supersedes")
-MIN_MS, MAX_MS = -(2**63), 2**63 - 1
+SIDE_COLOURS = {"left": colours.LEFT_INPUT, "right": colours.RIGHT_INPUT}
+"""A join's input rows by side."""
+PAIR_COLOUR = colours.PAIR
 
-
-@dataclass(frozen=True)
-class BatchRow:
-    """One committed batch: its watermark before and after, its processing time."""
-
-    batch_id: int
-    watermark_before_ms: int
-    watermark_after_ms: int
-    processing_time_ms: int | None
-    max_seen_ms: int | None
-
-
-@dataclass(frozen=True)
-class RowMark:
-    """An input row drawn at (event time, arrival batch). ``kind``: event, late-row or quarantined-row."""
-
-    key: str
-    event_time_ms: int | None
-    batch_id: int
-    kind: str
-    reason: str | None = None
-
-    def __post_init__(self):
-        if self.kind not in ROW_KINDS:
-            raise ValueError(f"row mark kind {self.kind!r} is not one of {ROW_KINDS}")
-
-
-EVENT, LATE_ROW, QUARANTINED_ROW = "event", "late-row", "quarantined-row"
-ROW_KINDS = (EVENT, LATE_ROW, QUARANTINED_ROW)
-
-
-@dataclass(frozen=True)
-class PaneMark:
-    """A pane of the results table."""
-
-    key: str
-    window_start_ms: int | None
-    window_end_ms: int | None
-    batch_id: int
-    timing: str
-    pane_index: int
-    is_final: bool
-    values: str
-    supersedes: tuple[tuple[int, int], ...] = ()
-
-    def __post_init__(self):
-        if self.timing not in TIMING_COLOURS:
-            raise ValueError(f"pane timing {self.timing!r} is not one of {tuple(TIMING_COLOURS)}")
-
-
-@dataclass(frozen=True)
-class Timeline:
-    """What the picture shows: batches, input rows and panes, for some keys and an event-time range."""
-
-    job: str
-    batches: tuple[BatchRow, ...]
-    rows: tuple[RowMark, ...]
-    panes: tuple[PaneMark, ...]
-    from_ms: int | None = None
-    to_ms: int | None = None
-    notes: tuple[str, ...] = field(default=())
-
-    def keys(self) -> list[str]:
-        return sorted({r.key for r in self.rows} | {p.key for p in self.panes})
-
-
-# ------------------------------------------------------------------ drawing
 DEFAULT_MAX_KEYS = 12
 """Panels drawn by default: the keys with the most rows and panes (``max_keys`` changes it, 0 draws all)."""
-NULL_KEY = "(null key)"
-"""The key text of rows whose key is null: they were quarantined, and get a panel of their own."""
 
 PLOT_LEFT_PX, PLOT_WIDTH_PX, RIGHT_PX = 200, 900, 130
 PLOT_RIGHT_PX = PLOT_LEFT_PX + PLOT_WIDTH_PX
@@ -153,6 +84,7 @@ def _range(timeline: Timeline) -> tuple[int, int]:
     times = [r.event_time_ms for r in timeline.rows if _finite(r.event_time_ms)]
     for p in timeline.panes:
         times += [t for t in (p.window_start_ms, p.window_end_ms) if _finite(t)]
+    times += [t for p in timeline.pairs for t in (p.left_time_ms, p.right_time_ms) if _finite(t)]
     times += [b.watermark_after_ms for b in timeline.batches if _finite(b.watermark_after_ms)]
     lo = timeline.from_ms if timeline.from_ms is not None else (min(times) if times else 0)
     hi = timeline.to_ms if timeline.to_ms is not None else (max(times) if times else lo + 60_000)
@@ -165,7 +97,7 @@ def shown_keys(timeline: Timeline, max_keys: int = DEFAULT_MAX_KEYS) -> tuple[li
     if max_keys < 0:
         raise ValueError(f"max_keys must be 0 (every key) or more, got {max_keys}")
     activity: dict[str, int] = {}
-    for mark in (*timeline.rows, *timeline.panes):
+    for mark in (*timeline.rows, *timeline.panes, *timeline.pairs):
         activity[mark.key] = activity.get(mark.key, 0) + 1
     keyed = [k for k in activity if k != NULL_KEY]
     ranked = sorted(keyed, key=lambda k: (-activity[k], k))
@@ -173,17 +105,26 @@ def shown_keys(timeline: Timeline, max_keys: int = DEFAULT_MAX_KEYS) -> tuple[li
     return ([NULL_KEY] if NULL_KEY in activity else []) + sorted(drawn), sorted(set(keyed) - set(drawn))
 
 
-def _legend(y: float) -> list[str]:
+def _legend(y: float, timeline: Timeline) -> list[str]:
     out, x = [], 8.0
+    rows = ([("dot", SIDE_COLOURS["left"], "left input row"), ("square", SIDE_COLOURS["right"], "right input row")]
+            if timeline.two_inputs else [("dot", EVENT_COLOUR, "input row")])
     items = [("circle", EARLY_COLOUR, "EARLY pane"), ("circle", ON_TIME_COLOUR, "ON_TIME pane"),
-             ("circle", LATE_COLOUR, "LATE pane"), ("dot", EVENT_COLOUR, "input row"),
-             ("cross", LATE_ROW_COLOUR, "late row"), ("tri", QUARANTINE_COLOUR, "quarantined row"),
-             ("dash", "#555", "superseded session"), ("wm", "black", "watermark (start / end of batch)")]
+             ("circle", LATE_COLOUR, "LATE pane"), *rows,
+             ("cross", LATE_ROW_COLOUR, "late row (boxed: right)" if timeline.two_inputs else "late row"),
+             ("tri", QUARANTINE_COLOUR, "quarantined row"),
+             *([("pair", PAIR_COLOUR, "pair")] if timeline.pairs else []),
+             *([] if timeline.two_inputs else [("dash", "#555", "superseded session")]),
+             ("wm", "black", "watermark (start / end of batch)")]
     for shape, colour, label in items:
         if shape == "circle":
             out.append(element("circle", cx=x + 5, cy=y, r=5, fill=colour))
         elif shape == "dot":
             out.append(element("circle", cx=x + 5, cy=y, r=3, fill=colour))
+        elif shape == "square":
+            out.append(_square(x + 5, y, colour))
+        elif shape == "pair":
+            out.append(_arc(x - 3, x + 13, y - 3, colour))
         elif shape == "cross":
             out.append(_cross(x + 5, y, colour))
         elif shape == "tri":
@@ -202,6 +143,16 @@ def _legend(y: float) -> list[str]:
 def _cross(x: float, y: float, colour: str, **data) -> str:
     d = f"M{x - 4:.1f},{y - 4:.1f} L{x + 4:.1f},{y + 4:.1f} M{x - 4:.1f},{y + 4:.1f} L{x + 4:.1f},{y - 4:.1f}"
     return element("path", d=d, stroke=colour, stroke_width=2, fill="none", **data)
+
+
+def _square(x: float, y: float, colour: str, body: str | None = None, **data) -> str:
+    return element("rect", body, x=round(x - 3, 1), y=round(y - 3, 1), width=6, height=6, fill=colour, **data)
+
+
+def _arc(x0: float, x1: float, y: float, colour: str, body: str | None = None, **data) -> str:
+    """A pair: an arc below ``y`` from one row's event time to the other's."""
+    d = f"M{x0:.1f},{y:.1f} Q{(x0 + x1) / 2:.1f},{y + 14:.1f} {x1:.1f},{y:.1f}"
+    return element("path", body, d=d, fill="none", stroke=colour, stroke_width=1.5, **data)
 
 
 def _triangle(x: float, y: float, colour: str, body: str | None = None, **data) -> str:
@@ -320,15 +271,29 @@ def _panel(timeline: Timeline, key: str, scale: _Scale, top: float) -> tuple[lis
     for r in (r for r in timeline.rows if r.key == key and r.batch_id in row_of):
         y = plot_top + row_of[r.batch_id] * ROW_HEIGHT_PX + ROW_MARK_DY
         x = scale.x(r.event_time_ms)
-        title = element("title", text(f"{r.kind} at {time_label(r.event_time_ms, True)}, batch {r.batch_id}"
+        side = f"{r.side} " if r.side else ""
+        title = element("title", text(f"{side}{r.kind} at {time_label(r.event_time_ms, True)}, batch {r.batch_id}"
                                       + (f": {r.reason}" if r.reason else "")))
-        data = dict(class_=r.kind, data_batch=r.batch_id, data_event_time_ms=r.event_time_ms)
-        if r.kind == EVENT:
-            out.append(element("circle", title, cx=x, cy=y, r=3, fill=EVENT_COLOUR, fill_opacity=0.8, **data))
+        data = dict(class_=r.kind, data_batch=r.batch_id, data_event_time_ms=r.event_time_ms,
+                    **({"data_side": r.side} if r.side else {}))
+        if r.kind == EVENT and r.side == "right":
+            out.append(_square(x, y, SIDE_COLOURS[r.side], title, fill_opacity=0.8, **data))
+        elif r.kind == EVENT:
+            colour = SIDE_COLOURS[r.side] if r.side else EVENT_COLOUR
+            out.append(element("circle", title, cx=x, cy=y, r=3, fill=colour, fill_opacity=0.8, **data))
         elif r.kind == LATE_ROW:
-            out.append(element("g", title + _cross(x, y, LATE_ROW_COLOUR), **data))
+            box = (element("rect", x=round(x - 6, 1), y=round(y - 6, 1), width=12, height=12, fill="none",
+                           stroke=LATE_ROW_COLOUR) if r.side == "right" else "")
+            out.append(element("g", title + _cross(x, y, LATE_ROW_COLOUR) + box, **data))
         else:
             out.append(_triangle(x, y, QUARANTINE_COLOUR, title, **data))
+    for p in (p for p in timeline.pairs if p.key == key and p.batch_id in row_of):
+        y = plot_top + row_of[p.batch_id] * ROW_HEIGHT_PX + ROW_MARK_DY
+        title = element("title", text(f"pair: left row at {time_label(p.left_time_ms, True)}, right row at "
+                                      f"{time_label(p.right_time_ms, True)}, batch {p.batch_id}: {p.values}"))
+        out.append(_arc(scale.x(p.left_time_ms), scale.x(p.right_time_ms), y, PAIR_COLOUR, title, class_="pair",
+                        data_key=p.key, data_batch=p.batch_id, data_left_time_ms=p.left_time_ms,
+                        data_right_time_ms=p.right_time_ms))
     by_row: dict[int, list[PaneMark]] = {}
     for n, p in enumerate(p for p in timeline.panes if p.key == key and p.batch_id in row_of):
         by_row.setdefault(p.batch_id, []).append(p)
@@ -380,7 +345,7 @@ def render_svg(timeline: Timeline, max_keys: int = DEFAULT_MAX_KEYS) -> str:
     """The timeline as a standalone SVG document (see the module docstring for what it shows)."""
     lo, hi = _range(timeline)
     scale = _Scale(lo, hi)
-    body = _legend(22)
+    body = _legend(22, timeline)
     top = LEGEND_PX
     keys, hidden = shown_keys(timeline, max_keys)
     if not keys or not timeline.batches:
@@ -427,8 +392,13 @@ def render_page(timeline: Timeline, picture: str, max_keys: int = DEFAULT_MAX_KE
                      + (", ..." if len(hidden) > 60 else "") + ".")
     if NULL_KEY in keys:
         notes.append("The first panel holds the rows whose key is null: the job quarantined them (reason null_key).")
+    if timeline.two_inputs:
+        notes.append("A join: left input rows are grey circles, right input rows cyan squares; a right row's late "
+                     "cross is boxed. A pane's label counts its output rows" + ("; an arc joins the two rows of a "
+                                                                                 "pair." if timeline.pairs else "."))
     summary = (f"<p>{len(keys) + len(hidden) - (NULL_KEY in keys)} key(s), {len(timeline.batches)} batch(es); panes: "
                + ", ".join(f"{n} {t}" for t, n in counts.items())
+               + (f"; {len(timeline.pairs)} pair(s)" if timeline.pairs else "")
                + f"; {sum(r.kind == LATE_ROW for r in timeline.rows)} late row(s), "
                f"{sum(r.kind == QUARANTINED_ROW for r in timeline.rows)} quarantined row(s).</p>")
     return page(f"Window timeline: {timeline.job}",
@@ -449,148 +419,3 @@ def write_timeline(timeline: Timeline, out: str | Path, max_keys: int = DEFAULT_
     html = out.with_suffix(".html")
     html.write_text(render_page(timeline, picture, max_keys))
     return out, html
-
-
-# ------------------------------------------------------------------ reading the tables
-def arrival_batches(commit_ms: list[int | None], event_ms: list[int | None], batches: tuple[BatchRow, ...]
-                    ) -> list[int | None]:
-    """The batch each raw row arrived in (see the module docstring); None: not read by any committed batch yet."""
-    if not batches:
-        return [None] * len(commit_ms)
-    times = [b.processing_time_ms for b in batches]
-    known = [c for c in commit_ms if c is not None]
-    by_commit = all(t is not None for t in times) and not (known and len(batches) > 1 and max(known) <= times[0])
-    out: list[int | None] = []
-    if by_commit:
-        for c in commit_ms:
-            i = bisect.bisect_left(times, c) if c is not None else 0
-            out.append(batches[i].batch_id if i < len(batches) else None)
-        return out
-    seen = [b.max_seen_ms if b.max_seen_ms is not None else MIN_MS for b in batches]
-    running = [max(seen[:i + 1]) for i in range(len(seen))]
-    for e in event_ms:
-        i = bisect.bisect_left(running, e) if e is not None else 0
-        out.append(batches[min(i, len(batches) - 1)].batch_id)
-    return out
-
-
-def _key_text(row, key_columns) -> str:
-    if not key_columns:
-        return "(all)"
-    if any(row[c] is None for c in key_columns):
-        return NULL_KEY
-    return ", ".join(str(row[c]) for c in key_columns)
-
-
-def _commit_times(source_path: str) -> dict[str, int]:
-    """File name -> commit timestamp (ms) of the commit that added it, from the table's ``_delta_log`` JSON."""
-    out: dict[str, int] = {}
-    for commit in sorted(Path(source_path, "_delta_log").glob("*.json")):
-        actions = [json.loads(line) for line in commit.read_text().splitlines() if line.strip()]
-        stamp = next((a["commitInfo"].get("timestamp") for a in actions if "commitInfo" in a), None)
-        stamp = stamp if stamp is not None else int(commit.stat().st_mtime * 1000)
-        for a in actions:
-            if "add" in a:
-                out[Path(a["add"]["path"]).name] = stamp
-    return out
-
-
-def _values_text(row, names: list[str]) -> str:
-    return ", ".join(f"{n}={row[n]}" for n in names if n in row)
-
-
-def load_timeline(spark, job, key: str | None = None, from_ms: int | None = None, to_ms: int | None = None,
-                  max_rows: int = 20_000) -> Timeline:
-    """Read a job's progress, results, late, quarantine and raw tables into a :class:`Timeline`.
-
-    Args:
-        key: only this key (the key columns' values joined by ``", "``).
-        from_ms, to_ms: only rows with event time in ``[from_ms, to_ms)`` and
-            windows that overlap it (panes of global windows always).
-        max_rows: at most this many raw rows are drawn (the picture says so).
-    """
-    from pyspark.sql import functions as F
-
-    from pipelines.drivers import event_time_ms_sql
-    from windowing.spark.lake import delta_lake_io
-    from windowing.spark import DeltaStore
-
-    store = DeltaStore(spark, job.operator_id, job.state_root, job.results_path, job.late_path, job.quarantine_path)
-    keys = list(job.spec.key_columns)
-    notes: list[str] = []
-    batches: list[BatchRow] = []
-    if delta_lake_io.table_exists(spark, store.progress_path):
-        wm = MIN_MS
-        for p in (spark.read.format("delta").load(store.progress_path)
-                  .select("batch_id", "watermark_ms", "processing_time_ms", "max_seen_ms").orderBy("batch_id")
-                  .collect()):
-            batches.append(BatchRow(p["batch_id"], wm, p["watermark_ms"], p["processing_time_ms"], p["max_seen_ms"]))
-            wm = p["watermark_ms"]
-    batches_t = tuple(batches)
-
-    def in_range(ts):
-        return ((ts >= F.lit(from_ms)) if from_ms is not None else F.lit(True)) & \
-               ((ts < F.lit(to_ms)) if to_ms is not None else F.lit(True))
-
-    def with_key(df):
-        if key is None:
-            return df
-        text_key = F.concat_ws(", ", *[F.col(c).cast("string") for c in keys]) if keys else F.lit("(all)")
-        return df.where(text_key == F.lit(key))
-
-    rows: list[RowMark] = []
-    excluded = None
-    for kind, path in ((LATE_ROW, job.late_path), (QUARANTINED_ROW, job.quarantine_path)):
-        if not path or not delta_lake_io.table_exists(spark, path):
-            continue
-        df = with_key(spark.read.format("delta").load(path))
-        if "event_time_ms" not in df.columns:
-            df = df.withColumn("event_time_ms", F.expr(event_time_ms_sql(job.spec.event_time_column,
-                                                                          dict(df.dtypes)[job.spec.event_time_column])))
-        df = df.where(in_range(F.col("event_time_ms")) | F.col("event_time_ms").isNull())
-        for r in df.select(*keys, "event_time_ms", "batch_id", "reason").collect():
-            rows.append(RowMark(_key_text(r, keys), r["event_time_ms"], r["batch_id"], kind, r["reason"]))
-        if job.event_id_column and job.event_id_column in df.columns:
-            ids = df.select(job.event_id_column)
-            excluded = ids if excluded is None else excluded.unionByName(ids)
-    if delta_lake_io.table_exists(spark, job.source_path):
-        raw = with_key(spark.read.format("delta").load(job.source_path))
-        ts = F.expr(event_time_ms_sql(job.spec.event_time_column, dict(raw.dtypes)[job.spec.event_time_column]))
-        raw = raw.select("*", ts.alias("__viz_ts"), F.col("_metadata.file_path").alias("__viz_file"))
-        raw = raw.where(in_range(F.col("__viz_ts")) & F.col("__viz_ts").isNotNull())
-        if excluded is not None:
-            raw = raw.join(excluded.distinct(), job.event_id_column, "left_anti")
-        else:
-            notes.append("The job has no event_id column: late and quarantined rows are also drawn as input rows.")
-        picked = raw.select(*keys, "__viz_ts", "__viz_file").limit(max_rows + 1).collect()
-        if len(picked) > max_rows:
-            notes.append(f"Only the first {max_rows} input rows are drawn.")
-            picked = picked[:max_rows]
-        commits = _commit_times(job.source_path)
-        arrivals = arrival_batches([commits.get(Path(r["__viz_file"]).name) for r in picked],
-                                   [r["__viz_ts"] for r in picked], batches_t)
-        unread = 0
-        for r, b in zip(picked, arrivals):
-            if b is None:
-                unread += 1
-                continue
-            rows.append(RowMark(_key_text(r, keys), r["__viz_ts"], b, EVENT))
-        if unread:
-            notes.append(f"{unread} raw row(s) were added after the last committed batch and are not drawn.")
-    panes: list[PaneMark] = []
-    if job.results_path and delta_lake_io.table_exists(spark, job.results_path):
-        results = with_key(spark.read.format("delta").load(job.results_path))
-        if from_ms is not None:
-            results = results.where(F.col("window_end_ms").isNull() | (F.col("window_end_ms") > F.lit(from_ms)))
-        if to_ms is not None:
-            results = results.where(F.col("window_start_ms").isNull() | (F.col("window_start_ms") < F.lit(to_ms)))
-        names = [n for n, _ in job.spec.aggregates] or [c for c in results.columns
-                                                        if c not in PANE_COLUMNS and c not in keys]
-        for r in results.collect():
-            d = r.asDict()
-            superseded = tuple((s["window_start_ms"], s["window_end_ms"]) for s in (d.get("supersedes") or []))
-            panes.append(PaneMark(_key_text(d, keys), d["window_start_ms"], d["window_end_ms"], d["batch_id"],
-                                  d["timing"], d["pane_index"], bool(d["is_final"]), _values_text(d, names),
-                                  superseded))
-    panes.sort(key=lambda p: (p.key, p.batch_id, p.window_start_ms or 0, p.pane_index))
-    return Timeline(job.name, batches_t, tuple(rows), tuple(panes), from_ms, to_ms, tuple(notes))

@@ -389,11 +389,15 @@ def test_session_windows_and_bad_ranges_are_refused_and_an_interval_joins_reach_
     assert reach_ms(_load(tmp_path, _SIDES + interval.format("2 seconds", "4 seconds"))) == 4_000
 
 
-def test_winjob_reprocess_of_a_join_job_refuses_window_overrides_before_spark_starts(tmp_path, capsys):
+@pytest.mark.parametrize("command", [["reprocess", "--start", "2026-11-01T09:01", "--end", "2026-11-01T09:02"],
+                                     ["replay", "--into", "wider"]])
+def test_winjob_reprocess_or_replay_of_a_join_job_refuses_window_overrides_before_spark_starts(tmp_path, capsys,
+                                                                                              command):
     from pipelines.cli import main
-    code = main(["reprocess", "--job", str(JOB_FILE), "--root", str(tmp_path), "--start", "2026-11-01T09:01",
-                 "--end", "2026-11-01T09:02", "--window", '{"size": "5 minutes"}'])
-    assert code != 0 and "--window overrides are not supported for it" in capsys.readouterr().err
+    code = main([command[0], "--job", str(JOB_FILE), "--root", str(tmp_path), *command[1:],
+                 "--window", '{"size": "5 minutes"}'])
+    assert code != 0 and "--window overrides are not supported for it (got {'size': '5 minutes'})" in \
+        capsys.readouterr().err
 
 
 def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran, tmp_path):
@@ -420,3 +424,128 @@ def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran,
     assert (0, ("u1",), start_ms - 10_000, start_ms + 5_000, ("c6", "o6")) in expected
     report = reprocess_join_range(spark, job, start, end)
     assert result_rows(spark, spec, job.results_path) == expected and report.rows["results"] == len(expected)
+    from pipelines.visual.join_timeline import load_join_timeline
+    pairs = load_join_timeline(spark, job, key="u1").pairs     # the timeline reads the pairs of the key
+    assert sorted((p.left_time_ms, p.right_time_ms) for p in pairs) == sorted(
+        (left, right) for (_, key, left, right, _) in expected.elements() if key == ("u1",))
+
+
+# ---------------------------------------------------------------- replaying the stream
+def test_a_replay_equals_the_stream_and_one_from_a_later_batch_only_on_its_batches(spark, ran):
+    """Each stream batch recorded what it read of each side; the replay feeds exactly those rows (each batch's
+    per-side accounting is the stream's) and writes the stream's tables. From batch 1: batch 0 rebuilds the state
+    only, and the replay's tables hold exactly the stream's rows of batch 1."""
+    from pipelines.join_check import table_outputs
+    from pipelines.join_replay import replay_join_job, replay_join_stream
+    from pipelines.stream_offsets import named_offsets_from_json
+    _, job, _ = ran
+    progress = spark.read.format("delta").load(str(Path(job.state_root) / job.operator_id / "progress"))
+    recorded = {r["batch_id"]: named_offsets_from_json(r["source_offsets"]) for r in progress.collect()}
+    assert sorted(recorded) == [0, 1] and all(set(o) == {"left", "right"} for o in recorded.values())
+    assert recorded[1]["left"].start == recorded[0]["left"].end          # batch 1 read on from batch 0's end
+    assert recorded[0]["left"].end.reservoir_id != recorded[0]["right"].end.reservoir_id   # one table a side
+
+    report = replay_join_stream(spark, job, "all", diff=True)
+    assert (report.first_batch, report.from_batch, report.to_batch) == (0, 0, 1)
+    assert report.diff.empty, report.diff.summary()
+    assert report.diff.results.stream_panes > 0 and (report.diff.late.replay_rows,
+                                                     report.diff.quarantine.replay_rows) == (2, 2)
+    replay = replay_join_job(job, "all")
+    assert table_outputs(spark, replay).metrics == table_outputs(spark, job).metrics
+    for kind in ("results", "late", "quarantine"):
+        assert _rows(spark.read.format("delta").load(getattr(replay, f"{kind}_path"))) == _rows(
+            spark.read.format("delta").load(getattr(job, f"{kind}_path")))
+
+    assert replay_join_stream(spark, job, "later", from_batch=1).from_batch == 1
+    replay = replay_join_job(job, "later")
+    for kind in ("results", "late", "quarantine"):
+        assert _rows(spark.read.format("delta").load(getattr(replay, f"{kind}_path"))) == _rows(
+            spark.read.format("delta").load(getattr(job, f"{kind}_path")).where("batch_id = 1")) != Counter()
+    assert not (Path(job.output_root) / "replay_later" / "_warmup").exists()
+
+
+def test_a_replay_refuses_a_backfills_batches_naming_the_batch(spark, ran):
+    from pipelines.join_replay import replay_join_stream
+    from pipelines.replay import ReplayRefused
+    _, _, backfill = ran
+    with pytest.raises(ReplayRefused, match=f"batch 0 of operator '{backfill.operator_id}' was written by a "
+                                            f"backfill run, not a stream"):
+        replay_join_stream(spark, backfill, "nope")
+
+
+def test_a_progress_table_without_source_offsets_takes_new_rows_and_its_old_batch_refuses_a_replay(spark, tmp_path):
+    """A join progress table written before the ``source_offsets`` column existed: the next commit adds the column
+    (its old rows read null), the newest row is read back, and a replay names the batch without offsets."""
+    from pyspark.sql import types as T
+    from pipelines.join_drivers import STREAM, claim_run
+    from pipelines.join_replay import replay_join_stream
+    from pipelines.replay import ReplayRefused
+    from windowing.spark.joins.stores import PROGRESS_SCHEMA, JoinDeltaStore, progress_row
+    from windowing.spark.lake import delta_lake_io
+    job = load_job(JOB_FILE, root=tmp_path)
+    claim_run(spark, job, STREAM)
+    store = JoinDeltaStore(spark, job.operator_id, job.state_root)
+    old_schema = T.StructType([f for f in PROGRESS_SCHEMA.fields if f.name != "source_offsets"])
+    old = progress_row(batch_id=0, watermark_ms=1_000, processing_time_ms=5, writer_id="old")
+    delta_lake_io.append(spark.createDataFrame([tuple(old[n] for n in old_schema.fieldNames())], old_schema),
+                         store.progress_path, store.app_id, 0)
+    store.source_offsets = '{"left": null, "right": null}'
+    store.commit_progress(progress_row(batch_id=1, watermark_ms=2_000, processing_time_ms=6, writer_id="new"))
+    written = {r["batch_id"]: r["source_offsets"] for r in spark.read.format("delta").load(store.progress_path)
+               .collect()}
+    assert written == {0: None, 1: store.source_offsets}
+    fresh = JoinDeltaStore(spark, job.operator_id, job.state_root).last_progress()
+    assert (fresh["batch_id"], fresh["source_offsets"]) == (1, store.source_offsets)
+    with pytest.raises(ReplayRefused, match=f"batch 0 of operator '{job.operator_id}' has no recorded source "
+                                            f"offsets"):
+        replay_join_stream(spark, job, "old")
+
+
+# ---------------------------------------------------------------- the timeline
+_MARK = re.compile(r'<(?:circle|rect|g)\b[^>]*>')
+
+
+def _marks(svg: str, css_class: str) -> list[dict[str, str]]:
+    """The attributes of every element of the class in the picture."""
+    found = []
+    for tag in _MARK.findall(svg):
+        values = dict(re.findall(r'([\w-]+)="([^"]*)"', tag))
+        if values.get("class") == css_class:
+            found.append(values)
+    return found
+
+
+def test_the_timeline_of_a_key_draws_both_sides_rows_its_panes_and_a_late_row_per_side(spark, ran, tmp_path,
+                                                                                        capsys):
+    """``winjob inspect --timeline --key u1``: each side's input rows in the batch that read them (the recorded
+    offsets), its late order, one pane mark per pane the results table holds for u1, each labelled with its output
+    rows; an unknown key is refused naming it and some keys."""
+    from examples.join_inputs import T0_MS
+    from pipelines.cli import main
+    _, job, _ = ran
+    root = Path(job.left_path).parents[1]
+    assert load_job(JOB_FILE, root=root) == job
+    out = tmp_path / "u1.svg"
+    assert main(["inspect", "--job", str(JOB_FILE), "--root", str(root), "--timeline", "--key", "u1",
+                 "--out", str(out)]) == 0
+    picture = out.read_text()
+
+    def landed(side: int, column: str, key: str) -> Counter:
+        return Counter((str(batch), str(row[column])) for batch, arrival in enumerate(ARRIVALS)
+                       for row in arrival[side] if row[key] == "u1")
+    drawn = {side: Counter((m["data-batch"], m["data-event-time-ms"]) for m in _marks(picture, "event")
+                           if m["data-side"] == side) for side in ("left", "right")}
+    assert drawn == {"left": landed(1, "click_ms", "user"), "right": landed(2, "order_ms", "buyer")}
+    assert [(m["data-side"], m["data-event-time-ms"]) for m in _marks(picture, "late-row")] == [
+        ("right", str(T0_MS - 20_000))]      # the order o5, beyond the allowed lateness
+    results = spark.read.format("delta").load(job.results_path).where("join_key.user = 'u1'")
+    panes = results.groupBy("window_start_ms", "pane_index", "batch_id").count().collect()
+    assert sum(len(_marks(picture, f"pane {t}")) for t in ("EARLY", "ON_TIME", "LATE")) == len(panes) > 0
+    assert "EARLY pane 0 of [09:00:00, 09:01:00), batch 0: rows=2" in picture   # c1 and c2 with o1
+    assert "left input row" in picture and "right input row" in picture
+    assert "A join:" in out.with_suffix(".html").read_text()
+    capsys.readouterr()
+    assert main(["inspect", "--job", str(JOB_FILE), "--root", str(root), "--timeline", "--key", "nobody",
+                 "--out", str(tmp_path / "nobody.svg")]) != 0
+    assert re.search(r"--key 'nobody': job clicks_orders has no input row, pane or pair of that key .*some keys: "
+                     r"\['u1', 'u2'", capsys.readouterr().err)

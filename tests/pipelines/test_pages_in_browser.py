@@ -69,7 +69,8 @@ def pages(spark, demo_run, tmp_path_factory, browser):
     """The demo's full timeline (every key's rows, the default panels), Data Docs and quality report."""
     from pipelines.job import load_job
     from pipelines.quality import data_docs_dir
-    from pipelines.visual.timeline import load_timeline, write_timeline
+    from pipelines.visual.job_timeline import load_timeline
+    from pipelines.visual.timeline import write_timeline
     job = load_job("jobs/purchases_per_minute.toml", root=demo_run["root"])
     _, timeline = write_timeline(load_timeline(spark, job), tmp_path_factory.mktemp("timeline") / "timeline.svg")
     docs = Path(data_docs_dir(job))

@@ -17,10 +17,11 @@ from pathlib import Path
 import pytest
 
 from pipelines.visual.charts import Series, duration_unit, line, number_text, stacked_bars
-from pipelines.visual.timeline import (EVENT, LATE_ROW, MAX_MS, MIN_MS, NULL_KEY, PLOT_LEFT_PX, PLOT_RIGHT_PX,
-                                       QUARANTINED_ROW, BatchRow, PaneMark, RowMark, Timeline, _Scale,
-                                       arrival_batches, label_width_px, pane_labels, render_page, render_svg,
-                                       write_timeline)
+from pipelines.visual.timeline import (PLOT_LEFT_PX, PLOT_RIGHT_PX, _Scale, label_width_px, pane_labels,
+                                       render_page, render_svg, write_timeline)
+from pipelines.visual.timeline_arrivals import arrival_batches
+from pipelines.visual.timeline_marks import (EVENT, LATE_ROW, MAX_MS, MIN_MS, NULL_KEY, QUARANTINED_ROW, BatchRow,
+                                             PairMark, PaneMark, RowMark, Timeline)
 
 pytestmark = pytest.mark.xdist_group("visual")  # the module-scoped stream: one test process
 
@@ -212,7 +213,7 @@ def streamed(spark, tmp_path_factory):
 @pytest.mark.spark
 @pytest.mark.slow
 def test_timeline_shows_what_the_tables_hold(spark, streamed, tmp_path):
-    from pipelines.visual.timeline import load_timeline
+    from pipelines.visual.job_timeline import load_timeline
     job = streamed
     results = spark.read.format("delta").load(job.results_path).collect()
     late = spark.read.format("delta").load(job.late_path).collect()
@@ -283,3 +284,16 @@ def test_quality_dag_builds_the_report_after_each_validation_even_a_failed_one()
     # none_skipped: the report runs after a failed validation too, and not when validation skipped
     # (nothing new to validate, so nothing new to draw).
     assert report.trigger_rule == "none_skipped"
+
+
+def test_a_join_picture_tells_the_sides_apart_and_draws_a_pair_between_its_rows():
+    rows = (RowMark("u1", 1_000, 0, EVENT, side="left"), RowMark("u1", 4_000, 0, EVENT, side="right"),
+            RowMark("u1", -5_000, 1, LATE_ROW, "late", side="right"))
+    pairs = (PairMark("u1", 1_000, 4_000, 0, "page=home, amount=5"),)
+    picture = render_svg(Timeline("j", _batches()[:2], rows, (), pairs=pairs, two_inputs=True))
+    assert re.findall(r'<circle [^>]*data-side="left"', picture) and re.findall(r'<rect [^>]*data-side="right"',
+                                                                                picture)
+    assert _count(picture, "pair") == 1 and 'data-left-time-ms="1000" data-right-time-ms="4000"' in picture
+    assert "left input row" in picture and "right input row" in picture and "superseded session" not in picture
+    with pytest.raises(ValueError, match="row mark side 'middle'"):
+        RowMark("u1", 0, 0, EVENT, side="middle")

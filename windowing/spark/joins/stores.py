@@ -6,7 +6,7 @@
 * ``progress``: one row per committed batch: the watermark, the clock and the
   watermark tracker (``time_state``), the state tables' Delta versions after the
   batch (``state_versions``), the spec fingerprint and plan, both inputs'
-  schemas, the per-side metrics, the writer;
+  schemas, the per-side metrics, the writer, the input offsets a stream's batch read;
 * ``claims``: who writes which batch (:mod:`windowing.spark.claims`);
 * outputs (paths given or defaults ``results``, ``late``, ``quarantine``).
 
@@ -31,11 +31,16 @@ from windowing.spark.lake.claims import ConcurrentWriterError, app_id, open_clai
 from windowing.spark.joins.columns import DELETE_FLAG
 from windowing.spark.joins.plan import StateTable
 
+SOURCE_OFFSETS = "source_offsets"
+"""The progress column of what a stream's batch read of each input (see ``PROGRESS_SCHEMA``)."""
 PROGRESS_SCHEMA = T.StructType([T.StructField(name, dtype, True) for name, dtype in (
     ("batch_id", T.LongType()), ("watermark_ms", T.LongType()), ("time_state", T.StringType()),
     ("state_versions", T.StringType()), ("spec_fingerprint", T.StringType()), ("plan", T.StringType()),
     ("left_schema", T.StringType()), ("right_schema", T.StringType()), ("metrics", T.StringType()),
-    ("processing_time_ms", T.LongType()), ("writer_id", T.StringType()), ("committed_at", T.TimestampType()))])
+    ("processing_time_ms", T.LongType()), ("writer_id", T.StringType()), ("committed_at", T.TimestampType()),
+    (SOURCE_OFFSETS, T.StringType()))])
+"""``source_offsets``: what a stream's batch read of each input (JSON by side, :mod:`pipelines.stream_offsets`);
+null when not told (a backfill). A progress table created without the column gains it on its next commit."""
 OUTPUTS = ("results", "late", "quarantine")
 
 
@@ -119,6 +124,8 @@ class JoinDeltaStore:
         self.output_paths = {name: delta_lake_io.absolute(given[name] or f"{self.base}/{name}") for name in OUTPUTS}
         self.claims = open_claim_log(spark, operator_id, f"{self.base}/claims")
         self._generation: int | None = None
+        self.source_offsets: str | None = None
+        """What the driver records in the next progress row's ``source_offsets`` column (see ``PROGRESS_SCHEMA``)."""
         self._known_progress: tuple[tuple[str, int], dict | None] | None = None
         """The progress table's identity (id, version) and its newest row at that version, as this store last
         read or wrote it: while the table stays at that version, no read is needed."""
@@ -196,10 +203,12 @@ class JoinDeltaStore:
     def commit_progress(self, row: dict) -> None:
         """Append the progress row (the commit point); refuse when another writer's row of the batch came first."""
         path, batch_id, writer_id = self.progress_path, row["batch_id"], row["writer_id"]
+        row = {**row, SOURCE_OFFSETS: row.get(SOURCE_OFFSETS) or self.source_offsets}
         before = delta_lake_io.latest_version(self.spark, path) if delta_lake_io.table_exists(self.spark, path) else -1
         frame = self.spark.createDataFrame([tuple(row.get(n) for n in PROGRESS_SCHEMA.fieldNames())], PROGRESS_SCHEMA)
         self._known_progress = None
-        appended = delta_lake_io.append(frame, path, self.app_id, batch_id, writer_id=writer_id)
+        # mergeSchema: a progress table created before a column was added gains it on this commit.
+        appended = delta_lake_io.append(frame, path, self.app_id, batch_id, merge_schema=True, writer_id=writer_id)
         if appended and delta_lake_io.first_writer(self.spark, path, self.app_id, batch_id, before) == writer_id:
             identity = delta_lake_io.table_identity(self.spark, path)
             if identity is not None and identity[1] == before + 1:   # this row is the newest: no other commit since
