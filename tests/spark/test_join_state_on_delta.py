@@ -7,6 +7,7 @@ quarantine tables must hold exactly the model's rows, each batch's once.
 """
 from __future__ import annotations
 
+import threading
 from collections import Counter
 
 import pytest
@@ -14,6 +15,7 @@ import pytest
 from join_spark_runner import frame, model_for
 from transcripts.joins import by_name
 from windowing.core.joins import IntervalJoinSpec
+from windowing.spark import ConcurrentWriterError
 from windowing.spark.joins.columns import BATCH_ID, JOIN_KEY, LEFT_TIME, PANE_INDEX, RIGHT_TIME, SIDE, TS, WE, WS
 from windowing.spark.joins.interval_plan import INTERVAL
 from windowing.spark.joins.intake import SideSchemas
@@ -65,6 +67,18 @@ def _table(spark, op, kind):
 def test_a_crash_then_replay_gives_the_models_rows_once(spark, tmp_path, transcript, stage_by_batch):
     t = by_name(transcript)
     op = _run(spark, t.spec, t.steps, str(tmp_path), stage_by_batch)
+    _assert_the_models_rows(spark, op, t)
+    progress = spark.read.format("delta").load(op.store.progress_path).collect()
+    assert sorted(r["batch_id"] for r in progress) == list(range(len(t.steps)))
+    # The operator that replayed a batch committed before its crash ran no plan: the spec's plan names the tables.
+    plan = op.plan or plan_for(t.spec, SideSchemas.of(t.spec, frame(spark, [], LEFT_SCHEMA).schema,
+                                                      frame(spark, [], RIGHT_SCHEMA).schema))
+    for table in plan.state_tables:     # the flush fired and cleaned everything
+        assert spark.read.format("delta").load(op.store.state_path(table.name)).count() == 0
+
+
+def _assert_the_models_rows(spark, op, t) -> None:
+    """The late and results tables hold exactly the model's rows of the transcript, each batch's once."""
     model = model_for(t.spec)
     results = [model.flush(b) if s.flush else model.process_batch(s.left, s.right, b, processing_time_ms=s.pt)
                for b, s in enumerate(t.steps)]
@@ -79,10 +93,38 @@ def test_a_crash_then_replay_gives_the_models_rows_once(spark, tmp_path, transcr
         assert Counter((tuple(r[JOIN_KEY]), r[WS], r[WE], r[PANE_INDEX], r["l"], r["r"], r[BATCH_ID]) for r in rows) \
             == Counter((p.key, p.window_start_ms, p.window_end_ms, p.pane_index, row["l"], row["r"], r.batch_id)
                        for r in results for p in r.panes for row in p.rows)
-    progress = spark.read.format("delta").load(op.store.progress_path).collect()
+
+
+def test_of_two_join_operators_racing_on_each_batch_exactly_one_writes_it(spark, tmp_path):
+    """Two runs of one join operator on one state root, released together on every batch of an interval join:
+    exactly one commits each batch, the other raises ConcurrentWriterError (or finds it committed and skips it);
+    the tables hold the model's rows once and the state the transcript's."""
+    t = by_name("interval_join_inclusive_bounds_and_cleanup")
+    ops = {name: JoinOperator.on_delta(spark, t.spec, "join", str(tmp_path)) for name in ("w1", "w2")}
+    barrier, outcomes = threading.Barrier(2), {name: {} for name in ops}
+
+    def writer(name):
+        for b, s in enumerate(t.steps):
+            left, right = frame(spark, s.left, LEFT_SCHEMA), frame(spark, s.right, RIGHT_SCHEMA)
+            barrier.wait()
+            try:
+                report = (ops[name].flush(b) if s.flush else
+                          ops[name].process_batch(left, right, b, processing_time_ms=s.pt))
+                outcomes[name][b] = "skipped" if report.skipped else "committed"
+            except ConcurrentWriterError as error:
+                outcomes[name][b] = "refused" if f"batch {b}" in str(error) else str(error)
+            except Exception as error:      # noqa: BLE001 - reported by the assertion below
+                outcomes[name][b] = repr(error)
+
+    threads = [threading.Thread(target=writer, args=(name,)) for name in ops]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    for b in range(len(t.steps)):
+        assert sorted(outcomes[name][b] for name in ops) in (["committed", "refused"], ["committed", "skipped"]), \
+            (b, outcomes)
+    _assert_the_models_rows(spark, ops["w1"], t)
+    progress = spark.read.format("delta").load(ops["w1"].store.progress_path).collect()
     assert sorted(r["batch_id"] for r in progress) == list(range(len(t.steps)))
-    # The operator that replayed a batch committed before its crash ran no plan: the spec's plan names the tables.
-    plan = op.plan or plan_for(t.spec, SideSchemas.of(t.spec, frame(spark, [], LEFT_SCHEMA).schema,
-                                                      frame(spark, [], RIGHT_SCHEMA).schema))
-    for table in plan.state_tables:     # the flush fired and cleaned everything
-        assert spark.read.format("delta").load(op.store.state_path(table.name)).count() == 0
+    assert spark.read.format("delta").load(ops["w1"].store.state_path(INTERVAL)).count() == 0
