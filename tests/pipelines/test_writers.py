@@ -16,6 +16,7 @@ import pytest
 from pyspark.sql import types as T
 
 from pipelines.errors import ExitCode
+from racing import REFUSED, race
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
@@ -173,26 +174,14 @@ def test_of_two_operators_racing_on_each_batch_exactly_one_writes_it(spark, tmp_
     """
     root = str(tmp_path / "s")
     ops = {name: SparkWindowOperator.on_delta(spark, spec(), "op", root) for name in ("w1", "w2")}
-    barrier, outcomes = threading.Barrier(2), {name: {} for name in ops}
 
-    def writer(name):
-        for b, rows in enumerate(BATCHES):
-            df = spark.createDataFrame(rows, SCHEMA)
-            barrier.wait()
-            try:
-                outcomes[name][b] = "skipped" if ops[name].process_batch(df, b).skipped else "committed"
-            except ConcurrentWriterError as error:
-                outcomes[name][b] = "refused" if f"batch {b}" in str(error) else str(error)
-            except Exception as error:      # noqa: BLE001 - reported by the assertion below
-                outcomes[name][b] = repr(error)
+    def prepare(name, b):
+        df = spark.createDataFrame(BATCHES[b], SCHEMA)
+        return lambda: "skipped" if ops[name].process_batch(df, b).skipped else "committed"
 
-    threads = [threading.Thread(target=writer, args=(name,)) for name in ops]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = race(ops, range(len(BATCHES)), prepare)
     for b in range(len(BATCHES)):
-        assert sorted(outcomes[name][b] for name in ops) == ["committed", "refused"], (b, outcomes)
+        assert sorted(outcomes[name][b] for name in ops) == ["committed", REFUSED], (b, outcomes)
     assert {table: rows_of(spark, getattr(ops["w1"].store, table)) for table in OUTPUTS} == clean
     progress = spark.read.format("delta").load(ops["w1"].store.progress_path)
     assert sorted(r.batch_id for r in progress.collect()) == [0, 1, 2]

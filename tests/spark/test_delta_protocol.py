@@ -6,16 +6,15 @@ against both executors in ``test_operator_contract.py``.
 from __future__ import annotations
 
 import datetime
-import threading
 
 import pytest
 
+from racing import REFUSED, race
 from windowing.core.aggregates import Count, Sum
 from windowing.core.assigners import TumblingEventTimeWindows
 from windowing.core.spec import WindowSpecBuilder
 from windowing.spark.operator.protocol import SparkWindowOperator
 from windowing.spark.lake import delta_lake_io
-from windowing.spark import ConcurrentWriterError
 from windowing.spark.state.stores import PROGRESS_SCHEMA, DeltaStore
 
 pytestmark = pytest.mark.spark
@@ -47,30 +46,18 @@ def test_of_two_writers_racing_on_each_batch_exactly_one_commits_it(spark, tmp_p
     """
     root, batches = str(tmp_path / "s"), range(6)
     stores = {name: DeltaStore(spark, "op", root) for name in ("w1", "w2")}
-    barrier, outcomes = threading.Barrier(2), {name: {} for name in stores}
 
-    def writer(name):
-        for batch_id in batches:
-            barrier.wait()
-            try:
-                stores[name].commit_progress(_progress_row(batch_id, name))
-                outcomes[name][batch_id] = "committed"
-            except ConcurrentWriterError:
-                outcomes[name][batch_id] = "refused"
-            except Exception as error:      # noqa: BLE001 - reported by the assertion below
-                outcomes[name][batch_id] = repr(error)
+    def prepare(name, batch_id):
+        row = _progress_row(batch_id, name)
+        return lambda: stores[name].commit_progress(row) or "committed"
 
-    threads = [threading.Thread(target=writer, args=(name,)) for name in stores]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = race(stores, batches, prepare)
     progress = spark.read.format("delta").load(stores["w1"].progress_path)
     rows = {r["batch_id"]: r["writer_id"] for r in progress.collect()}
     assert progress.count() == len(batches)
     for batch_id in batches:
         results = sorted(outcomes[name][batch_id] for name in stores)
-        assert results == ["committed", "refused"], (batch_id, outcomes)
+        assert results == ["committed", REFUSED], (batch_id, outcomes)
         assert outcomes[rows[batch_id]][batch_id] == "committed"
     assert DeltaStore(spark, "op", root).last_progress()["writer_id"] == rows[batches[-1]]
 

@@ -7,15 +7,14 @@ quarantine tables must hold exactly the model's rows, each batch's once.
 """
 from __future__ import annotations
 
-import threading
 from collections import Counter
 
 import pytest
 
 from join_spark_runner import frame, model_for
+from racing import REFUSED, race
 from transcripts.joins import by_name
 from windowing.core.joins import IntervalJoinSpec
-from windowing.spark import ConcurrentWriterError
 from windowing.spark.joins.columns import BATCH_ID, JOIN_KEY, LEFT_TIME, PANE_INDEX, RIGHT_TIME, SIDE, TS, WE, WS
 from windowing.spark.joins.interval_plan import INTERVAL
 from windowing.spark.joins.intake import SideSchemas
@@ -101,28 +100,17 @@ def test_of_two_join_operators_racing_on_each_batch_exactly_one_writes_it(spark,
     the tables hold the model's rows once and the state the transcript's."""
     t = by_name("interval_join_inclusive_bounds_and_cleanup")
     ops = {name: JoinOperator.on_delta(spark, t.spec, "join", str(tmp_path)) for name in ("w1", "w2")}
-    barrier, outcomes = threading.Barrier(2), {name: {} for name in ops}
 
-    def writer(name):
-        for b, s in enumerate(t.steps):
-            left, right = frame(spark, s.left, LEFT_SCHEMA), frame(spark, s.right, RIGHT_SCHEMA)
-            barrier.wait()
-            try:
-                report = (ops[name].flush(b) if s.flush else
-                          ops[name].process_batch(left, right, b, processing_time_ms=s.pt))
-                outcomes[name][b] = "skipped" if report.skipped else "committed"
-            except ConcurrentWriterError as error:
-                outcomes[name][b] = "refused" if f"batch {b}" in str(error) else str(error)
-            except Exception as error:      # noqa: BLE001 - reported by the assertion below
-                outcomes[name][b] = repr(error)
+    def prepare(name, b):
+        s = t.steps[b]
+        left, right = frame(spark, s.left, LEFT_SCHEMA), frame(spark, s.right, RIGHT_SCHEMA)
+        write = ((lambda: ops[name].flush(b)) if s.flush else
+                 (lambda: ops[name].process_batch(left, right, b, processing_time_ms=s.pt)))
+        return lambda: "skipped" if write().skipped else "committed"
 
-    threads = [threading.Thread(target=writer, args=(name,)) for name in ops]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    outcomes = race(ops, range(len(t.steps)), prepare)
     for b in range(len(t.steps)):
-        assert sorted(outcomes[name][b] for name in ops) in (["committed", "refused"], ["committed", "skipped"]), \
+        assert sorted(outcomes[name][b] for name in ops) in (["committed", REFUSED], ["committed", "skipped"]), \
             (b, outcomes)
     _assert_the_models_rows(spark, ops["w1"], t)
     progress = spark.read.format("delta").load(ops["w1"].store.progress_path).collect()
