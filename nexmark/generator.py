@@ -67,10 +67,9 @@ class _Draws:
         self.config, self.e = config, e
         rng = random.Random(config.seed)
         pad = "".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(PAD_CHARS + MAX_TEXT_CHARS))
-        # Slices that each start where a text may start: a substring from the start of a string
-        # costs its length, one from the middle of a long string also the walk to the middle.
-        self.slices = F.array(*[F.lit(pad[i * SLICE_STEP:i * SLICE_STEP + MAX_TEXT_CHARS])
-                                for i in range(PAD_CHARS // SLICE_STEP)])
+        # Bytes, not a string: a binary substring copies its bytes from an offset, where a string's
+        # walks its characters from the start; the ASCII bytes are the same text as a string.
+        self.pad = F.lit(bytearray(pad.encode("ascii")))
 
     def raw(self, k: int) -> Column:
         return F.xxhash64(F.lit(self.config.seed), self.e, F.lit(k))
@@ -88,7 +87,9 @@ class _Draws:
         return self.below(k, ratio) > 0
 
     def price(self, k: int) -> Column:
-        return F.round(F.pow(F.lit(10.0), self.unit(k) * 6.0) * 100.0).cast("long")
+        # floor(x + 0.5): x's half-up rounding (x >= 100 is exact to well below 0.5), without the
+        # BigDecimal of Spark's round.
+        return F.floor(F.pow(F.lit(10.0), self.unit(k) * 6.0) * 100.0 + 0.5)
 
     def pick(self, k: int, values: tuple[str, ...]) -> Column:
         return F.element_at(F.array(*[F.lit(v) for v in values]), (self.below(k, len(values)) + 1).cast("int"))
@@ -96,8 +97,8 @@ class _Draws:
     def text(self, k: int, length: Column | int) -> Column:
         """``length`` letters: a slice of the seed's random text at a random place."""
         length = length if isinstance(length, Column) else F.lit(length)
-        start = (self.below(k, PAD_CHARS // SLICE_STEP) + 1).cast("int")
-        return F.substring(F.element_at(self.slices, start), 1, length.cast("int"))
+        start = (self.below(k, PAD_CHARS // SLICE_STEP) * SLICE_STEP + 1).cast("int")
+        return F.substring(self.pad, start, length.cast("int")).cast("string")
 
     def word(self, k: int, max_length: int) -> Column:
         """3 to ``max_length - 1`` letters (the reference's random strings)."""
