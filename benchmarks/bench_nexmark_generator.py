@@ -33,6 +33,8 @@ import time
 from pathlib import Path
 
 from bench_common import jvm_cpu_s
+from pyspark.sql import functions as F
+
 from nexmark import generator
 from nexmark.config import NexmarkConfig
 from windowing.spark.lake.delta_lake_io import create_empty
@@ -69,7 +71,7 @@ def split(spark, config: NexmarkConfig, folder: Path, rounds: int) -> None:
     for r in range(rounds):
         print(f"-- round {r + 1}", flush=True)
         for event_type in generator.EVENT_TYPES:
-            frame = event_type.frame(spark, config)
+            frame = event_type.frame(spark, config).withColumn(generator.INGESTED_AT, F.current_timestamp())
             print(line(f"{event_type.name}: noop", config.events,
                        timed(spark, lambda: frame.write.format("noop").mode("overwrite").save())), flush=True)
             for name, options in (("parquet, Spark's defaults", {}), ("parquet, raw tables' options", RAW_OPTIONS)):
