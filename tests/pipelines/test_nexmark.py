@@ -7,12 +7,16 @@ both answers are compared with the query's Spark batch SQL (:mod:`nexmark.querie
 """
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
 from nexmark.config import (FIRST_AUCTION_ID, FIRST_PERSON_ID, HOT_GROUP, TOTAL_PROPORTION, NexmarkConfig, counts)
-from nexmark.generator import (AUCTION, BID, EVENT_NUMBER, EVENT_TIME, EVENT_TYPES, INGESTED_AT, PERSON, arrivals,
-                               table_path, write_events)
+from nexmark.generator import (AUCTION, BID, EVENT_NUMBER, EVENT_TIME, EVENT_TYPES, INGESTED_AT, PERSON,
+                               RANGE_COLUMNS, RAW_TABLE_PROPERTIES, arrivals, table_path, write_events)
 from nexmark.queries import QUERIES
 from nexmark.spark_streaming import SPARK_STREAMING, stream_once
 from pipelines.cli import main as winjob
@@ -87,6 +91,33 @@ def test_arrivals_cut_the_same_rows_and_out_of_order_groups_permute_arrivals(spa
     assert [shuffled.arrival_position(shuffled.event_at_arrival(p)) for p in range(1000)] == list(range(1000))
     with pytest.raises(ValueError, match="multiple of out_of_order_group"):
         NexmarkConfig(events=1001, out_of_order_group=100)
+
+
+def test_the_raw_tables_hold_the_frames_rows_without_dictionaries_and_with_statistics_on_range_columns_only(
+        spark, tmp_path):
+    root = str(tmp_path / "nexmark")
+    for first, end in arrivals(SMALL, 2_500):
+        write_events(spark, SMALL, root, first, end)
+    for event_type in EVENT_TYPES:
+        path = table_path(root, event_type)
+        rows = spark.read.format("delta").load(path)
+        assert rows.count() == counts(SMALL.events)[event_type.name]
+        assert rows.drop(INGESTED_AT).exceptAll(event_type.frame(spark, SMALL)).count() == 0
+        assert rows.select(F.countDistinct(INGESTED_AT)).first()[0] == 2   # one commit per arrival
+        properties = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["properties"]
+        assert RAW_TABLE_PROPERTIES.items() <= properties.items()
+        files = sorted(Path(path).glob("*.parquet"))
+        assert files
+        for file in files:
+            metadata = pq.ParquetFile(file).metadata
+            for g in range(metadata.num_row_groups):
+                chunks = [metadata.row_group(g).column(i) for i in range(metadata.num_columns)]
+                assert not [c.path_in_schema for c in chunks if any("DICTIONARY" in e for e in c.encodings)]
+                assert {c.path_in_schema for c in chunks if c.is_stats_set} == set(RANGE_COLUMNS)
+        adds = [json.loads(line)["add"] for log in Path(path, "_delta_log").glob("*.json")
+                for line in log.read_text().splitlines() if '"add"' in line]
+        assert len(adds) == len(files)
+        assert all(set(json.loads(add["stats"])["minValues"]) == set(RANGE_COLUMNS) for add in adds)
 
 
 # ------------------------------------------------------------------ the queries as jobs
