@@ -109,7 +109,9 @@ class WindowJoinFramePlan:
         return {ACCEPTED: in_window & live, LATE: in_window & ~live, UNASSIGNED: ~in_window}
 
     def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
-        assigned = self._assigned(valid, ctx).cache()
+        assigned = self._assigned(valid, ctx)
+        if not ctx.state_stays_empty:   # read twice: the fired windows and the state's new rows
+            assigned = assigned.cache()
         late_output = self.spec.late_output
         counts = {}
         for side in (LEFT, RIGHT):
@@ -127,7 +129,7 @@ class WindowJoinFramePlan:
         # The fired windows' buffered rows leave (every row at or below the new watermark's windows).
         changes = ReplaceWhere(new.where(~fires), f"`{WE}` - 1 <= {ctx.watermark_end_ms}")
         return PlanOutput(results, late, counts, {} if ctx.state_stays_empty else {BUFFERS: changes},
-                          [assigned])
+                          [] if ctx.state_stays_empty else [assigned])
 
     def _panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
         """One pane per fired (key, window): its rows grouped once, the pairs built from the two sides' arrays
