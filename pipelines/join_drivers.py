@@ -82,20 +82,27 @@ def reset(spark: SparkSession, job: JoinJob) -> None:
         delta_lake_io.delete_folder(spark, path)
 
 
+def run_kinds(spark: SparkSession, job: JoinJob) -> set[str]:
+    """The runs recorded as writing the operator's state (empty: none yet), read from the run table's log
+    when it tells them plainly (:func:`delta_lake_io.appended_values`), else from the table."""
+    path = run_path(job)
+    if not delta_lake_io.table_exists(spark, path):
+        return set()
+    kinds = delta_lake_io.appended_values(spark, path, RUN_KIND)
+    return kinds if kinds is not None else {row[RUN_KIND] for row in spark.read.format("delta").load(path).collect()}
+
+
 def claim_run(spark: SparkSession, job: JoinJob, kind: str) -> None:
     """Record that ``kind`` of run writes the operator's state; refuse state the other kind wrote."""
+    kinds = run_kinds(spark, job)
+    if kinds and kinds != {kind}:
+        raise ValueError(f"job {job.name}: join operator {job.operator_id!r} holds state written by a "
+                         f"{sorted(kinds)[0]}; this run is a {kind}, which would reuse its batch ids for other "
+                         f"rows (committed ids are skipped). Use another operator id or pass --reset-state "
+                         f"(reset_state=True) to recompute from scratch")
+    if kinds:
+        return
     path = run_path(job)
-    if delta_lake_io.table_exists(spark, path):
-        kinds = delta_lake_io.appended_values(spark, path, RUN_KIND)
-        if kinds is None:
-            kinds = {row[RUN_KIND] for row in spark.read.format("delta").load(path).collect()}
-        if kinds and kinds != {kind}:
-            raise ValueError(f"job {job.name}: join operator {job.operator_id!r} holds state written by a "
-                             f"{sorted(kinds)[0]}; this run is a {kind}, which would reuse its batch ids for other "
-                             f"rows (committed ids are skipped). Use another operator id or pass --reset-state "
-                             f"(reset_state=True) to recompute from scratch")
-        if kinds:
-            return
     spark.createDataFrame([(kind,)], f"{RUN_KIND} string").write.format("delta").mode("append").save(path)
 
 

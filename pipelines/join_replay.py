@@ -26,7 +26,7 @@ from dataclasses import replace
 from pyspark.sql import DataFrame, SparkSession
 
 from pipelines import logs
-from pipelines.join_drivers import describe, operator_for, require_inputs, run_path
+from pipelines.join_drivers import describe, operator_for, require_inputs, run_kinds
 from pipelines.join_job import JoinJob
 from pipelines.replay import WARMUP_FOLDER, ReplayReport, output_paths, plan_replay, replay_base
 from pipelines.replay_diff import compare
@@ -74,10 +74,8 @@ def recorded_join_batches(spark: SparkSession, job: JoinJob) -> list[dict]:
     progress = spark.read.format("delta").load(store.progress_path)
     columns = [BATCH_ID, "processing_time_ms", "committed_at",
                *([SOURCE_OFFSETS] if SOURCE_OFFSETS in progress.columns else [])]
-    runs = run_path(job)
-    kinds = (sorted({r["kind"] for r in spark.read.format("delta").load(runs).collect()})
-             if delta_lake_io.table_exists(spark, runs) else [])
-    run = json.dumps({"kind": kinds[0]}) if kinds else None
+    kinds = sorted(run_kinds(spark, job))
+    run = json.dumps({"kind": kinds[0]}) if kinds else None   # the run column's form (pipelines.replay reads it)
     rows = sorted((r.asDict() for r in progress.select(*columns).collect()),
                   key=lambda r: (r["batch_id"], r["committed_at"]))
     first_of_batch: dict[int, dict] = {}

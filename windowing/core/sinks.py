@@ -33,10 +33,13 @@ class OutputMode:
         writes_every_pane: a write of panes writes each of them (so the rows written are the panes
             emitted); otherwise the sink keeps only some (``final``: those with ``is_final``) and
             the panes emitted are counted apart.
+        latest_per_window: the sink holds one row per (key, window), the latest pane, and a pane's
+            ``supersedes`` removes the windows it names (``upsert``); otherwise every written pane.
     """
 
     name: str
     writes_every_pane: bool
+    latest_per_window: bool = False
 
     def written(self, panes: list[Pane]) -> list[Pane]:
         """The panes of one write that reach the sink."""
@@ -44,7 +47,7 @@ class OutputMode:
 
     def holds(self, panes: list[Pane]) -> list[Pane]:
         """What the sink holds after receiving ``panes`` in order."""
-        if self.name != UPSERT:
+        if not self.latest_per_window:
             return self.written(panes)
         table: dict = {}
         for pane in panes:
@@ -55,7 +58,7 @@ class OutputMode:
                                                      p.window_start_ms or 0, p.window_end_ms or 0))
 
 
-MODES = {APPEND: OutputMode(APPEND, writes_every_pane=True), UPSERT: OutputMode(UPSERT, writes_every_pane=True),
+MODES = {APPEND: OutputMode(APPEND, writes_every_pane=True), UPSERT: OutputMode(UPSERT, writes_every_pane=True, latest_per_window=True),
          FINAL: OutputMode(FINAL, writes_every_pane=False)}
 """The output modes by name (``WindowSpec.output_mode``)."""
 
