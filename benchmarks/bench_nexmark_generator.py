@@ -23,6 +23,7 @@ Every figure: wall seconds, CPU seconds (Spark JVM plus this process), events/s 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import importlib.util
 import os
 import shutil
@@ -33,7 +34,6 @@ import time
 from pathlib import Path
 
 from bench_common import jvm_cpu_s
-from pyspark.sql import functions as F
 
 from nexmark import generator
 from nexmark.config import NexmarkConfig
@@ -71,7 +71,7 @@ def split(spark, config: NexmarkConfig, folder: Path, rounds: int) -> None:
     for r in range(rounds):
         print(f"-- round {r + 1}", flush=True)
         for event_type in generator.EVENT_TYPES:
-            frame = event_type.frame(spark, config).withColumn(generator.INGESTED_AT, F.current_timestamp())
+            frame = event_type.frame(spark, config, ingested_at=dt.datetime.now(dt.timezone.utc))
             print(line(f"{event_type.name}: noop", config.events,
                        timed(spark, lambda: frame.write.format("noop").mode("overwrite").save())), flush=True)
             for name, options in (("parquet, Spark's defaults", {}), ("parquet, raw tables' options", RAW_OPTIONS)):

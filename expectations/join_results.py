@@ -78,10 +78,8 @@ class ExpectLateRowsInTheirInputs(UnexpectedRowsQuery):
 
 
 def results_expectations(job) -> list:
-    from windowing.core.joins import IntervalJoinSpec
-    if isinstance(job.spec, IntervalJoinSpec):
-        return [ExpectPairTimeIsTheLaterTime(severity=CRITICAL)]
-    return [ExpectNoRowTwiceInAPane(severity=CRITICAL), ExpectOnePaneInfoPerPane(severity=CRITICAL)]
+    """The results suite's expectations of the job's join family (:mod:`pipelines.join_families`)."""
+    return job.family.results_expectations()
 
 
 def accounting_expectations() -> list:

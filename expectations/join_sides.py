@@ -17,32 +17,16 @@ Each frame has the columns :data:`COLUMNS`: one row per output row not found in 
 """
 from __future__ import annotations
 
-from windowing.core.joins import IntervalJoinSpec
-from windowing.core.joins.functions import ApplyJoin, Projection
-
 COLUMNS = "side string, join_key string, event_time_ms long, window_start_ms long, batch_id long"
 """The columns of a frame of rows not found (``event_time_ms`` null where the output keeps none)."""
 _KEY, _TIME, _OUT = "__key_{}", "__time_ms", "__column_{}"
-_SIDE_TIMES = {"left": "left_time_ms", "right": "right_time_ms"}
 _SIDES = ("left", "right")
-
-
-def _projection(spec) -> Projection | None:
-    """The spec's projection, None when a user function makes the output."""
-    output = spec.output if isinstance(spec, IntervalJoinSpec) else getattr(spec.function, "output", None)
-    return output if isinstance(output, Projection) else None
 
 
 def untraceable(spec) -> str | None:
     """Why the results rows cannot be traced to input rows (a user function's output); None when they can."""
-    if isinstance(spec, IntervalJoinSpec):
-        return None   # every pair keeps its key and both event times
-    if _projection(spec) is None:
-        output = getattr(spec.function, "output", spec.function)
-        what = "a join function" if isinstance(output, ApplyJoin) else "a co-group function"
-        return (f"not checked: the output is made by {what} ({type(output.function).__name__}), whose columns "
-                f"cannot be traced to input rows")
-    return None
+    from pipelines.join_families import family_of
+    return family_of(spec).untraceable(spec)
 
 
 def _side_rows(frame, spec, side: str, columns: tuple[tuple[str, str], ...]):
@@ -74,30 +58,35 @@ def results_not_found(spark, spec, results, inputs: dict):
 
     ``inputs``: each side's input DataFrame (a side whose table is missing finds no row).
     """
+    from functools import reduce
+
     from pyspark.sql import functions as F
-    if untraceable(spec):
+
+    from pipelines.join_families import family_of
+    family = family_of(spec)
+    if family.untraceable(spec):
         return None
-    projection = _projection(spec)
-    interval = isinstance(spec, IntervalJoinSpec)
-    event_time_windows = not interval and bool(getattr(spec.window.assigner, "is_event_time", False))
+    projection = family.projection(spec)
+    event_time_windows = (family.window_columns is not None
+                          and bool(getattr(spec.window.assigner, "is_event_time", False)))
     frames = []
     for side in _SIDES:
         columns = tuple(getattr(projection, side)) if projection else ()
-        if not interval and not columns:
+        if not family.names_side_rows(columns):
             continue   # a window join that emits nothing of this side (e.g. semi, anti: left rows only)
-        facts = results
-        if not interval:
-            from functools import reduce
+        facts, side_time = results, family.side_time_column(side)
+        if side_time is None:   # a pane's output row names a side row where that side's columns are not all null
             some_column = reduce(lambda a, b: a | b, [F.col(f"`{name}`").isNotNull() for _, name in columns])
             facts = facts.where(F.col("row_index").isNotNull() & some_column)
+        window = family.window_columns
         facts = facts.select(_keys(facts, spec) + [
-            (F.col(_SIDE_TIMES[side]) if interval else F.lit(None).cast("long")).alias(_TIME),
+            (F.col(side_time) if side_time else F.lit(None).cast("long")).alias(_TIME),
             *[F.col(f"`{name}`").alias(_OUT.format(i)) for i, (_, name) in enumerate(columns)],
             F.to_json("join_key").alias("join_key"),
-            (F.lit(None).cast("long") if interval else F.col("window_start_ms")).alias("window_start_ms"),
-            (F.lit(None).cast("long") if interval else F.col("window_end_ms")).alias("__window_end_ms"),
+            (F.col(window[0]) if window else F.lit(None).cast("long")).alias("window_start_ms"),
+            (F.col(window[1]) if window else F.lit(None).cast("long")).alias("__window_end_ms"),
             F.col("batch_id")])
-        if interval:
+        if side_time:
             def time_match(f, i):
                 return f[_TIME] == i[_TIME]
         elif event_time_windows:

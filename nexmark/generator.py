@@ -30,6 +30,7 @@ the three tables: the raw suites' event id) and ``ingested_at``, the wall time i
 """
 from __future__ import annotations
 
+import datetime as dt
 import random
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -202,8 +203,14 @@ class EventType:
     per_epoch: int
     columns: Callable[[NexmarkConfig, Column, _Draws], list[Column]]
 
-    def frame(self, spark: SparkSession, config: NexmarkConfig, first: int = 0, end: int | None = None) -> DataFrame:
-        """This type's events among the arrivals ``[first, end)`` (positions in arrival order; default: all)."""
+    def frame(self, spark: SparkSession, config: NexmarkConfig, first: int = 0, end: int | None = None,
+              ingested_at: dt.datetime | None = None) -> DataFrame:
+        """This type's events among the arrivals ``[first, end)`` (positions in arrival order; default: all); with
+        ``ingested_at``, a last column :data:`INGESTED_AT` holding it.
+
+        The arrival's bounds and ``ingested_at`` reach the plan as a one-row broadcast table, not as literals:
+        a literal is part of the Java source Spark generates, so each arrival would compile and warm up new
+        classes; this way arrivals of one size run the same code."""
         end = config.events if end is None else end
         if not 0 <= first <= end <= config.events:
             raise ValueError(f"arrival range [{first}, {end}) is not within the {config.events} events")
@@ -212,18 +219,33 @@ class EventType:
         epochs = (lo // TOTAL_PROPORTION, -(-hi // TOTAL_PROPORTION))
         rows = (epochs[1] - epochs[0]) * self.per_epoch
         partitions = max(1, min(spark.sparkContext.defaultParallelism, rows // 100_000), rows // ROWS_PER_PARTITION)
-        i = F.col("id")
+        arrival = spark.createDataFrame([(epochs[0] * self.per_epoch, first, end, lo, hi, ingested_at)],
+                                        _ARRIVAL_SCHEMA)
+        i = F.col("id") + F.col(_FIRST_ID)
         e = F.floor(i / self.per_epoch) * TOTAL_PROPORTION + self.first_offset + i % self.per_epoch
-        frame = (spark.range(epochs[0] * self.per_epoch, epochs[1] * self.per_epoch, 1, partitions)
-                 .select(e.alias(EVENT_NUMBER)))
+        frame = (spark.range(0, rows, 1, partitions).crossJoin(F.broadcast(arrival))
+                 .select(e.alias(EVENT_NUMBER), *_ARRIVAL_COLUMNS))
         number = F.col(EVENT_NUMBER)
         if group > 1:   # the arrival position of each event: its group's start + offset * 953^-1 mod G
             start = F.floor(number / group) * group
             position = start + F.pmod((number - start) * config.arrival_inverse, F.lit(group))
-            frame = frame.where((number >= lo) & (number < hi) & (position >= first) & (position < end))
+            frame = frame.where((number >= F.col(_LO)) & (number < F.col(_HI)) & (position >= F.col(_FIRST))
+                                & (position < F.col(_END)))
         else:
-            frame = frame.where((number >= first) & (number < end))
-        return frame.select(*self.columns(config, number, _Draws(config, number)), number)
+            frame = frame.where((number >= F.col(_FIRST)) & (number < F.col(_END)))
+        columns = [*self.columns(config, number, _Draws(config, number)), number]
+        if ingested_at is not None:
+            columns.append(F.col(_INGESTED_AT).alias(INGESTED_AT))
+        return frame.select(*columns)
+
+
+_FIRST_ID, _FIRST, _END, _LO, _HI, _INGESTED_AT = (
+    "__first_id", "__first", "__end", "__lo", "__hi", "__ingested_at")
+_ARRIVAL_SCHEMA = (f"{_FIRST_ID} long, {_FIRST} long, {_END} long, {_LO} long, {_HI} long, "
+                   f"{_INGESTED_AT} timestamp")
+"""One arrival's values as :meth:`EventType.frame` reads them: the first id of its range, its positions
+``[first, end)``, the whole out-of-order groups ``[lo, hi)`` around them, the time it lands."""
+_ARRIVAL_COLUMNS = (_FIRST, _END, _LO, _HI, _INGESTED_AT)
 
 
 PERSON = EventType("person", 0, PERSON_PROPORTION, _person_columns)
@@ -259,12 +281,14 @@ def write_events(spark: SparkSession, config: NexmarkConfig, root: str, first: i
     """Append the arrivals ``[first, end)`` to ``<root>/person``, ``<root>/auction`` and ``<root>/bid``.
 
     One Delta commit per table (a table that does not exist yet is first created with
-    :data:`RAW_TABLE_PROPERTIES`); every row of a commit gets the same ``ingested_at`` (now).
+    :data:`RAW_TABLE_PROPERTIES`); every row of the three commits gets the same ``ingested_at``: now.
     The tables are written concurrently, one thread each, so that one table's planning and
     commit overlap another's tasks.
     """
+    landed_at = dt.datetime.now(dt.timezone.utc)
+
     def append(event_type: EventType) -> None:
-        frame = event_type.frame(spark, config, first, end).withColumn(INGESTED_AT, F.current_timestamp())
+        frame = event_type.frame(spark, config, first, end, ingested_at=landed_at)
         path = table_path(root, event_type)
         create_empty(spark, frame.schema, path, properties=RAW_TABLE_PROPERTIES)
         frame.write.format("delta").mode("append").save(path)

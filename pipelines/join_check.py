@@ -1,8 +1,7 @@
 """A join job's Delta outputs checked against the reference model run on the same batches.
 
-:func:`model_outputs` runs the pure-Python model
-(:class:`~windowing.core.joins.WindowJoinOperator` or
-:class:`~windowing.core.joins.IntervalJoinOperator`) over batches of rows;
+:func:`model_outputs` runs the pure-Python model (the spec's family's
+reference: :mod:`pipelines.join_families`) over batches of rows;
 :func:`table_outputs` reads what the Spark join wrote (results, late table, the
 progress rows' per-side metrics). Both give the same shape, so equal means:
 every batch emitted the same panes or pairs, the same late rows with their side,
@@ -15,10 +14,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from windowing.core.joins import IntervalJoinOperator, IntervalJoinSpec, WindowJoinOperator
-from windowing.spark.joins.columns import (
-    BATCH_ID, EVENT_TIME, IS_FINAL, JOIN_KEY, LEFT_TIME, PANE_INDEX, REASON, RIGHT_TIME, ROW_INDEX, SIDE, TIMING,
-    WE, WS)
+from pipelines.join_families import family_of
+from windowing.spark.joins.columns import BATCH_ID, EVENT_TIME, JOIN_KEY, REASON, SIDE
 
 METRICS = ("input_rows", "accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows", "quarantined_rows")
 """Each side's accounting, in this order in :attr:`JoinOutputs.metrics`."""
@@ -60,21 +57,14 @@ class JoinOutputs:
 
 def model_outputs(spec, batches: Iterable[Batch], first_batch_id: int = 0) -> JoinOutputs:
     """The reference model's outputs of ``batches`` (batch ids from ``first_batch_id``)."""
-    model = IntervalJoinOperator(spec) if isinstance(spec, IntervalJoinSpec) else WindowJoinOperator(spec)
-    columns, out = spec.output_columns, JoinOutputs()
+    family = family_of(spec)
+    model, out = family.reference(spec), JoinOutputs()
     for batch_id, batch in enumerate(batches, first_batch_id):
         if isinstance(batch, EndOfInput):
             result = model.process_batch(batch.left, batch.right, batch_id, ends_input=True)
         else:
             result = model.process_batch(batch[0], batch[1], batch_id)
-        if isinstance(spec, IntervalJoinSpec):
-            out.results.update((batch_id, p.key, p.left_timestamp_ms, p.right_timestamp_ms,
-                                tuple(p.values[c] for c in columns)) for p in result.pairs)
-        else:
-            for p in result.panes:
-                head = (batch_id, p.key, p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, p.is_final)
-                rows = [tuple(r[c] for c in columns) for r in p.rows or ()]
-                out.results.update(head + (row,) for row in rows or [None])
+        out.results.update(family.reference_results(spec, batch_id, result))
         out.late.update((batch_id, x.side.name, x.key, x.timestamp_ms, x.reason) for x in result.late)
         out.metrics[batch_id] = {side.name: tuple(getattr(m, name) for name in METRICS)
                                  for side, m in result.metrics.items()}
@@ -83,22 +73,15 @@ def model_outputs(spec, batches: Iterable[Batch], first_batch_id: int = 0) -> Jo
 
 def result_rows(spark, spec, path: str) -> Counter:
     """A results table's rows in :attr:`JoinOutputs.results`'s shape (per batch, pane or pair, output row)."""
-    columns, found = spec.output_columns, Counter()
-    for r in spark.read.format("delta").load(path).collect():
-        if isinstance(spec, IntervalJoinSpec):
-            found[(r[BATCH_ID], tuple(r[JOIN_KEY]), r[LEFT_TIME], r[RIGHT_TIME], tuple(r[c] for c in columns))] += 1
-        else:
-            row = None if r[ROW_INDEX] is None else tuple(r[c] for c in columns)
-            found[(r[BATCH_ID], tuple(r[JOIN_KEY]), r[WS], r[WE], r[PANE_INDEX], r[TIMING], r[IS_FINAL], row)] += 1
-    return found
+    family = family_of(spec)
+    return Counter(family.table_result(spec, r) for r in spark.read.format("delta").load(path).collect())
 
 
 def in_range(spec, results: Counter, start_ms: int, end_ms: int) -> Counter:
     """The results a reprocessing range ``[start, end)`` owns: panes of windows ending in ``(start, end]``, or
     pairs whose time ``max(left, right)`` is in ``[start, end)`` (:mod:`pipelines.join_reprocess`)."""
-    if isinstance(spec, IntervalJoinSpec):
-        return Counter({r: n for r, n in results.items() if start_ms <= max(r[2], r[3]) < end_ms})
-    return Counter({r: n for r, n in results.items() if start_ms < r[3] <= end_ms})
+    family = family_of(spec)
+    return Counter({r: n for r, n in results.items() if family.result_in_range(r, start_ms, end_ms)})
 
 
 def table_outputs(spark, job) -> JoinOutputs:

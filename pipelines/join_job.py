@@ -75,6 +75,12 @@ class JoinJob:
         return parent_of(self.results_path)
 
     @property
+    def family(self):
+        """The join's family (:mod:`pipelines.join_families`): what its results rows are and how a range owns them."""
+        from pipelines.join_families import family_of
+        return family_of(self.spec)
+
+    @property
     def input_paths(self) -> dict[str, str]:
         """Each side's Delta table, by side name."""
         return {"left": self.left_path, "right": self.right_path}

@@ -29,21 +29,16 @@ from pipelines import logs
 from pipelines.join_drivers import describe, operator_for, require_inputs, run_kinds
 from pipelines.join_job import JoinJob
 from pipelines.replay import WARMUP_FOLDER, ReplayReport, output_paths, plan_replay, replay_base
-from pipelines.replay_diff import compare
+from pipelines.replay_diff import ResultIdentity, compare
 from pipelines.replay_source import batch_rows
 from pipelines.stream_offsets import BatchOffsets, named_offsets_from_json, named_offsets_json
-from windowing.core.joins import IntervalJoinSpec
 from windowing.core.joins.sides import SIDES
-from windowing.spark.joins.columns import BATCH_ID, JOIN_KEY, LEFT_TIME, PANE_INDEX, PAIR_TIME, RIGHT_TIME, ROW_INDEX, WE, WS
+from windowing.spark.joins.columns import BATCH_ID
 from windowing.spark.joins.stores import SOURCE_OFFSETS, JoinDeltaStore
 from windowing.spark.lake import delta_lake_io
 
 REPLAY_KIND = "replay"
 """The run a replay's operator state belongs to (:func:`pipelines.join_drivers.claim_run`)."""
-RESULT_IDENTITY = (JOIN_KEY, WS, WE, PANE_INDEX, ROW_INDEX)
-"""What identifies a window join's result row (a pane's output row) when comparing."""
-PAIR_IDENTITY = (JOIN_KEY, LEFT_TIME, RIGHT_TIME, PAIR_TIME)
-"""What identifies an interval join's pair when comparing."""
 
 
 def replay_join_job(job: JoinJob, name: str) -> JoinJob:
@@ -130,9 +125,8 @@ def replay_join_stream(spark: SparkSession, job: JoinJob, name: str, from_batch:
     delta_lake_io.delete_folder(spark, scratch)
     found = None
     if diff:
-        identity = PAIR_IDENTITY if isinstance(job.spec, IntervalJoinSpec) else RESULT_IDENTITY
         found = compare(spark, output_paths(job), output_paths(replay), start, end, spec_text(job), spec_text(job),
-                        identity)
+                        ResultIdentity(job.family.identity, job.family.result_noun))
         logs.info(f"replay {job.name}: {'no differences' if found.empty else 'differences'} against the stream")
     return ReplayReport(start, end, batches[0].batch_id, replay.results_path, replay.late_path,
                         replay.quarantine_path, spec_text(job), found)

@@ -50,12 +50,10 @@ from pyspark.sql import types as T
 
 from pipelines.drivers import epoch_ms, log
 from pipelines.join_job import JoinJob
-from pipelines.reprocess import ReprocessReport, _iso, _read, _remove_local, _replace, _utc, window_range_sql
-from windowing.core.joins import IntervalJoinSpec
-from windowing.spark.joins.columns import EVENT_TIME, LEFT_ROW, PAIR_TIME, RIGHT_ROW, SIDE
+from pipelines.reprocess import ReprocessReport, _iso, _read, _remove_local, _replace, _utc
+from windowing.spark.joins.columns import EVENT_TIME, LEFT_ROW, RIGHT_ROW, SIDE
 from windowing.spark.joins.intake import event_time_ms, event_time_ms_sql
 from windowing.spark.lake import delta_lake_io
-from windowing.spark.plans.window_geometry import longest_window_ms
 
 STAGING_FOLDER = "_staging"
 """The folder under the job's state root where a reprocessing operator keeps its state and outputs."""
@@ -83,23 +81,7 @@ def reach_ms(job: JoinJob) -> int:
     Raises:
         ValueError: session, global or count windows (no fixed size), naming the assigner.
     """
-    spec = job.spec
-    if isinstance(spec, IntervalJoinSpec):
-        return max(0, spec.upper_bound_ms, -spec.lower_bound_ms)
-    size = longest_window_ms(spec.window)
-    if size is None:
-        raise ValueError(f"join job {job.name}: {type(spec.window.assigner).__name__} windows have no time range "
-                         f"to reprocess; only windows of a bounded size (tumbling, sliding, cumulating) or an "
-                         f"interval join can be reprocessed by range")
-    return size
-
-
-def results_range_sql(job: JoinJob, start_ms: int, end_ms: int) -> str:
-    """The ``replaceWhere`` of a range on a join's results table: window ends in ``(start, end]``, or pair
-    times in ``[start, end)``."""
-    if isinstance(job.spec, IntervalJoinSpec):
-        return f"{PAIR_TIME} >= {start_ms} AND {PAIR_TIME} < {end_ms}"
-    return window_range_sql(start_ms, end_ms)
+    return job.family.reach_ms(job.spec, job.name)
 
 
 def late_range_sql(start_ms: int, end_ms: int) -> str:
@@ -121,10 +103,7 @@ def quarantine_range_sql(job: JoinJob, schema: T.StructType, start_ms: int, end_
 
 def describe(job: JoinJob) -> str:
     """The join a reprocess ran, in one line (the report's ``spec``)."""
-    spec = job.spec
-    if isinstance(spec, IntervalJoinSpec):
-        return f"interval join, right time - left time in [{spec.lower_bound_ms}, {spec.upper_bound_ms}] ms"
-    return f"{type(spec.function).__name__} in {spec.window.assigner!r}"
+    return job.family.describe(job.spec)
 
 
 def reprocess_join_range(spark: SparkSession, job: JoinJob, start: dt.datetime, end: dt.datetime, *,
@@ -163,9 +142,8 @@ def reprocess_join_range(spark: SparkSession, job: JoinJob, start: dt.datetime, 
     staging = replace(job, operator_id=staging_id, state_root=f"{base}/state", results_path=f"{base}/results",
                       late_path=f"{base}/late", quarantine_path=f"{base}/quarantine",
                       checkpoint_path=f"{base}/checkpoint")
-    what = "pairs at" if isinstance(job.spec, IntervalJoinSpec) else "windows ending in"
-    log(f"reprocess {job.name}: {what} [{_iso(start_ms)}, {_iso(end_ms)}) from the rows of both inputs since "
-        f"{_iso(rows_start_ms)} -> {target.results_path} (staging {base})")
+    log(f"reprocess {job.name}: {job.family.range_words} [{_iso(start_ms)}, {_iso(end_ms)}) from the rows of both "
+        f"inputs since {_iso(rows_start_ms)} -> {target.results_path} (staging {base})")
     try:
         if _has_rows(spark, job, rows_start_ms, end_ms):
             run_join_backfill(spark, staging, _utc(rows_start_ms), _utc(end_ms), chunk)
@@ -195,7 +173,7 @@ def _replace_range(spark: SparkSession, job: JoinJob, staging: JoinJob, target: 
     A table that neither the staging run nor the target has is left alone (0 rows).
     Returns the rows written per table and the results commit's version.
     """
-    range_sql = {"results": lambda schema: results_range_sql(job, start_ms, end_ms),
+    range_sql = {"results": lambda schema: job.family.results_range_sql(start_ms, end_ms),
                  "late": lambda schema: late_range_sql(start_ms, end_ms),
                  "quarantine": lambda schema: quarantine_range_sql(job, schema, start_ms, end_ms)}
     rows, version = {}, None

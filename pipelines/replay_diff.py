@@ -1,7 +1,8 @@
 """The differences between a stream's outputs and a replay's, for a range of batches, as a readable summary.
 
 Panes are matched by identity: the key columns, the window bounds and the pane
-index (a join's results: their identity columns, given). A pane of one side only is *added* (the replay emitted it, the stream did
+index (a join's result rows or pairs: their identity columns, given as a
+:class:`ResultIdentity`). A pane of one side only is *added* (the replay emitted it, the stream did
 not) or *removed* (the stream emitted it, the replay did not); a pane of both
 sides whose other columns differ (aggregates, timing, the batch that fired it,
 the watermark) is *changed*. Late and quarantined rows are compared as whole
@@ -43,6 +44,20 @@ class RowsDiff:
 
 
 @dataclass(frozen=True)
+class ResultIdentity:
+    """What identifies a results row when the stream's and the replay's tables are compared, and what the rows
+    are called in the summary."""
+
+    columns: tuple[str, ...] = ()
+    """The identifying columns (empty: a window operator's key columns, window bounds and pane index)."""
+    noun: str = "panes"
+
+
+WINDOW_PANES = ResultIdentity()
+"""A window operator's results: panes, identified by key, window and pane index."""
+
+
+@dataclass(frozen=True)
 class PanesDiff:
     """Panes of the range: counts per side, equal, added, changed and removed panes, and examples."""
 
@@ -54,8 +69,8 @@ class PanesDiff:
     removed: int
     examples: list[tuple[str, dict | None, dict | None]] = field(default_factory=list)
     """``(kind, stream's pane or None, replay's pane or None)``."""
-    identity: tuple[str, ...] = ()
-    """The columns that identify a pane (empty: the key columns, the window bounds and the pane index)."""
+    identity: ResultIdentity = WINDOW_PANES
+    """What identifies a results row, and what the rows are called."""
 
     @property
     def empty(self) -> bool:
@@ -93,10 +108,10 @@ class ReplayDiff:
                 else f"spec {self.replay_spec} (the stream's: {self.stream_spec})")
         lines = [f"replay versus stream, batches {self.from_batch}..{self.to_batch}, {spec}"]
         r = self.results
-        lines.append(f"results: {r.stream_panes} panes in the stream, {r.replay_panes} in the replay: {r.equal} equal, "
-                     f"{r.added} added, {r.changed} changed, {r.removed} removed")
+        lines.append(f"results: {r.stream_panes} {r.identity.noun} in the stream, {r.replay_panes} in the replay: "
+                     f"{r.equal} equal, {r.added} added, {r.changed} changed, {r.removed} removed")
         for kind, before, after in r.examples:
-            lines.append(f"  {kind:<8} {_pane_text(kind, before, after, r.identity)}")
+            lines.append(f"  {kind:<8} {_pane_text(kind, before, after, r.identity.columns)}")
         for rows in (self.late, self.quarantine):
             lines.append(f"{rows.table}: {rows.stream_rows} rows in the stream, {rows.replay_rows} in the replay: "
                          + ("no differences" if rows.empty else
@@ -104,16 +119,17 @@ class ReplayDiff:
             for side, row in rows.examples:
                 lines.append(f"  only in the {side}: {_values(row)}")
         if self.empty:
-            lines.append("no differences: the replay emitted the stream's panes, late rows and quarantined rows")
+            lines.append(f"no differences: the replay emitted the stream's {r.identity.noun}, late rows and "
+                         f"quarantined rows")
         return "\n".join(lines)
 
 
 def compare(spark: SparkSession, stream_paths: dict[str, str], replay_paths: dict[str, str], from_batch: int,
-            to_batch: int, stream_spec: str, replay_spec: str, identity: tuple[str, ...] = ()) -> ReplayDiff:
+            to_batch: int, stream_spec: str, replay_spec: str, identity: ResultIdentity = WINDOW_PANES) -> ReplayDiff:
     """Compare the ``results``, ``late`` and ``quarantine`` tables of the stream and the replay over the range.
 
-    A table missing on one side counts as empty there. ``identity``: the results' columns that
-    identify a pane or pair (empty: a window operator's, the key columns, window bounds, pane index).
+    A table missing on one side counts as empty there. ``identity``: what identifies a results row
+    (default: a window operator's panes).
     """
     def rows(path: str) -> DataFrame | None:
         if not delta_lake_io.table_exists(spark, path):
@@ -151,13 +167,13 @@ def _rows(table: str, stream: DataFrame | None, replay: DataFrame | None) -> Row
 _IN_STREAM, _IN_REPLAY = "__in_stream", "__in_replay"
 
 
-def _panes(stream: DataFrame | None, replay: DataFrame | None, identity: tuple[str, ...] = ()) -> PanesDiff:
+def _panes(stream: DataFrame | None, replay: DataFrame | None, identity: ResultIdentity = WINDOW_PANES) -> PanesDiff:
     aligned = _aligned(stream, replay)
     if aligned is None:
         return PanesDiff(0, 0, 0, 0, 0, 0, identity=identity)
     stream, replay = aligned
-    identity = list(identity) or [*result_keys(stream), WS, WE, "pane_index"]
-    pane_id = F.to_json(F.struct(*identity))   # null-safe: a null key is part of the text
+    columns = list(identity.columns) or [*result_keys(stream), WS, WE, "pane_index"]
+    pane_id = F.to_json(F.struct(*columns))   # null-safe: a null key is part of the text
     only_stream = stream.exceptAll(replay).withColumn(PANE_ID, pane_id).persist()
     only_replay = replay.exceptAll(stream).withColumn(PANE_ID, pane_id).persist()
     try:
@@ -182,7 +198,7 @@ def _panes(stream: DataFrame | None, replay: DataFrame | None, identity: tuple[s
             after = _by_id(only_replay, chosen)
             examples += [(kind, before.get(i), after.get(i)) for i in chosen]
         return PanesDiff(stream_count, replay_count, stream_count - only_stream.count(), added, changed, removed,
-                         examples, tuple(identity))
+                         examples, identity)
     finally:
         only_stream.unpersist()
         only_replay.unpersist()

@@ -588,10 +588,12 @@ def test_a_join_jobs_streaming_dag_then_its_quality_dag(spark, airflow_db, tmp_p
 @pytest.mark.spark
 @pytest.mark.slow
 def test_a_join_jobs_backfill_dag_replaces_its_interval_with_the_models_panes(spark, airflow_db, tmp_path,
-                                                                            monkeypatch):
+                                                                            monkeypatch, caplog, capfd):
     """One data interval of the join example's backfill DAG by ``dag.test()``: ``results_backfill`` holds the
     panes of the windows ending in the interval, equal to the reference model's on the rows feeding them (one
-    batch that ends the input); the asset event's extra is the run's summary; the quality run validates it."""
+    batch that ends the input); the asset event's extra is the run's summary; the quality run validates it. The
+    reprocessing DAG of the same range into new tables writes the same panes; with a window override its task
+    fails naming why, and writes nothing."""
     from airflow.models.asset import AssetEvent
     from airflow.utils.session import create_session
     from examples.join_inputs import ARRIVALS, T0, land
@@ -624,3 +626,24 @@ def test_a_join_jobs_backfill_dag_replaces_its_interval_with_the_models_panes(sp
     assert extra["rows"]["results"] == sum(expected.values()) and extra["rows"]["quarantine"] == 1   # c9
     assert orchestration.quality_run([extra]) == [
         {"job": "clicks_orders", "kind": "backfill", "batch_id": None, "success": True}]
+
+    # The reprocessing DAG of the same range into tables of its own: the same panes; a window override fails the
+    # task naming what to do instead, and writes nothing.
+    reprocess = dagbag().dags["clicks_orders_reprocess"]
+    run = reprocess.test(logical_date=dt.datetime(2026, 11, 3, tzinfo=UTC),
+                         run_conf={"mode": "range", "start": start.isoformat(), "end": end.isoformat(),
+                                   "into": "again"})
+    assert run.state == "success" and _task_state(run, "reprocess") == "success"
+    assert result_rows(spark, job.spec, f"{job.output_root}/results_again") == expected
+    with create_session() as session:
+        extra = session.query(AssetEvent).filter(AssetEvent.source_run_id == run.run_id).one().extra
+    assert extra["kind"] == "reprocess" and extra["results_path"] == f"{job.output_root}/results_again"
+    capfd.readouterr()
+    run = reprocess.test(logical_date=dt.datetime(2026, 11, 4, tzinfo=UTC),
+                         run_conf={"mode": "range", "start": start.isoformat(), "end": end.isoformat(),
+                                   "into": "other", "window": {"size": "2 minutes"}})
+    captured = capfd.readouterr()
+    assert _task_state(run, "reprocess") == "failed"
+    assert ("job clicks_orders is a join job: window overrides {'size': '2 minutes'} are not supported"
+            in caplog.text + captured.out + captured.err)
+    assert not (Path(job.output_root) / "results_other").exists()

@@ -326,8 +326,7 @@ def test_a_reprocessed_range_replaces_exactly_its_panes_in_place_or_into_new_tab
     untouched, a rerun gives the same tables; into a name: the range's rows only, in ``results_<name>`` etc."""
     from examples.join_inputs import T0
     from pipelines.join_check import EndOfInput, in_range, model_outputs, result_rows
-    from pipelines.join_reprocess import (late_range_sql, output_job, quarantine_range_sql, reprocess_join_range,
-                                          results_range_sql)
+    from pipelines.join_reprocess import late_range_sql, output_job, quarantine_range_sql, reprocess_join_range
     _, stream, _ = ran
     job = _copied(stream, tmp_path / "copy")
     start, end = (T0 + dt.timedelta(seconds=s) for s in RANGE_S)
@@ -343,7 +342,7 @@ def test_a_reprocessed_range_replaces_exactly_its_panes_in_place_or_into_new_tab
     def outside(path: str, predicate: str) -> Counter:
         return _rows(spark.read.format("delta").load(path).where(f"NOT COALESCE(({predicate}), FALSE)"))
 
-    tables = {"results": results_range_sql(job, start_ms, end_ms), "late": late_range_sql(start_ms, end_ms)}
+    tables = {"results": job.family.results_range_sql(start_ms, end_ms), "late": late_range_sql(start_ms, end_ms)}
     quarantine_schema = spark.read.format("delta").load(job.quarantine_path).schema
     tables["quarantine"] = quarantine_range_sql(job, quarantine_schema, start_ms, end_ms)
     before = {kind: outside(getattr(job, f"{kind}_path"), sql) for kind, sql in tables.items()}
@@ -400,6 +399,13 @@ def test_winjob_reprocess_or_replay_of_a_join_job_refuses_window_overrides_befor
         capsys.readouterr().err
 
 
+def _interval_spec():
+    """The example's inputs in an interval join: right time - left time in [-10 s, 30 s], late rows kept."""
+    from windowing.core.joins import JoinInput
+    return (JoinInput("click_ms", 5000).interval_join(JoinInput("order_ms", 5000)).where("user").equal_to("buyer")
+            .side_output_late_data(True).between(-10_000, 30_000).project(left=["click_id"], right=["order_id"]))
+
+
 def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran, tmp_path):
     """The example's inputs in an interval join (right time - left time in [-10 s, 30 s]): the range [60 s, 120 s)
     reads the rows from 30 s on (its reach) and holds exactly the model's pairs whose later row is in it, among them
@@ -407,10 +413,8 @@ def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran,
     from examples.join_inputs import T0
     from pipelines.join_check import EndOfInput, in_range, model_outputs, result_rows
     from pipelines.join_reprocess import reach_ms, reprocess_join_range
-    from windowing.core.joins import JoinInput
     _, stream, _ = ran
-    spec = (JoinInput("click_ms", 5000).interval_join(JoinInput("order_ms", 5000)).where("user").equal_to("buyer")
-            .side_output_late_data(True).between(-10_000, 30_000).project(left=["click_id"], right=["order_id"]))
+    spec = _interval_spec()
     base = str(tmp_path)
     job = replace(stream, operator_id="pairs", spec=spec, state_root=f"{base}/state", results_path=f"{base}/results",
                   late_path=f"{base}/late", quarantine_path=f"{base}/quarantine", checkpoint_path=f"{base}/cp")
@@ -448,6 +452,7 @@ def test_a_replay_equals_the_stream_and_one_from_a_later_batch_only_on_its_batch
     report = replay_join_stream(spark, job, "all", diff=True)
     assert (report.first_batch, report.from_batch, report.to_batch) == (0, 0, 1)
     assert report.diff.empty, report.diff.summary()
+    assert f"{report.diff.results.stream_panes} result rows in the stream" in report.diff.summary()
     assert report.diff.results.stream_panes > 0 and (report.diff.late.replay_rows,
                                                      report.diff.quarantine.replay_rows) == (2, 2)
     replay = replay_join_job(job, "all")
@@ -462,6 +467,46 @@ def test_a_replay_equals_the_stream_and_one_from_a_later_batch_only_on_its_batch
         assert _rows(spark.read.format("delta").load(getattr(replay, f"{kind}_path"))) == _rows(
             spark.read.format("delta").load(getattr(job, f"{kind}_path")).where("batch_id = 1")) != Counter()
     assert not (Path(job.output_root) / "replay_later" / "_warmup").exists()
+
+
+def test_an_interval_join_stream_with_one_side_empty_at_first_replays_pair_for_pair(spark, ran, tmp_path):
+    """The example's rows through an interval join job (inputs and outputs of its own), the orders of the first
+    arrival held back to the second: batch 0 reads the clicks alone (the orders table has no data yet: its offset is
+    recorded as none). The stream's pairs, late rows and accounting per batch are the reference model's; the replay of
+    the recorded batches writes the same tables and its summary counts pairs; the timeline draws every order in the
+    batch that read it, batch 1."""
+    from examples.join_inputs import land
+    from pipelines.join_check import model_outputs, table_outputs
+    from pipelines.join_drivers import run_join_stream
+    from pipelines.join_replay import replay_join_job, replay_join_stream
+    from pipelines.stream_offsets import named_offsets_from_json
+    from pipelines.visual.join_timeline import load_join_timeline
+    _, stream, _ = ran
+    base = str(tmp_path)
+    job = replace(stream, operator_id="pairs", spec=_interval_spec(), left_path=f"{base}/raw/clicks",
+                  right_path=f"{base}/raw/orders", state_root=f"{base}/state", results_path=f"{base}/out/results",
+                  late_path=f"{base}/out/late", quarantine_path=f"{base}/out/quarantine", checkpoint_path=f"{base}/cp")
+    (_, clicks_0, orders_0), (_, clicks_1, orders_1) = ARRIVALS
+    batches = [(clicks_0, []), (clicks_1, orders_0 + orders_1)]
+    for clicks, orders in batches:
+        land(spark, clicks, orders, job.left_path, job.right_path)
+        run_join_stream(spark, job)
+    streamed = table_outputs(spark, job)
+    assert streamed.differences(model_outputs(job.spec, batches)) == []
+    assert sorted(streamed.metrics) == [0, 1] and streamed.results
+    progress = spark.read.format("delta").load(str(Path(job.state_root) / job.operator_id / "progress"))
+    recorded = {r["batch_id"]: named_offsets_from_json(r["source_offsets"]) for r in progress.collect()}
+    assert recorded[0]["right"] is None and recorded[0]["left"] is not None and recorded[1]["right"] is not None
+
+    report = replay_join_stream(spark, job, "all", diff=True)
+    assert report.diff.empty, report.diff.summary()
+    assert f"{sum(streamed.results.values())} pairs in the stream" in report.diff.summary()
+    assert table_outputs(spark, replay_join_job(job, "all")).differences(streamed) == []
+
+    drawn = load_join_timeline(spark, job, key="u1").rows
+    orders = [m for m in drawn if m.side == "right" and m.kind == "event"]
+    assert orders and {m.batch_id for m in orders} == {1}
+    assert {m.batch_id for m in drawn if m.side == "left" and m.kind == "event"} == {0, 1}
 
 
 def test_a_replay_refuses_a_backfills_batches_naming_the_batch(spark, ran):
