@@ -3,6 +3,7 @@
     ./dev bench bench_nexmark.py                                    # 10M events, V1 and V2 shapes
     ./dev bench bench_nexmark.py --events 1000000 --arrival 250000 --shape V2 --queries q1 q7
     ./dev bench bench_nexmark.py --events 1000000 --arrival 250000 --shape V2 --queries q8   # the window join
+    ./dev bench bench_nexmark.py --events 100000000 --backfill-only          # the large run: no streaming
 
 Per shape (V1: 10M events per second of event time; V2: 100K per second):
 
@@ -87,7 +88,7 @@ def bench_shape(spark, shape: str, args, folder: Path) -> list[dict]:
     stream = {q.name: [0.0, 0.0] for q in queries}
     spark_stream = {q.name: [0.0, 0.0] for q in queries if q.name in SPARK_STREAMING}
     spark_root = folder / shape / "spark_stream"
-    for n, (first, end) in enumerate(arrivals(config, args.arrival)):
+    for n, (first, end) in enumerate(() if args.backfill_only else arrivals(config, args.arrival)):
         write_events(spark, config, str(stream_root / "nexmark"), first, end)
         write_events(spark, config, str(spark_root / "nexmark"), first, end)
         for query in queries:
@@ -107,26 +108,31 @@ def bench_shape(spark, shape: str, args, folder: Path) -> list[dict]:
         sql_out = str(folder / shape / "spark_sql" / query.name)
         spark_sql = timed(spark, lambda: query.reference(spark, str(fill_root / "nexmark"))
                           .write.format("delta").mode("overwrite").save(sql_out))
-        answers = {"stream": (stream_root, stream_root / "output" / "nexmark" / query.name / "results"),
-                   "backfill": (fill_root, fill_root / "output" / "nexmark" / query.name / "results")}
-        if query.name in spark_stream:
+        answers = {"backfill": (fill_root, fill_root / "output" / "nexmark" / query.name / "results")}
+        if not args.backfill_only:
+            answers["stream"] = (stream_root, stream_root / "output" / "nexmark" / query.name / "results")
+        if query.name in spark_stream and not args.backfill_only:
             answers["spark_stream"] = (spark_root, spark_root / "output" / query.name / "answer")
         checks = {side: query.mismatches(spark, str(root / "nexmark"), str(results))
                   for side, (root, results) in answers.items()}
         # Ours must equal the reference; Spark's own may differ where Spark's semantics do (printed, not fatal).
-        ok = _equal(checks["backfill"]) and (_equal(checks["stream"]) or _closed_nothing(query, checks["stream"]))
+        ok = _equal(checks["backfill"]) and ("stream" not in checks or _equal(checks["stream"])
+                                             or _closed_nothing(query, checks["stream"]))
         row = {"shape": shape, "query": query.name, "events": config.events, "span_s": config.span_ms / 1000,
-               "stream_s": stream[query.name][0], "stream_cpu_s": stream[query.name][1],
+               **({} if args.backfill_only else {"stream_s": stream[query.name][0],
+                                                  "stream_cpu_s": stream[query.name][1]}),
                "backfill_s": fill[0], "backfill_cpu_s": fill[1], "spark_sql_s": spark_sql[0],
                "spark_sql_cpu_s": spark_sql[1], "correct": ok,
                **({"spark_stream_s": spark_stream[query.name][0], "spark_stream_cpu_s": spark_stream[query.name][1]}
-                  if query.name in spark_stream else {}),
+                  if query.name in spark_stream and not args.backfill_only else {}),
                "checks": {k: {x: v[x] for x in ("rows", "missing", "extra")} | {"closed_nothing": _closed_nothing(query, v)}
                           for k, v in checks.items()}}
         rows.append(row)
         own = (f"Spark's own stream {row['spark_stream_s']:.1f} s / {row['spark_stream_cpu_s']:.1f} CPU s "
                f"(ours / Spark's {row['stream_s'] / row['spark_stream_s']:.2f}x), " if "spark_stream_s" in row else "")
-        print(f"{query.name}: stream {row['stream_s']:.1f} s / {row['stream_cpu_s']:.1f} CPU s, {own}"
+        streamed = (f"stream {row['stream_s']:.1f} s / {row['stream_cpu_s']:.1f} CPU s, " if "stream_s" in row
+                    else "")
+        print(f"{query.name}: {streamed}{own}"
               f"backfill {fill[0]:.1f} s / {fill[1]:.1f} CPU s, Spark SQL {spark_sql[0]:.1f} s / "
               f"{spark_sql[1]:.1f} CPU s; equal to the batch SQL: "
               + ", ".join(f"{side} {_verdict(row, side)}" for side in row["checks"])
@@ -179,6 +185,9 @@ def main() -> None:
     parser.add_argument("--queries", nargs="+", default=sorted(QUERIES), choices=sorted(QUERIES))
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--keep", action="store_true", help="keep the tables (printed folder)")
+    parser.add_argument("--backfill-only", action="store_true",
+                        help="no streaming (ours or Spark's own): the generator, the one-pass backfills and the "
+                             "batch SQL only (the large runs)")
     args = parser.parse_args()
     spark = get_spark("bench_nexmark", conf={"spark.sql.shuffle.partitions": "4"})
     spark.sparkContext.setLogLevel("ERROR")
