@@ -2,8 +2,8 @@
 
 One DAG per job definition (``<job>_reprocess``), triggered by hand with params.
 Thin: the task calls ``pipelines.orchestration.reprocess_run`` (``mode``
-``range``) or ``pipelines.orchestration.replay_run`` (``mode`` ``replay``). A
-join job's DAG has the ``range`` mode only and no ``window`` overrides.
+``range``) or ``pipelines.orchestration.replay_run`` (``mode`` ``replay``), a join
+job's the same (its ``window`` overrides: keys of ``[join.window]``).
 """
 from __future__ import annotations
 
@@ -37,8 +37,11 @@ Params: `start`, `end` (ISO, UTC): the panes of the windows ending in
 `(start, end]` (a window join or co-group), or the pairs whose time is in
 `[start, end)` (an interval join); `into` (empty: replace the range in the
 job's own tables; a name: write new tables `results_<name>`, `late_<name>`,
-`quarantine_<name>`). `window` overrides are refused for a join job (its
-`[join.window]` is used), and there is no replay mode.
+`quarantine_<name>`); `window` (overrides of the job's `[join.window]`
+table, e.g. `{"size": "5 minutes"}`; an interval join has none). Mode
+`replay`: the stream's recorded batches again on a fresh join operator into
+`replay_<into>` tables, with `window` overrides if given, compared with the
+stream (the summary in the task log).
 
 The range is computed completely, from the rows of both inputs that can feed
 it, on a fresh operator into a staging folder; only then is the range of each
@@ -57,7 +60,7 @@ def reprocess_dag(job) -> DAG:
                          f"the stream's batches",
              tags=["windowing", "reprocess", job.name],
              doc_md=(JOIN_DOC if join else DOC) + "\n" + orchestration.job_doc(job),
-             params={"mode": Param("range", enum=["range"] if join else ["range", "replay"],
+             params={"mode": Param("range", enum=["range", "replay"],
                                    description="range: recompute a time range; replay: the stream's batches"),
                      "start": Param("", type="string", description="range start (ISO, UTC)"),
                      "end": Param("", type="string", description="range end (ISO, UTC)"),

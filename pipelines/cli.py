@@ -11,9 +11,10 @@
     winjob inspect --job jobs/purchases_per_minute.toml --timeline [--key K] [--from ISO --to ISO] [--max-keys N] --out FILE.svg
     winjob report --job jobs/purchases_per_minute.toml [--root DIR] [--out FILE.html]
 
-A join job (jobs/joins/*.toml) runs with stream, backfill, reprocess, replay, inspect (also --timeline) and
-validate; --window overrides are refused for it (edit [join] in a copy of the job file instead).
     winjob validate --job jobs/purchases_per_minute.toml [--root DIR] [--batch-id N] [--run-kind K] [--suite S ...]
+
+A join job (jobs/joins/*.toml) runs with stream, backfill, reprocess, replay, inspect (also --timeline) and
+validate; its --window overrides are keys of [join.window] (an interval join has none).
 
 Every command also takes ``--verbose`` (the stack trace of a failure).
 
@@ -157,7 +158,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--start", type=_time, required=True, help="windows ending after this time ...")
             p.add_argument("--end", type=_time, required=True, help="... and at or before this one")
             p.add_argument("--window", type=_window, default=None,
-                           help='JSON overrides of the job\'s [window] table, e.g. \'{"size": "5 minutes"}\'')
+                           help='JSON overrides of the job\'s [window] table (a join job\'s [join.window]), '
+                                'e.g. \'{"size": "5 minutes"}\'')
             p.add_argument("--into", default=None, metavar="NAME",
                            help="write new tables results_NAME, late_NAME, ... instead of replacing the range "
                                 "in the job's own tables")
@@ -168,7 +170,8 @@ def main(argv: list[str] | None = None) -> int:
             p.add_argument("--from-batch", type=int, default=None, help="first batch whose outputs are written")
             p.add_argument("--to-batch", type=int, default=None, help="last batch replayed")
             p.add_argument("--window", type=_window, default=None,
-                           help='JSON overrides of the job\'s [window] table, e.g. \'{"size": "5 minutes"}\'')
+                           help='JSON overrides of the job\'s [window] table (a join job\'s [join.window]), '
+                                'e.g. \'{"size": "5 minutes"}\'')
             p.add_argument("--diff", action="store_true",
                            help="print the differences against the stream's outputs of the batch range")
     args = parser.parse_args(argv)

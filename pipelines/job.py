@@ -153,24 +153,7 @@ class Job:
         """
         if not overrides:
             return self
-        unknown = sorted(set(overrides) - _WINDOW_KEYS)
-        if unknown:
-            raise ValueError(f"window override has unknown keys {unknown}; valid: {sorted(_WINDOW_KEYS)}")
-        window = {**self.definition.get("window", {}), **overrides}
-        if "type" in overrides:
-            # A slide or step belongs to the old window type (sliding time or count, cumulating); a new
-            # type starts without it.
-            for key in ("slide", "step"):
-                if key not in overrides:
-                    window.pop(key, None)
-        if "type" in overrides:
-            # A gap belongs to sessions only, a size to every other type, an offset to the time windows.
-            dropped = (("size", "offset") if overrides["type"] in _SESSION_TYPES
-                       else ("offset", "gap", "gap_column") if overrides["type"] == COUNT_WINDOW
-                       else ("gap", "gap_column"))
-            for key in dropped:
-                if key not in overrides:
-                    window.pop(key, None)
+        window = merged_window(self.definition.get("window", {}), overrides, _WINDOW_KEYS)
         spec = build_spec(self.definition.get("source", {}), window, self.definition.get("aggregates", {}),
                           self.definition.get("process"))
         return replace(self, spec=spec, definition={**self.definition, "window": window})
@@ -210,6 +193,28 @@ def import_object(path: str, args: dict | None, what: str):
 
 
 _SESSION_TYPES = {cls.job_form.name for cls in MERGING_ASSIGNERS}
+
+
+def merged_window(window: dict[str, Any], overrides: dict[str, Any], valid_keys: set[str]) -> dict[str, Any]:
+    """A window table with ``overrides`` applied: a new ``type`` drops the keys that belong to the old type
+    only (a slide or step; a size and offset for sessions; an offset and gap for count windows; a gap for
+    the others) unless given again.
+
+    Raises:
+        ValueError: an override key not in ``valid_keys``, naming it.
+    """
+    unknown = sorted(set(overrides) - valid_keys)
+    if unknown:
+        raise ValueError(f"window override has unknown keys {unknown}; valid: {sorted(valid_keys)}")
+    merged = {**window, **overrides}
+    if "type" in overrides:
+        dropped = (("slide", "step", "size", "offset") if overrides["type"] in _SESSION_TYPES
+                   else ("slide", "step", "offset", "gap", "gap_column") if overrides["type"] == COUNT_WINDOW
+                   else ("slide", "step", "gap", "gap_column"))
+        for key in dropped:
+            if key not in overrides:
+                merged.pop(key, None)
+    return merged
 _COUNT_WINDOW_KEYS = ("size", "slide")
 
 

@@ -303,10 +303,10 @@ def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int
     if args.command not in JOIN_COMMANDS:
         raise JobError(f"{args.job} is a join job: it runs with {', '.join(JOIN_COMMANDS)}")
     if args.command in ("reprocess", "replay") and getattr(args, "window", None):
-        instead = ("use --into instead" if args.command == "reprocess" else
-                   "keep its [job] and [output] tables (the copy then replays this stream's batches)")
-        raise JobError(f"{args.job} is a join job: --window overrides are not supported for it (got "
-                       f"{args.window}); edit [join.window] in a copy of the job file and {instead}")
+        try:
+            job.with_window(args.window)   # a bad override is told before Spark starts
+        except ValueError as error:
+            raise JobError(f"{args.job}: --window {args.window}: {error}") from None
     if args.command in ("stream", "backfill", "reprocess", "replay"):
         require_inputs(None, job)   # a missing input table is told before Spark starts
     spark = spark_of()
@@ -320,11 +320,13 @@ def run_command(spark_of: Callable[[], SparkSession], job: JoinJob, args) -> int
     elif args.command == "reprocess":
         from pipelines.join_reprocess import output_job, reprocess_join_range
         into = output_job(job, args.into) if args.into else None
-        report = reprocess_join_range(spark, job, args.start, args.end, into=into, chunk=args.chunk)
+        report = reprocess_join_range(spark, job, args.start, args.end, into=into, window=args.window,
+                                      chunk=args.chunk)
         print(json.dumps(report.__dict__, indent=2))
     elif args.command == "replay":
         from pipelines.join_replay import replay_join_stream
-        report = replay_join_stream(spark, job, args.into, args.from_batch, args.to_batch, diff=args.diff)
+        report = replay_join_stream(spark, job, args.into, args.from_batch, args.to_batch, diff=args.diff,
+                                    window=args.window)
         print(json.dumps(report.as_dict(), indent=2))
         if report.diff is not None:
             print(report.diff.summary())

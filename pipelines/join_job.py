@@ -85,6 +85,25 @@ class JoinJob:
         """Each side's Delta table, by side name."""
         return {"left": self.left_path, "right": self.right_path}
 
+    def with_window(self, overrides: dict[str, Any] | None) -> "JoinJob":
+        """The same join with keys of its ``[join.window]`` table replaced (e.g. another size), as
+        :meth:`pipelines.job.Job.with_window` does for a single-input job's ``[window]``.
+
+        Raises:
+            ValueError: an interval join (it has no window), or a bad key or value, naming it.
+        """
+        if not overrides:
+            return self
+        from dataclasses import replace
+        from pipelines.job import merged_window
+        join = self.definition.get("join", {})
+        if "window" not in join:
+            raise ValueError(f"job {self.name} is an interval join: it has no [join.window] to override (got "
+                             f"{dict(overrides)}); edit lower and upper in a copy of the job file instead")
+        join = {**join, "window": merged_window(join["window"], overrides, _WINDOW_KEYS)}
+        spec = build_join_spec(self.definition["left"], self.definition["right"], join)
+        return replace(self, spec=spec, definition={**self.definition, "join": join})
+
     def with_operator(self, operator_id: str, suffix: str) -> "JoinJob":
         """The same join writing to other tables beside its own: ``results_<suffix>``, ``late_<suffix>``,
         ``quarantine_<suffix>`` (and a checkpoint of its own), as :meth:`pipelines.job.Job.with_operator`."""

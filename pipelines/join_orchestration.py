@@ -149,19 +149,38 @@ def reprocess_run(spark, job: JoinJob, job_file: str | Path, start, end, window:
                   into: str | None = None, chunk: str | None = None) -> dict:
     """Recompute ``[start, end)`` (aware datetimes) in place, or into ``results_<into>``, ... when named.
 
+    ``window``: overrides of the ``[join.window]`` table (the range recomputed with that window).
+
     Raises:
-        ValueError: ``window`` overrides (not supported for a join job), a bad ``into`` name,
+        ValueError: a bad ``window`` override (or one of an interval join), a bad ``into`` name,
             windows without a time range (naming the assigner).
         pipelines.orchestration.SourceNotReadyError: an input table does not exist yet.
     """
     from pipelines.join_reprocess import output_job, reprocess_join_range
-    if window:
-        raise ValueError(f"job {job.name} is a join job: window overrides {dict(window)} are not supported; "
-                         f"reprocess with its own [join.window]")
     _require_inputs(spark, job)
     target = output_job(job, into) if into else job
-    report = reprocess_join_range(spark, job, start, end, into=target, chunk=chunk)
-    return _range_summary(job_file, "reprocess", target, start, end, report)
+    report = reprocess_join_range(spark, job, start, end, into=target, window=dict(window or {}), chunk=chunk)
+    return {**_range_summary(job_file, "reprocess", target, start, end, report), "window": dict(window or {})}
+
+
+def replay_run(spark, job: JoinJob, job_file: str | Path, into: str, from_batch: int | None = None,
+               to_batch: int | None = None, window: Mapping[str, Any] | None = None) -> dict:
+    """Replay the join stream's recorded batches into ``replay_<into>`` tables (with ``window`` overrides of
+    ``[join.window]``) and compare with the stream (:mod:`pipelines.join_replay`); the summary of the
+    differences goes to the log and into the returned summary.
+
+    Raises:
+        pipelines.replay.ReplayRefused: a batch without recorded offsets, a range outside the stream.
+        ValueError: a bad ``window`` override (or one of an interval join), naming it.
+    """
+    from pipelines import logs
+    from pipelines.join_replay import replay_join_stream
+    _require_inputs(spark, job)
+    report = replay_join_stream(spark, job, into, from_batch, to_batch, diff=True, window=dict(window or {}))
+    summary = report.diff.summary()
+    logs.info(summary)
+    return {"job_file": str(job_file), "kind": "replay", **report.as_dict(), "window": dict(window or {}),
+            "diff_summary": summary}
 
 
 BY_HAND = "by_hand"

@@ -14,9 +14,10 @@ As :mod:`pipelines.replay` does for a single-input stream: every recorded batch
 from the operator's first one runs (to rebuild the state), the outputs of the
 batches before ``from_batch`` go to scratch tables removed afterwards, and the
 tables are ``<output root>/replay_<name>/{results,late,quarantine,state}``,
-removed first (a rerun recomputes them). Another join spec: replay a copy of the
-job file with another ``[join]`` table and the same ``[job]`` and ``[output]``
-(it reads this stream's progress and inputs).
+removed first (a rerun recomputes them). Another window: overrides of the
+``[join.window]`` table (:meth:`pipelines.join_job.JoinJob.with_window`); another join
+spec altogether: replay a copy of the job file with another ``[join]`` table and the
+same ``[job]`` and ``[output]`` (it reads this stream's progress and inputs).
 """
 from __future__ import annotations
 
@@ -87,7 +88,8 @@ def side_rows(spark: SparkSession, path: str, offsets: BatchOffsets | None, batc
 
 
 def replay_join_stream(spark: SparkSession, job: JoinJob, name: str, from_batch: int | None = None,
-                       to_batch: int | None = None, diff: bool = False) -> ReplayReport:
+                       to_batch: int | None = None, diff: bool = False,
+                       window: dict | None = None) -> ReplayReport:
     """Replay the join stream's recorded batches into the replay's tables; see the module docstring.
 
     Args:
@@ -95,14 +97,16 @@ def replay_join_stream(spark: SparkSession, job: JoinJob, name: str, from_batch:
         name: names the replay's tables (``replay_<name>`` in the job's output root).
         from_batch / to_batch: the batches whose outputs are written (default: all committed).
         diff: compare with the stream's outputs of the range (:attr:`ReplayReport.diff`).
+        window: overrides of the ``[join.window]`` table: the replay runs with that window.
 
     Raises:
         pipelines.replay.ReplayRefused: no committed batch, state a backfill wrote, a range outside the
             committed batches, or a batch without recorded source offsets (naming it).
         pipelines.replay_source.ReplaySourceError: a batch's rows cannot be read again.
         pipelines.errors.InputError: an input table is missing.
+        ValueError: a window override that is not valid, or an interval join's (naming it).
     """
-    replay = replay_join_job(job, name)
+    replay = replay_join_job(job.with_window(window), name)
     batches, start, end = plan_replay(job, recorded_join_batches(spark, job), from_batch, to_batch,
                                       parse_offsets=named_offsets_from_json)
     require_inputs(spark, job)
@@ -125,9 +129,9 @@ def replay_join_stream(spark: SparkSession, job: JoinJob, name: str, from_batch:
     delta_lake_io.delete_folder(spark, scratch)
     found = None
     if diff:
-        found = compare(spark, output_paths(job), output_paths(replay), start, end, spec_text(job), spec_text(job),
-                        ResultIdentity(job.family.identity, job.family.result_noun))
+        found = compare(spark, output_paths(job), output_paths(replay), start, end, spec_text(job),
+                        spec_text(replay), ResultIdentity(job.family.identity, job.family.result_noun))
         logs.info(f"replay {job.name}: {'no differences' if found.empty else 'differences'} against the stream")
     return ReplayReport(start, end, batches[0].batch_id, replay.results_path, replay.late_path,
-                        replay.quarantine_path, spec_text(job), found)
+                        replay.quarantine_path, spec_text(replay), found)
 

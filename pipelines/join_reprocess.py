@@ -17,6 +17,10 @@ The single-input rule (:mod:`pipelines.reprocess`) carried over to the two input
 * session windows have no fixed size, global and count windows no time range:
   they are refused, naming the assigner.
 
+With window overrides (``window``: keys of ``[join.window]``, as a single-input
+reprocess takes keys of ``[window]``) the range is recomputed with that window; an
+interval join has none and is refused.
+
 How (complete mode, as the single-input reprocess): the job runs on a FRESH
 operator of its own (its own operator id, its state under
 ``<state_root>/_staging/<id>``, so its write markers carry its own application
@@ -107,7 +111,7 @@ def describe(job: JoinJob) -> str:
 
 
 def reprocess_join_range(spark: SparkSession, job: JoinJob, start: dt.datetime, end: dt.datetime, *,
-                         into: JoinJob | None = None, chunk: str | None = None,
+                         into: JoinJob | None = None, window: dict | None = None, chunk: str | None = None,
                          staging_root: str | None = None) -> ReprocessReport:
     """Recompute the join's results of ``[start, end)`` and replace that range in ``into``'s tables.
 
@@ -117,6 +121,8 @@ def reprocess_join_range(spark: SparkSession, job: JoinJob, start: dt.datetime, 
             ``start < window_end <= end``, or the pairs with ``start <= pair_time < end``.
         into: the job whose tables receive the range (default: ``job`` itself, in
             place); :func:`output_job` names new tables beside the job's.
+        window: overrides of the ``[join.window]`` table (:meth:`JoinJob.with_window`), e.g.
+            ``{"size": "5 minutes"}``: the range is recomputed with that window.
         chunk: event-time chunk of the computation (default: the whole range, one batch).
         staging_root: where the fresh operator keeps state and outputs
             (default ``<state_root>/_staging``); removed afterwards when local.
@@ -127,16 +133,18 @@ def reprocess_join_range(spark: SparkSession, job: JoinJob, start: dt.datetime, 
 
     Raises:
         ValueError: an empty range, windows without a time range (naming the
-            assigner), or target tables whose columns differ from the recomputed rows'.
+            assigner), a window override that is not valid (or an interval join's), or target
+            tables whose columns differ from the recomputed rows'.
         pipelines.errors.InputError: an input table is missing or not a Delta table.
     """
     from pipelines.join_drivers import require_inputs, run_join_backfill
+    target = into or job
+    job = job.with_window(window)
     start_ms, end_ms = epoch_ms(start), epoch_ms(end)
     if end_ms <= start_ms:
         raise ValueError(f"reprocessing range is empty: start {start.isoformat()} is not before end {end.isoformat()}")
     rows_start_ms = start_ms - reach_ms(job)
     require_inputs(spark, job)
-    target = into or job
     staging_id = f"{job.operator_id}_r{start_ms}_{end_ms}_{uuid.uuid4().hex[:8]}"
     base = f"{staging_root or job.state_root.rstrip('/') + '/' + STAGING_FOLDER}/{staging_id}"
     staging = replace(job, operator_id=staging_id, state_root=f"{base}/state", results_path=f"{base}/results",

@@ -376,14 +376,17 @@ def replay_run(job_file: str | Path, into: str, from_batch: int | None = None, t
                window: Mapping[str, Any] | None = None, connection: Mapping[str, str] | None = None) -> dict:
     """Replay the stream's recorded batches into ``replay_<into>`` tables and compare with the stream.
 
-    See :mod:`pipelines.replay`. The differences' summary goes to the task log and,
-    with its counts, into the returned summary.
+    See :mod:`pipelines.replay` (a join job: :func:`pipelines.join_orchestration.replay_run`). The
+    differences' summary goes to the task log and, with its counts, into the returned summary.
 
     Raises:
         pipelines.replay.ReplayRefused: a batch without recorded offsets, a range outside the stream.
     """
     job = load(job_file)
     spark = spark_for(job, connection)
+    join = runner(job)
+    if join:
+        return join.replay_run(spark, job, job_file, into, from_batch, to_batch, window)
     from pipelines.drivers import log
     from pipelines.replay import replay_stream
     _require_source(spark, job)

@@ -202,7 +202,7 @@ def test_a_join_jobs_dags_say_what_they_run(monkeypatch, tmp_path):
     backfill, reprocess = bag.dags["clicks_orders_backfill"], bag.dags["clicks_orders_reprocess"]
     assert "Backfill of a join job" in backfill.doc_md and "quarantine_backfill" in backfill.doc_md
     assert "Reprocess a time range of a join job" in reprocess.doc_md
-    assert reprocess.params.get_param("mode").schema["enum"] == ["range"]   # no replay of a join's batches
+    assert reprocess.params.get_param("mode").schema["enum"] == ["range", "replay"]
     assert backfill.tasks[0].outlets[0].uri == "windowing://clicks_orders/results_backfill"
     streaming, quality = bag.dags["clicks_orders_streaming"], bag.dags["clicks_orders_quality"]
     assert streaming.description == (f"clicks_orders: process what landed in {tmp_path}/raw/clicks and "
@@ -540,7 +540,8 @@ def test_quality_run_skips_events_with_nothing_new(data_root):
 def test_a_join_jobs_streaming_dag_then_its_quality_dag(spark, airflow_db, tmp_path, monkeypatch, caplog, capfd):
     """The join example's streaming DAG by ``dag.test()``: skipped before its inputs exist, one batch over both
     inputs (the asset event's extra counts each side), skipped when nothing is new; then its quality DAG
-    validates the tables with the join suites, and a result row not found in its input fails the quality run."""
+    validates the tables with the join suites, its reprocessing DAG replays the batch (no difference), and a
+    result row not found in its input fails the quality run."""
     from delta.tables import DeltaTable
     from pyspark.sql import functions as F
     from airflow.models.asset import AssetEvent
@@ -575,6 +576,12 @@ def test_a_join_jobs_streaming_dag_then_its_quality_dag(spark, airflow_db, tmp_p
             in caplog.text + captured.out + captured.err)
     run = quality.test()   # by hand: the join tables as they are
     assert run.state == "success" and _task_state(run, "validate") == "success"
+    run = bag.dags["clicks_orders_reprocess"].test(run_conf={"mode": "replay", "into": "again"})   # the batch again
+    assert run.state == "success" and _task_state(run, "reprocess") == "success"
+    with create_session() as session:
+        replayed = session.query(AssetEvent).filter(AssetEvent.source_run_id == run.run_id).one().extra
+    assert replayed["kind"] == "replay" and replayed["diff"]["empty"] and replayed["diff"]["results"]["replay"] == \
+        extra["result_rows"]
     one = results.where("row_index IS NOT NULL").orderBy("window_start_ms", "pane_index", "row_index").first()
     DeltaTable.forPath(spark, job.results_path).update(
         (F.col("window_start_ms") == one["window_start_ms"]) & (F.col("pane_index") == one["pane_index"])
@@ -592,8 +599,8 @@ def test_a_join_jobs_backfill_dag_replaces_its_interval_with_the_models_panes(sp
     """One data interval of the join example's backfill DAG by ``dag.test()``: ``results_backfill`` holds the
     panes of the windows ending in the interval, equal to the reference model's on the rows feeding them (one
     batch that ends the input); the asset event's extra is the run's summary; the quality run validates it. The
-    reprocessing DAG of the same range into new tables writes the same panes; with a window override its task
-    fails naming why, and writes nothing."""
+    reprocessing DAG of the same range with a window override writes that window's panes into new tables; with
+    an unknown window key its task fails naming it, and writes nothing."""
     from airflow.models.asset import AssetEvent
     from airflow.utils.session import create_session
     from examples.join_inputs import ARRIVALS, T0, land
@@ -627,23 +634,29 @@ def test_a_join_jobs_backfill_dag_replaces_its_interval_with_the_models_panes(sp
     assert orchestration.quality_run([extra]) == [
         {"job": "clicks_orders", "kind": "backfill", "batch_id": None, "success": True}]
 
-    # The reprocessing DAG of the same range into tables of its own: the same panes; a window override fails the
-    # task naming what to do instead, and writes nothing.
+    # The reprocessing DAG of the same range with 2-minute windows, into tables of its own: the model's panes of
+    # that window on the rows feeding it; an unknown window key fails the task naming it, and writes nothing.
     reprocess = dagbag().dags["clicks_orders_reprocess"]
+    wide = job.with_window({"size": "2 minutes"})
     run = reprocess.test(logical_date=dt.datetime(2026, 11, 3, tzinfo=UTC),
                          run_conf={"mode": "range", "start": start.isoformat(), "end": end.isoformat(),
-                                   "into": "again"})
+                                   "into": "wide", "window": {"size": "2 minutes"}})
     assert run.state == "success" and _task_state(run, "reprocess") == "success"
-    assert result_rows(spark, job.spec, f"{job.output_root}/results_again") == expected
+    feeding = start_ms - 120_000
+    expected = in_range(wide.spec, model_outputs(wide.spec, [EndOfInput(
+        [c for c in clicks if c["click_ms"] is None or feeding <= c["click_ms"] < end_ms],
+        [o for o in orders if o["order_ms"] is None or feeding <= o["order_ms"] < end_ms])]).results,
+        start_ms, end_ms)
+    assert result_rows(spark, wide.spec, f"{job.output_root}/results_wide") == expected != {}
+    assert {we - ws for (_, _, ws, we, *_rest) in expected} == {120_000}
     with create_session() as session:
         extra = session.query(AssetEvent).filter(AssetEvent.source_run_id == run.run_id).one().extra
-    assert extra["kind"] == "reprocess" and extra["results_path"] == f"{job.output_root}/results_again"
+    assert extra["kind"] == "reprocess" and extra["window"] == {"size": "2 minutes"}
     capfd.readouterr()
     run = reprocess.test(logical_date=dt.datetime(2026, 11, 4, tzinfo=UTC),
                          run_conf={"mode": "range", "start": start.isoformat(), "end": end.isoformat(),
-                                   "into": "other", "window": {"size": "2 minutes"}})
+                                   "into": "other", "window": {"sise": "2 minutes"}})
     captured = capfd.readouterr()
     assert _task_state(run, "reprocess") == "failed"
-    assert ("job clicks_orders is a join job: window overrides {'size': '2 minutes'} are not supported"
-            in caplog.text + captured.out + captured.err)
+    assert "window override has unknown keys ['sise']" in caplog.text + captured.out + captured.err
     assert not (Path(job.output_root) / "results_other").exists()

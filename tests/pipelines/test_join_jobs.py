@@ -388,15 +388,35 @@ def test_session_windows_and_bad_ranges_are_refused_and_an_interval_joins_reach_
     assert reach_ms(_load(tmp_path, _SIDES + interval.format("2 seconds", "4 seconds"))) == 4_000
 
 
+def test_a_join_jobs_window_overrides_rebuild_its_spec_and_bad_ones_are_refused_naming_them(tmp_path):
+    """``JoinJob.with_window``: keys of ``[join.window]`` replaced as a single-input job's ``[window]`` (a new type
+    drops the old type's keys); an unknown key, or any override of an interval join, is refused naming it."""
+    from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
+    job = load_job(JOB_FILE, root=tmp_path)
+    assert job.with_window({}) is job
+    wide = job.with_window({"size": "2 minutes"})
+    assert wide.spec.window.assigner == TumblingEventTimeWindows.of(120_000)
+    assert wide.spec.window.trigger == job.spec.window.trigger and wide.definition["join"]["left_columns"] == [
+        "click_id", "page"]
+    sliding = wide.with_window({"type": "sliding", "size": "2 minutes", "slide": "1 minute"})
+    assert sliding.spec.window.assigner == SlidingEventTimeWindows.of(120_000, 60_000)
+    assert sliding.with_window({"type": "tumbling"}).definition["join"]["window"].get("slide") is None
+    with pytest.raises(ValueError, match=r"window override has unknown keys \['sise'\]"):
+        job.with_window({"sise": "2 minutes"})
+    interval = '[join]\nkind = "interval"\nlower = "-5 seconds"\nupper = "10 seconds"\nleft_columns = ["user"]\n'
+    with pytest.raises(ValueError, match=r"job j is an interval join: it has no \[join.window\] to override"):
+        _load(tmp_path, _SIDES + interval).with_window({"size": "2 minutes"})
+
+
 @pytest.mark.parametrize("command", [["reprocess", "--start", "2026-11-01T09:01", "--end", "2026-11-01T09:02"],
                                      ["replay", "--into", "wider"]])
-def test_winjob_reprocess_or_replay_of_a_join_job_refuses_window_overrides_before_spark_starts(tmp_path, capsys,
-                                                                                              command):
+def test_winjob_reprocess_or_replay_of_a_join_job_refuses_a_bad_window_override_before_spark_starts(tmp_path, capsys,
+                                                                                                    command):
     from pipelines.cli import main
     code = main([command[0], "--job", str(JOB_FILE), "--root", str(tmp_path), *command[1:],
-                 "--window", '{"size": "5 minutes"}'])
-    assert code != 0 and "--window overrides are not supported for it (got {'size': '5 minutes'})" in \
-        capsys.readouterr().err
+                 "--window", '{"size": "5 minutes", "slid": "1 minute"}'])
+    assert code != 0 and "--window {'size': '5 minutes', 'slid': '1 minute'}: window override has unknown keys " \
+        "['slid']" in capsys.readouterr().err
 
 
 def _interval_spec():
@@ -437,9 +457,10 @@ def test_an_interval_joins_range_holds_the_pairs_whose_time_is_in_it(spark, ran,
 # ---------------------------------------------------------------- replaying the stream
 def test_a_replay_equals_the_stream_and_one_from_a_later_batch_only_on_its_batches(spark, ran):
     """Each stream batch recorded what it read of each side; the replay feeds exactly those rows (each batch's
-    per-side accounting is the stream's) and writes the stream's tables. From batch 1: batch 0 rebuilds the state
+    per-side accounting is the stream's) and writes the stream's tables. With 2-minute windows (``--window``) it
+    writes the reference model's outputs of that spec on the same batches. From batch 1: batch 0 rebuilds the state
     only, and the replay's tables hold exactly the stream's rows of batch 1."""
-    from pipelines.join_check import table_outputs
+    from pipelines.join_check import model_outputs, table_outputs
     from pipelines.join_replay import replay_join_job, replay_join_stream
     from pipelines.stream_offsets import named_offsets_from_json
     _, job, _ = ran
@@ -460,6 +481,13 @@ def test_a_replay_equals_the_stream_and_one_from_a_later_batch_only_on_its_batch
     for kind in ("results", "late", "quarantine"):
         assert _rows(spark.read.format("delta").load(getattr(replay, f"{kind}_path"))) == _rows(
             spark.read.format("delta").load(getattr(job, f"{kind}_path")))
+
+    # With 2-minute windows: the stream's batches on the overridden spec, the reference model's outputs of it.
+    wide = replay_join_stream(spark, job, "wide", window={"size": "2 minutes"}, diff=True)
+    wider = job.with_window({"size": "2 minutes"})
+    assert table_outputs(spark, replay_join_job(wider, "wide")).differences(
+        model_outputs(wider.spec, [(c, o) for _, c, o in ARRIVALS])) == []
+    assert not wide.diff.empty and '"size": "2 minutes"' in wide.diff.summary()
 
     assert replay_join_stream(spark, job, "later", from_batch=1).from_batch == 1
     replay = replay_join_job(job, "later")
