@@ -12,7 +12,8 @@ import pytest
 from transcripts.first_rules import Mean
 from spark_adapter import SparkExecutor, infer_schema
 from windowing.core.aggregates import Avg, Count, Max, Min, Sum, UserAggregate
-from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
+from windowing.core.assigners import (SlidingEventTimeWindows, SlidingProcessingTimeWindows, TumblingEventTimeWindows,
+                                      TumblingProcessingTimeWindows)
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
 from windowing.core.triggers import CountTrigger
@@ -107,6 +108,34 @@ def test_one_pass_closing_batch_agrees_with_reference(spark, name):
             got.metrics.unassigned_rows, got.metrics.panes_emitted) == \
         (expected.metrics.input_rows, expected.metrics.accepted_rows, expected.metrics.quarantined_rows,
          expected.metrics.unassigned_rows, len(expected.panes))
+    assert executor.open_windows() == []
+
+
+@pytest.mark.parametrize("assigner", [TumblingProcessingTimeWindows.of(10), SlidingProcessingTimeWindows.of(5, 8)],
+                         ids=["tumbling", "sliding_gaps"])
+def test_one_pass_closing_batch_of_processing_time_windows_agrees_with_reference(spark, assigner):
+    """Processing-time windows over the rows' recorded ingestion times (a backfill's): a first batch that ends the
+    input runs the one-pass plan, closes every window and emits what the reference model emits; a row in a gap
+    between sliding windows is unassigned, a row without a key quarantined, none late."""
+    spec = (B().event_time("ts", 0).processing_time("pt").window(assigner).side_output_late_data()
+            .aggregate(s=Sum("v"), n=Count()))
+    rng = random.Random(5)
+    rows = [dict(k=rng.choice(["a", "b"]), ts=rng.randint(-40, 70), v=rng.randint(-5, 9), w=1.5,
+                 pt=rng.randint(0, 60)) for _ in range(30)] + [dict(k=None, ts=3, v=1, w=None, pt=4)]
+    expected = ReferenceOperator(spec).process_batch(rows, 0, watermark_ms=2**63 - 1)
+    executor = SparkExecutor(spark, spec, infer_schema(spec, rows))
+    report = executor.operator.process_batch(
+        spark.createDataFrame([tuple(r.get(c) for c in executor.columns) for r in rows], executor.schema),
+        0, watermark_ms=2**63 - 1)
+    assert report.plan == "closing"
+    got = executor._result(report)
+    assert expected.panes and _norm_panes(got.panes) == _norm_panes(expected.panes)
+    assert not got.late and not expected.late
+    assert (got.metrics.input_rows, got.metrics.accepted_rows, got.metrics.quarantined_rows,
+            got.metrics.unassigned_rows) == (expected.metrics.input_rows, expected.metrics.accepted_rows,
+                                             expected.metrics.quarantined_rows, expected.metrics.unassigned_rows)
+    assert got.metrics.accounted() and expected.metrics.quarantined_rows == 1
+    assert (expected.metrics.unassigned_rows > 0) == isinstance(assigner, SlidingProcessingTimeWindows)
     assert executor.open_windows() == []
 
 

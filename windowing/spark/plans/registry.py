@@ -312,8 +312,10 @@ GLOBAL_COUNT = Plan(COUNT_PLAN, _count_plan, _all_rows, takes_count=True)
 SLIDING_COUNT = Plan(EVICTING_COUNT_PLAN, _evicting_count_plan, _all_rows, reads_buffers=True, takes_count=True)
 SESSION = Plan(SESSION_PLAN, _session_plan, _session_rows, _session_fields, elements=Elements.SESSION,
                fires_at_end=True, one_pass=OnePass(lambda ctx, elements, observation: closing_session_plan(ctx, elements)))
+# A first batch that ends the input closes every processing-time window too (the clock goes to +infinity),
+# and none of its rows is late (each row's windows end after its own processing time): the one-pass form.
 PROCESSING_TIME = Plan(PROCESSING_TIME_PLAN, _processing_time_plan, _processing_time_rows, elements=Elements.SLICES,
-                       clock_closes_windows=True)
+                       one_pass=OnePass(closing_time_plan, observes_input=True), clock_closes_windows=True)
 PROCESSING_TIME_SESSION = Plan(ptsp.PROCESSING_TIME_SESSION_PLAN, _processing_session_plan, _processing_session_rows,
                                _session_fields, ptsp.STATE_LAYOUT, Elements.SESSION, fires_at_end=True,
                                clock_closes_windows=True)
