@@ -279,9 +279,10 @@ class PlanExecutor:
     def _late_reason(self, times: "batch_time.BatchTime | None", wm0: int) -> tuple[str, int]:
         """Why a batch's rows are late and what they were judged against: beyond the allowed lateness
         at the watermark of the batch's start, or (the clock closes windows) a processing-time window
-        that already fired, at the clock when the rows came."""
+        that already fired, at the clock when the rows came (``times`` None: a one-pass first batch, whose rows
+        come before any clock)."""
         if self.definition.clock_closes_windows:
-            return LATE_PROCESSING_TIME_WINDOW_FIRED, times.clock_at_rows_ms
+            return LATE_PROCESSING_TIME_WINDOW_FIRED, MIN_TIMESTAMP_MS if times is None else times.clock_at_rows_ms
         return LATE_BEYOND_ALLOWED_LATENESS, wm0
 
     @staticmethod
