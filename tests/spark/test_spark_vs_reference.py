@@ -122,7 +122,9 @@ def test_one_pass_closing_batch_of_processing_time_windows_agrees_with_reference
     rng = random.Random(5)
     rows = [dict(k=rng.choice(["a", "b"]), ts=rng.randint(-40, 70), v=rng.randint(-5, 9), w=1.5,
                  pt=rng.randint(0, 60)) for _ in range(30)] + [dict(k=None, ts=3, v=1, w=None, pt=4)]
-    expected = ReferenceOperator(spec).process_batch(rows, 0, watermark_ms=2**63 - 1)
+    # The Spark operator's watermark +infinity ends the input (the processing-time clock goes there too): the
+    # model's ends_input.
+    expected = ReferenceOperator(spec).process_batch(rows, 0, watermark_ms=2**63 - 1, ends_input=True)
     executor = SparkExecutor(spark, spec, infer_schema(spec, rows))
     report = executor.operator.process_batch(
         spark.createDataFrame([tuple(r.get(c) for c in executor.columns) for r in rows], executor.schema),
@@ -130,6 +132,7 @@ def test_one_pass_closing_batch_of_processing_time_windows_agrees_with_reference
     assert report.plan == "closing"
     got = executor._result(report)
     assert expected.panes and _norm_panes(got.panes) == _norm_panes(expected.panes)
+    assert sum(p.values["n"] for p in got.panes) == expected.metrics.accepted_rows   # every row in a pane
     assert not got.late and not expected.late
     assert (got.metrics.input_rows, got.metrics.accepted_rows, got.metrics.quarantined_rows,
             got.metrics.unassigned_rows) == (expected.metrics.input_rows, expected.metrics.accepted_rows,
