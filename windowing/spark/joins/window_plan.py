@@ -137,10 +137,6 @@ class WindowJoinFramePlan:
         ``row_index`` when the pane has none."""
         def ranked(side, row: str) -> Column:
             entry = F.when(F.col(SIDE) == side.name, F.struct(TS, BATCH, ORDER, row))
-            if _orderable(self.schemas.row_type(side)):
-                # Structs sort field by field: (event time, batch, order) is unique within a side, so the rows
-                # themselves are never compared; Spark only needs their type to be orderable.
-                return F.sort_array(F.collect_list(entry)).alias(row)
             return F.array_sort(F.collect_list(entry), _by_rank).alias(row)
 
         windows = fired.groupBy(JOIN_KEY, WS, WE).agg(ranked(LEFT, LEFT_ROW), ranked(RIGHT, RIGHT_ROW))
@@ -160,12 +156,3 @@ def _by_rank(a: Column, b: Column) -> Column:
     """Arrival rank (event time, batch, order within the batch: unique per side) as an array_sort comparator."""
     rank_a, rank_b = (F.struct(x[TS], x[BATCH], x[ORDER]) for x in (a, b))
     return F.when(rank_a < rank_b, -1).when(rank_a > rank_b, 1).otherwise(0)
-
-
-def _orderable(data_type: T.DataType) -> bool:
-    """Whether Spark can sort values of ``data_type`` (no map or variant inside)."""
-    if isinstance(data_type, T.StructType):
-        return all(_orderable(f.dataType) for f in data_type.fields)
-    if isinstance(data_type, T.ArrayType):
-        return _orderable(data_type.elementType)
-    return not isinstance(data_type, (T.MapType, T.VariantType))
