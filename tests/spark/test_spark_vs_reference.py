@@ -87,6 +87,19 @@ def test_spark_plans_agree_with_reference(spark, name):
             assert executor.open_windows() == [], "time windows must leave no state after the flush"
 
 
+def _one_closing_batch(spark, spec, rows: list[dict], typing_rows: list[dict] = ()):
+    """The reference model and the Spark operator on one first batch that ends the input (the operator's watermark
+    +infinity, which also takes the processing-time clock there: the model's ``ends_input``); the Spark operator
+    must run it as the one-pass ``closing`` plan. Returns the model's result, the operator's and its executor."""
+    expected = ReferenceOperator(spec).process_batch(rows, 0, watermark_ms=2**63 - 1, ends_input=True)
+    executor = SparkExecutor(spark, spec, infer_schema(spec, rows + list(typing_rows)))
+    report = executor.operator.process_batch(
+        spark.createDataFrame([tuple(r.get(c) for c in executor.columns) for r in rows], executor.schema),
+        0, watermark_ms=2**63 - 1)
+    assert report.plan == "closing"
+    return expected, executor._result(report), executor
+
+
 @pytest.mark.parametrize("name", ["tumbling_lateness_user_agg", "sliding_gaps_discarding",
                                   "sliding_overlap_no_late_output"])
 def test_one_pass_closing_batch_agrees_with_reference(spark, name):
@@ -94,13 +107,7 @@ def test_one_pass_closing_batch_agrees_with_reference(spark, name):
     runs the one-pass plan and emits what the reference model emits."""
     spec = SPECS[name]
     rows = [r for b in _random_batches(7 + len(name)) for r in b] + [dict(k="b", ts=-41, v=3, w=None)]
-    expected = ReferenceOperator(spec).process_batch(rows, 0, watermark_ms=2**63 - 1)
-    executor = SparkExecutor(spark, spec, infer_schema(spec, rows + [dict(k="a", ts=0, v=0, w=0.5)]))
-    report = executor.operator.process_batch(
-        spark.createDataFrame([tuple(r.get(c) for c in executor.columns) for r in rows], executor.schema),
-        0, watermark_ms=2**63 - 1)
-    assert report.plan == "closing"
-    got = executor._result(report)
+    expected, got, executor = _one_closing_batch(spark, spec, rows, [dict(k="a", ts=0, v=0, w=0.5)])
     assert expected.panes and _norm_panes(got.panes) == _norm_panes(expected.panes)
     assert all(p.is_final and p.pane_index == 0 for p in got.panes)
     assert got.metrics.accounted(), got.metrics
@@ -122,15 +129,7 @@ def test_one_pass_closing_batch_of_processing_time_windows_agrees_with_reference
     rng = random.Random(5)
     rows = [dict(k=rng.choice(["a", "b"]), ts=rng.randint(-40, 70), v=rng.randint(-5, 9), w=1.5,
                  pt=rng.randint(0, 60)) for _ in range(30)] + [dict(k=None, ts=3, v=1, w=None, pt=4)]
-    # The Spark operator's watermark +infinity ends the input (the processing-time clock goes there too): the
-    # model's ends_input.
-    expected = ReferenceOperator(spec).process_batch(rows, 0, watermark_ms=2**63 - 1, ends_input=True)
-    executor = SparkExecutor(spark, spec, infer_schema(spec, rows))
-    report = executor.operator.process_batch(
-        spark.createDataFrame([tuple(r.get(c) for c in executor.columns) for r in rows], executor.schema),
-        0, watermark_ms=2**63 - 1)
-    assert report.plan == "closing"
-    got = executor._result(report)
+    expected, got, executor = _one_closing_batch(spark, spec, rows)
     assert expected.panes and _norm_panes(got.panes) == _norm_panes(expected.panes)
     assert sum(p.values["n"] for p in got.panes) == expected.metrics.accepted_rows   # every row in a pane
     assert not got.late and not expected.late
