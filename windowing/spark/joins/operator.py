@@ -133,7 +133,12 @@ class JoinOperator:
         wm_start = last["watermark_ms"] if last is not None else JoinClock(self.spec).watermark_ms
         clock = JoinClock(self.spec, wm_start, json.loads(last["time_state"]) if last is not None else None)
         clock_before = clock.clock_ms
-        tagged = tag_sides(self.spec, left, right, schemas).cache()
+        tagged = tag_sides(self.spec, left, right, schemas)
+        if not (flush and last is None):
+            # Read by the counts, the plan (more than once with state) and the outputs. A first batch that ends
+            # the input (a one-pass backfill) reads its rows once in the plan: its counts read only the keys and
+            # event times, which costs less than caching every row.
+            tagged = tagged.cache()
         try:
             counts = side_counts(tagged, plan.row_conditions(wm_start))
             clock.arrive(processing_time_ms)

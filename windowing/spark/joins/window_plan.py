@@ -10,26 +10,30 @@ final, when the watermark passes its end. One batch:
   has passed are dropped; a row with windows but none left is late, a row
   with no window (a gap between sliding windows) unassigned, the others accepted;
 * state ``buffers``: one row per (accepted row, live window);
-* the windows whose ``end - 1`` is at or below the new watermark fire: their
-  buffered rows are grouped once by (``join_key``, window), each side's rows
-  collected in arrival rank, and the join kind's pairs built from the two
-  arrays (:mod:`kind_pairs`; no join, one shuffle), each pair through the
-  projection (or the join function); a fired window with no output row gives
-  one row with a null ``row_index`` (the pane is not lost); the fired windows'
-  buffers are deleted by their window end (a ``replaceWhere`` commit with the
-  new rows, no MERGE).
+* the windows whose ``end - 1`` is at or below the new watermark fire. A
+  projection: each side's buffered rows are ranked within their (``join_key``,
+  window) by arrival, the two sides joined full outer on the key and the
+  window, and each joined row read as a pair of the join kind, a side's row
+  alone, or the one row of a pane with no output (:func:`kind_pairs.joined_pane_row`):
+  the plan of Spark's own equi-join on the window, with a rank on each side.
+  A join function: the buffered rows are grouped once by (``join_key``,
+  window), each side's rows collected in arrival rank, and the function
+  called once per window on the kind's pairs of the two arrays. A fired
+  window with no output row gives one row with a null ``row_index`` (the pane
+  is not lost); the fired windows' buffers are deleted by their window end (a
+  ``replaceWhere`` commit with the new rows, no MERGE).
 
 Everything else (early and late firings, lateness, sessions, count windows,
 evictors, co-group functions) runs on the per-key path (:mod:`keyed_plan`).
 """
 from __future__ import annotations
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
-from windowing.core.joins.functions import PairJoin
+from windowing.core.joins.functions import PairJoin, Projection
 from windowing.core.joins.sides import LEFT, RIGHT
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, ON_TIME
 from windowing.core.triggers import EventTimeTrigger
@@ -39,11 +43,13 @@ from windowing.spark.joins.columns import (
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import (
     SUPERSEDES_TYPE, flatten_output, late_rows, late_schema, output_type, results_schema)
-from windowing.spark.joins.pair_output import window_outputs
+from windowing.spark.joins.kind_pairs import joined_pane_row
+from windowing.spark.joins.pair_output import pair_output, window_outputs
 from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable
 
 BUFFERS = "buffers"
 _LIVE = "__live"
+_LEFT_ORDINAL, _RIGHT_ORDINAL, _RIGHTS = "__left_ordinal", "__right_ordinal", "__rights"
 
 
 def _geometry(assigner) -> tuple[int, int, int]:
@@ -76,6 +82,7 @@ class WindowJoinFramePlan:
              T.StructField(ORDER, T.LongType(), True), T.StructField(LEFT_ROW, schemas.left, True),
              T.StructField(RIGHT_ROW, schemas.right, True)]), (SIDE, BATCH, ORDER, WS))
         self.state_tables = (self.state,)
+        self._panes = self._joined_panes if isinstance(spec.function.output, Projection) else self._collected_panes
 
     def late_schema(self) -> T.StructType:
         return late_schema(self.schemas)
@@ -84,8 +91,10 @@ class WindowJoinFramePlan:
         size, slide, _ = _geometry(self.spec.window.assigner)
         last_start = self._latest_window_start()
         count = -(-size // slide)
+        # The k-th latest window that can hold the row (a tumbling window: the one).
+        k = F.explode(F.sequence(F.lit(0), F.lit(count - 1))) if count > 1 else F.lit(0)
         return (valid.withColumn(BATCH, F.lit(ctx.batch_id).cast("long"))
-                .withColumn("__k", F.explode(F.sequence(F.lit(0), F.lit(count - 1))))
+                .withColumn("__k", k)
                 .withColumn(WS, (last_start - F.col("__k") * slide).cast("long"))
                 .withColumn(WE, (F.col(WS) + size).cast("long"))
                 .where(F.col(WS) > F.col(TS) - size).drop("__k")
@@ -131,10 +140,38 @@ class WindowJoinFramePlan:
         return PlanOutput(results, late, counts, {} if ctx.state_stays_empty else {BUFFERS: changes},
                           [] if ctx.state_stays_empty else [assigned])
 
-    def _panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
-        """One pane per fired (key, window): its rows grouped once, the pairs built from the two sides' arrays
-        (:func:`pair_output.window_outputs`), one results row per output in rank order, or one with a null
-        ``row_index`` when the pane has none."""
+    def _joined_panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
+        """One pane per fired (key, window) of a projection: each side's rows ranked in their window, the sides
+        joined full outer on the key and the window, each joined row read as its pane's pair, side row or empty
+        pane (:func:`kind_pairs.joined_pane_row`), and projected."""
+        window = [JOIN_KEY, WS, WE]
+        in_window = Window.partitionBy(*window)
+        by_rank = in_window.orderBy(TS, BATCH, ORDER)
+        projection = self.spec.function.output
+
+        def ranked(side, row: str, ordinal: str, *more: Column) -> tuple[DataFrame, T.StructType]:
+            # Only the columns the projection takes travel through the shuffle and the join.
+            sources = list(dict.fromkeys(source for source, _ in getattr(projection, side.name)))
+            kept = T.StructType([self.schemas.row_type(side)[source] for source in sources])
+            rows = fired.where(F.col(SIDE) == side.name).select(
+                *window, F.struct(*[F.col(row)[source].alias(source) for source in sources]).alias(row),
+                (F.row_number().over(by_rank) - 1).alias(ordinal), *more)
+            return rows, kept
+
+        (lefts, left_type), (rights, right_type) = (
+            ranked(LEFT, LEFT_ROW, _LEFT_ORDINAL),
+            ranked(RIGHT, RIGHT_ROW, _RIGHT_ORDINAL, F.count(F.lit(1)).over(in_window).alias(_RIGHTS)))
+        row = joined_pane_row(self.spec.function.kind, F.col(LEFT_ROW), F.col(RIGHT_ROW), F.col(_LEFT_ORDINAL),
+                              F.col(_RIGHT_ORDINAL), F.col(_RIGHTS), left_type, right_type)
+        panes = lefts.join(rights, window, "full").where(row.keep).select(
+            *window, row.row_index.alias(ROW_INDEX), pair_output(projection, self.output, row.left, row.right)
+            .alias(OUTPUT))
+        return self._results(panes, ctx)
+
+    def _collected_panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
+        """One pane per fired (key, window) of a join function: its rows grouped once, the function called on the
+        pairs of the two sides' arrays (:func:`pair_output.window_outputs`), one results row per output in rank
+        order, or one with a null ``row_index`` when the pane has none."""
         def ranked(side, row: str) -> Column:
             entry = F.when(F.col(SIDE) == side.name, F.struct(TS, BATCH, ORDER, row))
             return F.array_sort(F.collect_list(entry), _by_rank).alias(row)
@@ -145,6 +182,10 @@ class WindowJoinFramePlan:
         # The outputs first, exploded after: a join function's Python UDF cannot run inside the generator.
         panes = (windows.select(JOIN_KEY, WS, WE, outputs.alias(OUTPUT))
                  .select(JOIN_KEY, WS, WE, F.posexplode_outer(OUTPUT).alias(ROW_INDEX, OUTPUT)))
+        return self._results(panes, ctx)
+
+    def _results(self, panes: DataFrame, ctx: BatchContext) -> DataFrame:
+        """``(join_key, window, row_index, output)`` rows as results rows: each pane ON_TIME, final, the first."""
         return flatten_output(panes.select(
             JOIN_KEY, WS, WE, F.lit(0).alias(PANE_INDEX), F.lit(ON_TIME).alias(TIMING), F.lit(True).alias(IS_FINAL),
             F.array().cast(SUPERSEDES_TYPE).alias(SUPERSEDES), F.col(ROW_INDEX).cast("int").alias(ROW_INDEX), OUTPUT,
