@@ -1,7 +1,8 @@
 """Run a join transcript's batches on the Spark join operator and on the reference model, and compare.
 
 The model is the oracle: both run the same batches (a transcript's steps cut some way), and every
-batch's panes or pairs, late and quarantined rows, watermark and per-side accounting must agree.
+batch's panes (each pane's rows in ``row_index`` order) or pairs, late and quarantined rows, watermark
+and per-side accounting must agree.
 """
 from __future__ import annotations
 
@@ -49,7 +50,7 @@ def model_batch(spec, result) -> dict:
     else:
         out["panes"] = Counter((p.key, p.window_start_ms, p.window_end_ms, p.pane_index, p.timing, p.is_final,
                                 tuple(tuple(s) for s in p.supersedes),
-                                tuple(sorted((tuple(r[c] for c in columns) for r in p.rows or ()), key=repr)))
+                                tuple(tuple(r[c] for c in columns) for r in p.rows or ()))
                                for p in result.panes)
     return out
 
@@ -76,8 +77,12 @@ def spark_batch(spec, store, report, batch_id: int, seen: dict) -> dict:
                 tuple((s[WS], s[WE]) for s in r[SUPERSEDES] or ()))
         rows = panes.setdefault(pane, [])
         if r[ROW_INDEX] is not None:
-            rows.append(tuple(r[c] for c in columns))
-    out["panes"] = Counter(pane + (tuple(sorted(rows, key=repr)),) for pane, rows in panes.items())
+            rows.append((r[ROW_INDEX], tuple(r[c] for c in columns)))
+    # A pane's rows in row_index order, which must be 0, 1, ... (the model's order of the pane's rows).
+    ordered = {pane: sorted(rows) for pane, rows in panes.items()}
+    for pane, rows in ordered.items():
+        assert [i for i, _ in rows] == list(range(len(rows))), f"pane {pane}: row_index {[i for i, _ in rows]}"
+    out["panes"] = Counter(pane + (tuple(row for _, row in rows),) for pane, rows in ordered.items())
     return out
 
 

@@ -16,10 +16,13 @@ window joins with a DataFrame plan also run on the per-key path.
 """
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from join_spark_runner import FLUSH, Batch, last_ends_input, run_batches, side_schema
-from transcripts.joins import JOIN_TRANSCRIPTS, JoinTranscript
+from transcripts.joins import JOIN_TRANSCRIPTS, JoinTranscript, lr, rr, window_join
+from windowing.core.assigners import SlidingEventTimeWindows
 from windowing.core.joins import IntervalJoinSpec
 from windowing.spark.joins.operator import JoinOperator
 from windowing.spark.joins.stores import JoinMemoryStore
@@ -76,3 +79,26 @@ def test_join_transcript_on_spark(spark, transcript, cut, per_key):
     expected_plan = ("interval" if isinstance(transcript.spec, IntervalJoinSpec)
                      else "keyed" if per_key or not WindowJoinFramePlan.supports(transcript.spec) else "window_frames")
     assert operator.plan.name == expected_plan
+
+
+@pytest.mark.parametrize("how", ["inner", "full", "anti"])
+def test_many_rows_a_window_out_of_order_on_the_frame_plan(spark, how):
+    """Several rows of each side per key and sliding window, arriving out of event-time order over four
+    batches (some late), the last ending the input: every pane's rows in the model's order (left-major,
+    each side by event time then arrival), empty panes, late rows and accounting as the model has them."""
+    rng = random.Random(7)
+    batches, n = [], 0
+    for b in range(4):
+        sides = []
+        for make, prefix in ((lr, "l"), (rr, "r")):
+            rows = []
+            for _ in range(rng.randint(4, 9)):
+                n += 1   # event times mostly ahead, some behind the watermark (late), ties included
+                rows.append(make(rng.randint(max(0, 12 * b - 14), 12 * b + 14), f"{prefix}{n}", rng.choice("abc")))
+            sides.append(rows)
+        batches.append(Batch(*sides, ends_input=b == 3))
+    spec = window_join(SlidingEventTimeWindows.of(10, 5), how=how, delays=(3, 3))
+    assert WindowJoinFramePlan.supports(spec)
+    operator = JoinOperator(spark, spec, JoinMemoryStore(spark))
+    run_batches(spark, spec, batches, operator, side_schema([lr(0, "x")]), side_schema([rr(0, "x")]))
+    assert operator.plan.name == "window_frames"

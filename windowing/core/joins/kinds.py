@@ -16,7 +16,8 @@ join types; ``None`` stands for the missing side (its columns are null):
 
 Within one key and window every l matches every r (the key is the join
 condition), so "without a partner" means "the other side is empty".
-Pairs come left-major, each side in (event time, arrival) order.
+Pairs come left-major, each side in the order its rows entered the window
+(by batch; within a batch by event time, then arrival).
 """
 from __future__ import annotations
 

@@ -50,6 +50,9 @@ from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, S
 BUFFERS = "buffers"
 _LIVE = "__live"
 _LEFT_ORDINAL, _RIGHT_ORDINAL, _RIGHTS = "__left_ordinal", "__right_ordinal", "__rights"
+RANK = (BATCH, TS, ORDER)
+"""A side's rows in a window, in the reference model's order: as they were added to the window (by batch),
+within a batch by event time, then arrival (unique per side)."""
 
 
 def _geometry(assigner) -> tuple[int, int, int]:
@@ -146,26 +149,19 @@ class WindowJoinFramePlan:
         pane (:func:`kind_pairs.joined_pane_row`), and projected."""
         window = [JOIN_KEY, WS, WE]
         in_window = Window.partitionBy(*window)
-        by_rank = in_window.orderBy(TS, BATCH, ORDER)
-        projection = self.spec.function.output
+        by_rank = in_window.orderBy(*RANK)
 
-        def ranked(side, row: str, ordinal: str, *more: Column) -> tuple[DataFrame, T.StructType]:
-            # Only the columns the projection takes travel through the shuffle and the join.
-            sources = list(dict.fromkeys(source for source, _ in getattr(projection, side.name)))
-            kept = T.StructType([self.schemas.row_type(side)[source] for source in sources])
-            rows = fired.where(F.col(SIDE) == side.name).select(
-                *window, F.struct(*[F.col(row)[source].alias(source) for source in sources]).alias(row),
-                (F.row_number().over(by_rank) - 1).alias(ordinal), *more)
-            return rows, kept
+        def ranked(side, row: str, ordinal: str, *more: Column) -> DataFrame:
+            return fired.where(F.col(SIDE) == side.name).select(
+                *window, row, (F.row_number().over(by_rank) - 1).alias(ordinal), *more)
 
-        (lefts, left_type), (rights, right_type) = (
-            ranked(LEFT, LEFT_ROW, _LEFT_ORDINAL),
-            ranked(RIGHT, RIGHT_ROW, _RIGHT_ORDINAL, F.count(F.lit(1)).over(in_window).alias(_RIGHTS)))
+        lefts = ranked(LEFT, LEFT_ROW, _LEFT_ORDINAL)
+        rights = ranked(RIGHT, RIGHT_ROW, _RIGHT_ORDINAL, F.count(F.lit(1)).over(in_window).alias(_RIGHTS))
         row = joined_pane_row(self.spec.function.kind, F.col(LEFT_ROW), F.col(RIGHT_ROW), F.col(_LEFT_ORDINAL),
-                              F.col(_RIGHT_ORDINAL), F.col(_RIGHTS), left_type, right_type)
+                              F.col(_RIGHT_ORDINAL), F.col(_RIGHTS), self.schemas.left, self.schemas.right)
         panes = lefts.join(rights, window, "full").where(row.keep).select(
-            *window, row.row_index.alias(ROW_INDEX), pair_output(projection, self.output, row.left, row.right)
-            .alias(OUTPUT))
+            *window, row.row_index.alias(ROW_INDEX),
+            pair_output(self.spec.function.output, self.output, row.left, row.right).alias(OUTPUT))
         return self._results(panes, ctx)
 
     def _collected_panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
@@ -194,6 +190,6 @@ class WindowJoinFramePlan:
 
 
 def _by_rank(a: Column, b: Column) -> Column:
-    """Arrival rank (event time, batch, order within the batch: unique per side) as an array_sort comparator."""
-    rank_a, rank_b = (F.struct(x[TS], x[BATCH], x[ORDER]) for x in (a, b))
+    """:data:`RANK` as an array_sort comparator."""
+    rank_a, rank_b = (F.struct(*[x[name] for name in RANK]) for x in (a, b))
     return F.when(rank_a < rank_b, -1).when(rank_a > rank_b, 1).otherwise(0)
