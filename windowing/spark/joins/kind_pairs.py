@@ -1,13 +1,12 @@
-"""The Spark forms of :meth:`windowing.core.joins.kinds.JoinKind.pairs`: one window's pairs.
+"""The Spark form of :meth:`windowing.core.joins.kinds.JoinKind.pairs`: one window's pairs read off a join.
 
-Two forms of the same pairs in the same order. :func:`pairs_column`: a fired window's rows of each side,
-collected into arrays in arrival rank, give its pairs as an array column with no join: both sides
-present, every left with every right (left-major, so the pairs come in the order of the concatenated
-ranks); one side alone, its rows with a null partner where the kind keeps unmatched rows; semi and anti,
-the left rows when the right side is present or absent. :func:`joined_pane_row`: the same pairs read off
-a full outer join of the two sides on the key and the window, each row carrying its place in its side's
-rank (no collected arrays: for windows too many to group into arrays cheaply). The kind's flags decide,
-as they do for the reference form.
+A full outer join of a fired window's two sides on the key and the window gives, for a window with rows
+on both sides, every (left, right); for a window with one side only, that side's rows alone. Each
+joined row carries its place in its side's rank within the window. :func:`joined_pane_row` reads each
+joined row as the kind makes the window's pairs: every pair (left-major: the index is
+``left * rights + right``), each left row once (semi, anti, the unmatched lefts of left and full
+joins), each right row once (the unmatched rights of right and full joins), or nothing (one row of
+the pane with a null index). The kind's flags decide, as they do for the reference form.
 """
 from __future__ import annotations
 
@@ -18,33 +17,6 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.joins.kinds import JoinKind
-from windowing.spark.joins.columns import LEFT_ROW, RIGHT_ROW
-
-
-def pair_type(left: T.StructType, right: T.StructType) -> T.StructType:
-    """One pair: each side's row struct (null for a missing side)."""
-    return T.StructType([T.StructField(LEFT_ROW, left, True), T.StructField(RIGHT_ROW, right, True)])
-
-
-def pairs_column(kind: JoinKind, lefts: Column, rights: Column, left: T.StructType, right: T.StructType) -> Column:
-    """The pairs of one window as ``array<pair_type>``; ``lefts`` and ``rights``: arrays of structs holding the
-    side's row in ``LEFT_ROW`` / ``RIGHT_ROW``, in arrival rank."""
-    null_left, null_right = F.lit(None).cast(left), F.lit(None).cast(right)
-    lefts_alone = F.transform(lefts, lambda l: F.struct(l[LEFT_ROW].alias(LEFT_ROW), null_right.alias(RIGHT_ROW)))
-    none = F.array().cast(T.ArrayType(pair_type(left, right)))
-    has_right = F.size(rights) > 0
-    if kind.left_only:
-        return F.when(has_right if kind.needs_match else ~has_right, lefts_alone).otherwise(none)
-    has_left = F.size(lefts) > 0
-    every = F.flatten(F.transform(lefts, lambda l: F.transform(
-        rights, lambda r: F.struct(l[LEFT_ROW].alias(LEFT_ROW), r[RIGHT_ROW].alias(RIGHT_ROW)))))
-    pairs = F.when(has_left & has_right, every)
-    if kind.keeps_unmatched_left:
-        pairs = pairs.when(has_left, lefts_alone)
-    if kind.keeps_unmatched_right:
-        pairs = pairs.when(has_right, F.transform(
-            rights, lambda r: F.struct(null_left.alias(LEFT_ROW), r[RIGHT_ROW].alias(RIGHT_ROW))))
-    return pairs.otherwise(none)
 
 
 @dataclass(frozen=True)
@@ -63,8 +35,8 @@ class JoinedPaneRow:
 def joined_pane_row(kind: JoinKind, left_row: Column, right_row: Column, left_ordinal: Column,
                     right_ordinal: Column, right_count: Column, left: T.StructType,
                     right: T.StructType) -> JoinedPaneRow:
-    """The kind's pairs of a window read off its sides' full outer join (the same pairs, in the same order, as
-    :func:`pairs_column`), with no arrays: ``left_ordinal`` / ``right_ordinal`` are each row's 0-based place in
+    """The kind's pairs of a window read off its sides' full outer join (the pairs of
+    :meth:`JoinKind.pairs`, in its order): ``left_ordinal`` / ``right_ordinal`` are each row's 0-based place in
     its side's arrival rank within the window (null: the side has no row there), ``right_count`` the window's
     right rows.
 

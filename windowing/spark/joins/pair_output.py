@@ -7,7 +7,6 @@ from pyspark.sql import types as T
 
 from windowing.core.joins.functions import PairJoin, Projection
 from windowing.spark.joins.columns import LEFT_ROW, RIGHT_ROW
-from windowing.spark.joins.kind_pairs import pairs_column
 
 
 def pair_output(output, out_type: T.StructType, left: Column, right: Column) -> Column:
@@ -19,19 +18,12 @@ def pair_output(output, out_type: T.StructType, left: Column, right: Column) -> 
     return F.udf(lambda left_row, right_row: _call(output, out_type, left_row, right_row), out_type)(left, right)
 
 
-def window_outputs(function: PairJoin, out_type: T.StructType, lefts: Column, rights: Column,
-                   left: T.StructType, right: T.StructType) -> Column:
-    """One fired window's output structs, in pair order, leaving out the pairs a join function gives no row for.
-
-    ``lefts``, ``rights``: the window's rows of each side in arrival rank, as arrays of structs holding the
-    row in ``LEFT_ROW`` / ``RIGHT_ROW``. A projection: the kind's pairs as an array column
-    (:func:`kind_pairs.pairs_column`), each projected. A join function: one Python call per window with
-    both arrays, pairing them by the kind's own reference form (:meth:`JoinKind.pairs`).
-    """
+def window_outputs(function: PairJoin, out_type: T.StructType, lefts: Column, rights: Column) -> Column:
+    """One fired window's output structs of a join function, in pair order, leaving out the pairs it gives no
+    row for: one Python call per window with both sides' rows (``lefts``, ``rights``: arrays of structs holding
+    the row in ``LEFT_ROW`` / ``RIGHT_ROW``, in rank), pairing them by the kind's reference form
+    (:meth:`JoinKind.pairs`). (A projection's pairs come from a join instead: :mod:`kind_pairs`.)"""
     output = function.output
-    if isinstance(output, Projection):   # never null: one output per pair
-        pairs = pairs_column(function.kind, lefts, rights, left, right)
-        return F.transform(pairs, lambda pair: pair_output(output, out_type, pair[LEFT_ROW], pair[RIGHT_ROW]))
 
     def call(left_rows, right_rows):
         pairs = function.kind.pairs([r[LEFT_ROW] for r in left_rows or ()], [r[RIGHT_ROW] for r in right_rows or ()])

@@ -173,8 +173,7 @@ class WindowJoinFramePlan:
             return F.array_sort(F.collect_list(entry), _by_rank).alias(row)
 
         windows = fired.groupBy(JOIN_KEY, WS, WE).agg(ranked(LEFT, LEFT_ROW), ranked(RIGHT, RIGHT_ROW))
-        outputs = window_outputs(self.spec.function, self.output, F.col(LEFT_ROW), F.col(RIGHT_ROW),
-                                 self.schemas.left, self.schemas.right)
+        outputs = window_outputs(self.spec.function, self.output, F.col(LEFT_ROW), F.col(RIGHT_ROW))
         # The outputs first, exploded after: a join function's Python UDF cannot run inside the generator.
         panes = (windows.select(JOIN_KEY, WS, WE, outputs.alias(OUTPUT))
                  .select(JOIN_KEY, WS, WE, F.posexplode_outer(OUTPUT).alias(ROW_INDEX, OUTPUT)))
