@@ -12,7 +12,7 @@ final, when the watermark passes its end. One batch:
 * state ``buffers``: one row per (accepted row, live window);
 * the windows whose ``end - 1`` is at or below the new watermark fire. A
   projection: each side's buffered rows are ranked within their (``join_key``,
-  window) by arrival, the two sides joined full outer on the key and the
+  window) in the model's order (:data:`RANK`), the two sides joined full outer on the key and the
   window, and each joined row read as a pair of the join kind, a side's row
   alone, or the one row of a pane with no output (:func:`kind_pairs.joined_pane_row`):
   the plan of Spark's own equi-join on the window, with a rank on each side.
