@@ -66,8 +66,7 @@ class IntervalJoinPlan:
                    .otherwise(F.col(TS) - spec.lower_bound_ms))
         accepted = (valid.where(is_accepted).withColumn(BATCH, F.lit(ctx.batch_id).cast("long"))
                     .withColumn(EXPIRES, expires).select(*self.state.schema.fieldNames()))
-        if not ctx.state_stays_empty:   # read twice: the pairs and the state's new rows
-            accepted = accepted.cache()
+        accepted = ctx.cached_if_reread(accepted)   # the pairs and the state's new rows
         counts = {side: {ACCEPTED: rows[ACCEPTED], LATE: rows[LATE] if spec.late_output else 0,
                          DROPPED_LATE: 0 if spec.late_output else rows[LATE], UNASSIGNED: 0}
                   for side, rows in ctx.plan_rows.items()}
@@ -83,8 +82,7 @@ class IntervalJoinPlan:
         # Rows whose horizon the new watermark reached leave (all of them at the end of input).
         kept = accepted.where(F.lit(False) if ctx.flush else F.col(EXPIRES) > wm_end)
         changes = ReplaceWhere(kept, "true" if ctx.flush else f"`{EXPIRES}` <= {wm_end}")
-        return PlanOutput(pairs, late, counts, {} if ctx.state_stays_empty else {INTERVAL: changes},
-                          [] if ctx.state_stays_empty else [accepted])
+        return PlanOutput(pairs, late, counts, {} if ctx.state_stays_empty else {INTERVAL: changes}, [accepted])
 
     def _pairs(self, lefts: DataFrame, rights: DataFrame, ctx: BatchContext) -> DataFrame:
         l, r = lefts.alias("l"), rights.alias("r")

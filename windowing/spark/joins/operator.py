@@ -33,7 +33,7 @@ from windowing.core.records import BatchMetrics
 from windowing.spark.joins.columns import BATCH_ID, LEFT_ROW, REASON, RIGHT_ROW, SIDE
 from windowing.spark.joins.intake import JoinClock, SideSchemas, side_counts, tag_sides
 from windowing.spark.joins.outputs import quarantine_schema
-from windowing.spark.joins.plan import BatchContext
+from windowing.spark.joins.plan import BatchContext, stays_empty
 from windowing.spark.joins.plans import plan_for
 from windowing.spark.joins.stores import JoinDeltaStore, progress_row
 
@@ -134,10 +134,10 @@ class JoinOperator:
         clock = JoinClock(self.spec, wm_start, json.loads(last["time_state"]) if last is not None else None)
         clock_before = clock.clock_ms
         tagged = tag_sides(self.spec, left, right, schemas)
-        if not (flush and last is None):
-            # Read by the counts, the plan (more than once with state) and the outputs. A first batch that ends
-            # the input (a one-pass backfill) reads its rows once in the plan: its counts read only the keys and
-            # event times, which costs less than caching every row.
+        if not stays_empty(flush, last is None):
+            # Read by the counts, the plan (more than once with state) and the outputs. A one-pass batch reads
+            # its rows once in the plan: its counts read only the keys and event times, which costs less than
+            # caching every row.
             tagged = tagged.cache()
         try:
             counts = side_counts(tagged, plan.row_conditions(wm_start))

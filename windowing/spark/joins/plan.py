@@ -60,9 +60,20 @@ class BatchContext:
 
     @property
     def state_stays_empty(self) -> bool:
-        """The batch starts from empty state and ends the input: a plan whose every row's state ends with
-        its window or its horizon keeps nothing, so it has no state change to write."""
-        return self.flush and self.state_empty
+        """:func:`stays_empty` for this batch."""
+        return stays_empty(self.flush, self.state_empty)
+
+    def cached_if_reread(self, frame: DataFrame) -> DataFrame:
+        """``frame`` cached when the batch writes state from it too (read twice: the outputs and the state's
+        new rows); as it is when the state stays empty (read once)."""
+        return frame if self.state_stays_empty else frame.cache()
+
+
+def stays_empty(flush: bool, state_empty: bool) -> bool:
+    """A batch that starts from empty state and ends the input (a one-pass backfill): a plan whose every row's
+    state ends with its window or its horizon keeps nothing, so it has no state change to write and reads each
+    of its rows once."""
+    return flush and state_empty
 
 
 @dataclass(frozen=True)
@@ -96,7 +107,7 @@ class PlanOutput:
     """One batch's outputs: ``results`` in the plan's results schema, ``late`` in the late table's (only rows
     for the late table: none without ``side_output_late_data``), ``counts`` per side (the names of
     :data:`~windowing.spark.joins.columns.PLAN_COUNTS`), ``changes`` per state table (:class:`KeyedChanges` or
-    :class:`ReplaceWhere`; a table left out has no change this batch), and the frames the plan cached
+    :class:`ReplaceWhere`; a table left out has no change this batch), and the frames the plan may have cached
     (unpersisted after the commit)."""
 
     results: DataFrame

@@ -122,8 +122,7 @@ class WindowJoinFramePlan:
 
     def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
         assigned = self._assigned(valid, ctx)
-        if not ctx.state_stays_empty:   # read twice: the fired windows and the state's new rows
-            assigned = assigned.cache()
+        assigned = ctx.cached_if_reread(assigned)   # the fired windows and the state's new rows
         late_output = self.spec.late_output
         counts = {}
         for side in (LEFT, RIGHT):
@@ -140,8 +139,7 @@ class WindowJoinFramePlan:
         results = self._panes(state[BUFFERS].unionByName(new).where(fires), ctx)
         # The fired windows' buffered rows leave (every row at or below the new watermark's windows).
         changes = ReplaceWhere(new.where(~fires), f"`{WE}` - 1 <= {ctx.watermark_end_ms}")
-        return PlanOutput(results, late, counts, {} if ctx.state_stays_empty else {BUFFERS: changes},
-                          [] if ctx.state_stays_empty else [assigned])
+        return PlanOutput(results, late, counts, {} if ctx.state_stays_empty else {BUFFERS: changes}, [assigned])
 
     def _joined_panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
         """One pane per fired (key, window) of a projection: each side's rows ranked in their window, the sides
