@@ -637,10 +637,12 @@ def accumulator_columns(compiled: list[CompiledAggregate]) -> list[str]:
     return [c for agg in compiled for c in agg.columns]
 
 
-def partial_exprs(compiled: list[CompiledAggregate], order: tuple[str, ...] = ELEMENT_ORDER) -> list[Column]:
-    """Partial accumulators over a group of elements; ``order`` is the columns that order the
-    group's elements as the model adds them (only a Reduce uses it)."""
-    return [p.partial(order).alias(p.column) for agg in compiled for p in agg.parts]
+def partial_exprs(compiled: list[CompiledAggregate], order: tuple[str, ...] = ELEMENT_ORDER,
+                  prefix: str = "") -> list[Column]:
+    """Partial accumulators over a group of elements, named ``prefix`` + their accumulator column;
+    ``order`` is the columns that order the group's elements as the model adds them (only a Reduce
+    uses it)."""
+    return [p.partial(order).alias(prefix + p.column) for agg in compiled for p in agg.parts]
 
 
 def running_exprs(compiled: list[CompiledAggregate], window: Window, prefix: str = "__run__") -> list[Column]:

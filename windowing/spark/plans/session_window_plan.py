@@ -5,13 +5,17 @@ EventTimeTrigger (optionally purging), for the built-in and user aggregates.
 The semantics are the reference model's (``windowing.core.reference``):
 
 1. Every accepted element opens ``[ts, ts + gap)`` (``prepare.classify``).
-2. Merging: the batch's element windows and the key's relevant open sessions
-   from state are sorted per key by start; a window starts a new *island*
-   when its start is above the running maximum of the previous windows' ends
-   (windows that only touch, ``start == end``, merge, as Flink's
-   ``TimeWindow.intersects``). An island is one merged session: its cover is
-   ``[min start, max end)``. ALL of the batch's windows merge first, so the
-   result does not depend on the order of the elements.
+2. Merging: windows sorted per key by start form *islands*: a window starts
+   a new island when its start is above the running maximum of the previous
+   windows' ends (windows that only touch, ``start == end``, merge, as
+   Flink's ``TimeWindow.intersects``). An island is one merged session: its
+   cover is ``[min start, max end)``. The batch's element windows merge
+   among themselves first (*batch sessions*: one row per key and session
+   with its element count and partial accumulators), then the batch
+   sessions and the key's relevant open sessions from state merge the same
+   way. Merging is transitive, so this is the islands of all the windows at
+   once: ALL of the batch's windows merge first, and the result does not
+   depend on the order of the elements.
 3. Lateness, after merging, against the watermark at the start of the batch:
    an island made of this batch's windows only whose cleanup time
    ``end - 1 + L`` is at or below it is late; its elements go to the late
@@ -19,6 +23,8 @@ The semantics are the reference model's (``windowing.core.reference``):
 4. Accumulators: the state sessions of an island are merged in window order
    (``AggregateFunction.merge``), then the batch's elements are added (their
    partial aggregate merged last), as the model adds elements after merging.
+   The batch sessions of one island cover disjoint time ranges, so rolling
+   their partials up in start order adds the elements in event-time order.
 5. Firing (EventTimeTrigger): ON_TIME when the watermark crosses the merged
    window's ``max_ts`` in this batch; LATE (one pane) when the merged window's
    ``max_ts`` was already behind the watermark at the start of the batch and
@@ -48,7 +54,7 @@ from pyspark.sql import types as T
 from windowing.core.records import LATE, ON_TIME
 from windowing.core.time import clamp_ms as _clamp
 from windowing.spark.plans.aggregates import partial_exprs, running_exprs
-from windowing.spark.input.columns import EMITTED, SEQ, SUPERSEDES, TS, WE, WS, long_lit
+from windowing.spark.input.columns import EMITTED, SEQ, SLICE, SUPERSEDES, TS, WE, WS, long_lit
 
 SESSION_PLAN = "session"
 SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True),
@@ -58,6 +64,8 @@ SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True
 _OLD = "__old"          # the row is a state session (else a batch element)
 _ISLAND = "__island"    # island (merged session) number within its key
 _OLD_ACC = "__old__"    # prefix of the state sessions' merged accumulators
+_BATCH_ACC = "__batch__"  # prefix of a batch session's partial accumulators
+_ELEMENTS = "__elements"  # how many of the batch's elements a batch session holds
 
 
 def session_state_fields() -> list[T.StructField]:
@@ -117,8 +125,9 @@ def _islands(frame: DataFrame, keys: list[str]) -> DataFrame:
 
 
 def merged_islands(elements: DataFrame, old: DataFrame, keys: list[str], late_end_at_or_below: int,
-                   extra: Callable[[WindowSpec], list[Column]]) -> DataFrame:
-    """Every batch element (own window) and open session (``old``) with its island's facts: the cover
+                   extra: Callable[[WindowSpec], list[Column]], element_count: Column | None = None) -> DataFrame:
+    """Every batch element (own window; or batch session, ``element_count`` telling how many elements
+    each row stands for, default one) and open session (``old``) with its island's facts: the cover
     ``__isl_ws``/``__isl_we``, the number of sessions (``__n_old``) and elements (``__b_n``) in it, the
     bounds and ``emitted`` flag of its session when it has one (``__old_ws``, ``__old_we``,
     ``__old_emitted``), the windows already emitted (``__emitted_parts``) and superseded (``__sup_old``),
@@ -132,7 +141,8 @@ def merged_islands(elements: DataFrame, old: DataFrame, keys: list[str], late_en
         "*",
         F.min(WS).over(island).alias("__isl_ws"), F.max(WE).over(island).alias("__isl_we"),
         F.sum(is_old.cast("long")).over(island).alias("__n_old"),
-        F.sum((~is_old).cast("long")).over(island).alias("__b_n"),
+        F.coalesce(F.sum(F.when(~is_old, F.lit(1) if element_count is None else element_count)).over(island),
+                   F.lit(0)).cast("long").alias("__b_n"),
         F.max(F.when(is_old, F.col(WS))).over(island).alias("__old_ws"),
         F.max(F.when(is_old, F.col(WE))).over(island).alias("__old_we"),
         F.max(F.when(is_old, F.col(EMITTED).cast("int"))).over(island).alias("__old_emitted"),
@@ -161,6 +171,32 @@ def island_cover() -> tuple[Column, Column, Column, Column]:
         F.filter(F.coalesce(F.col("__emitted_parts").cast(SUPERSEDES_TYPE), _empty_supersedes()),
                  lambda w: w != cover))))
     return ws, we, F.coalesce(unchanged, F.lit(False)), superseded.cast(SUPERSEDES_TYPE)
+
+
+def batch_sessions(ctx, numbered: DataFrame) -> DataFrame:
+    """The batch's elements merged among themselves: one row per key and island of ``numbered`` (the
+    elements with their island number, :func:`_islands`) with its cover, its element count
+    (``__elements``), its partial accumulators (``__batch__<accumulator>``), ``SEQ`` the island's
+    number within its key (the late elements are found by it) and ``SLICE`` its start (the batch
+    sessions of one merged session cover disjoint time ranges: their start orders their rollup)."""
+    keys = list(ctx.spec.key_columns)
+    return (numbered.groupBy(*keys, _ISLAND)
+            .agg(F.min(WS).alias(WS), F.max(WE).alias(WE), F.count(F.lit(1)).alias(_ELEMENTS),
+                 *partial_exprs(ctx.compiled, prefix=_BATCH_ACC))
+            .withColumnRenamed(_ISLAND, SEQ)
+            .withColumn(SLICE, F.col(WS)))
+
+
+def _late_elements(numbered: DataFrame, united: DataFrame, keys: list[str], columns: list[str]) -> DataFrame:
+    """The elements (``columns`` of ``numbered``) of the batch sessions ``united`` finds late."""
+    late_keys = [f"__late_key{i}" for i in range(len(keys))]
+    late = (united.where(~F.col(_OLD) & F.col("__late"))
+            .select(*[F.col(k).alias(n) for k, n in zip(keys, late_keys)], F.col(SEQ).alias("__late_island")))
+    same = [F.col(k).eqNullSafe(F.col(n)) for k, n in zip(keys, late_keys)]
+    condition = F.col(_ISLAND) == F.col("__late_island")
+    for c in same:
+        condition = condition & c
+    return numbered.join(late, condition, "left_semi").select(*columns)
 
 
 def closing_session_plan(ctx, elements: DataFrame) -> DataFrame:
@@ -211,16 +247,20 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
     input_columns = [c for c in elements.columns if c not in (TS, SEQ, WS, WE)]
     old_rows = state.select(*keys, WS, WE, *accs, "contents_count", "pane_index", EMITTED, SUPERSEDES,
                             F.lit(True).alias(_OLD))
-    # Island-wide facts on every row (one more sort inside each key's partition, no shuffle).
-    united = merged_islands(elements, old_rows, keys, late_end_at_or_below, lambda island: [
+    numbered = _islands(elements, keys)
+    # Island-wide facts on every batch session and open session (one more sort inside each key's
+    # partition, no shuffle).
+    united = merged_islands(batch_sessions(ctx, numbered), old_rows, keys, late_end_at_or_below, lambda island: [
         F.coalesce(F.max("pane_index").over(island), F.lit(0)).cast("long").alias("__pi0"),
         F.coalesce(F.sum("contents_count").over(island), F.lit(0)).cast("long").alias("__contents0"),
-        *running_exprs(ctx.compiled, island, prefix=_OLD_ACC)]).persist()
+        *running_exprs(ctx.compiled, island, prefix=_OLD_ACC)], element_count=F.col(_ELEMENTS)).persist()
     old = F.col(_OLD)
 
     island_facts = [*ISLAND_FACTS, "__b_n", "__pi0", "__contents0", "__late", *[_OLD_ACC + c for c in accs]]
     with_elements = (united.where(~old).groupBy(*keys, _ISLAND)
-                     .agg(*partial_exprs(ctx.compiled), *[F.first(c).alias(c) for c in island_facts]))
+                     .agg(*[agg.form.rollup(agg.aggregate, _BATCH_ACC + c).alias(c)
+                            for agg in ctx.compiled for c in agg.columns],
+                          *[F.first(c).alias(c) for c in island_facts]))
     # Sessions the batch adds nothing to: they may still fire (watermark) or be cleaned.
     state_only = united.where(old & (F.col("__b_n") == 0)).select(*keys, _ISLAND, *island_facts)
     islands = with_elements.unionByName(state_only, allowMissingColumns=True)
@@ -265,7 +305,7 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
     gone = (old & ((F.col(WS) != F.col("__isl_ws")) | (F.col(WE) != F.col("__isl_we"))
                    | (F.col("__isl_we") <= long_lit(cleaned_end_at_or_below))))
     deletes = united.where(gone).select(*ctx.window_keys, ctx.end_bucket().alias("end_bucket"))
-    late = united.where(~old & F.col("__late")).select(*input_columns, TS)
+    late = _late_elements(numbered, united, keys, [*input_columns, TS])
     counts = j.agg(F.coalesce(F.sum(F.when(F.col("__late"), F.col("__b_n"))), F.lit(0)).alias("late"),
                    F.coalesce(F.sum(F.col("__cleaned").cast("long")), F.lit(0)).alias("cleaned")).first()
     return SessionOutput(panes, upserts, deletes, late, int(counts["late"]), int(counts["cleaned"]),
