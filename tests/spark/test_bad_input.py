@@ -18,12 +18,14 @@ from pyspark.sql import functions as F
 from pipelines.drivers import operator_for, run_backfill, run_stream
 from pipelines.job import load_job
 from windowing.core.aggregates import Count, Sum
-from windowing.core.assigners import TumblingEventTimeWindows
+from windowing.core.assigners import (EventTimeSessionWindows, ProcessingTimeSessionWindows, TumblingEventTimeWindows,
+                                      TumblingProcessingTimeWindows)
 from windowing.core.records import (
     QUARANTINE_DUPLICATE_EVENT, QUARANTINE_FAR_FUTURE_EVENT_TIME, QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY,
     QUARANTINE_UNPARSEABLE_EVENT_TIME, QUARANTINE_VALUE_OUT_OF_BOUNDS, QUARANTINE_WRONG_TYPE)
 from windowing.core.reference import ReferenceOperator
 from windowing.core.spec import WindowSpecBuilder
+from windowing.core.triggers import CountTrigger
 from windowing.spark.operator.protocol import SparkWindowOperator
 from windowing.spark.state.stores import MemoryStore
 
@@ -97,6 +99,44 @@ def test_reference_and_spark_quarantine_the_same_rows_for_the_same_reasons(spark
     assert any(r["k"] == "y" and r["window_start_ms"] == 10 and r["s"] == 5 for r in store.outputs["results"])
     # Far-future rows never moved the watermark: it follows the good rows (max 1500 - 0 - 1).
     assert report.watermark_after_ms == 1499
+
+
+# Columns no spec below reads: a batch caches only the columns its plan reads, and its late and
+# quarantined rows must still carry every input column.
+SET_ASIDE_SCHEMA = "k string, ts bigint, note string, extra bigint"
+SET_ASIDE_BATCHES = [
+    [("x", 100, "opens x", 1), ("y", 100, "opens y", 2)],
+    [("x", 5, "late x", 3), (None, 50, "no key", 4), ("x", 200, "on time", 5), ("y", 3, "late y", 6),
+     ("y", 4, "late y again", 7)],
+]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("plan, window", [
+    ("time", lambda b: b.event_time("ts", 0).window(TumblingEventTimeWindows.of(10))),
+    ("session", lambda b: b.event_time("ts", 0).window(EventTimeSessionWindows.with_gap(10))),
+    ("session_count", lambda b: b.event_time("ts", 0).window(EventTimeSessionWindows.with_gap(10))
+     .trigger(CountTrigger(2))),
+    # rows whose processing-time window the clock closed before they came (a backfill's replay)
+    ("processing_time", lambda b: b.processing_time("ts").window(TumblingProcessingTimeWindows.of(10))),
+    ("processing_time_session", lambda b: b.processing_time("ts").window(ProcessingTimeSessionWindows.with_gap(10))),
+])
+def test_late_and_quarantined_rows_keep_the_input_columns_the_spec_does_not_read(spark, plan, window):
+    spec = window(WindowSpecBuilder().key_by("k").side_output_late_data()).aggregate(n=Count())
+    reference = ReferenceOperator(spec)
+    store = MemoryStore(spark)
+    operator = SparkWindowOperator(spark, spec, store)
+    columns = ["k", "ts", "note", "extra"]
+    for b, rows in enumerate(SET_ASIDE_BATCHES):
+        expected = reference.process_batch([dict(zip(columns, r)) for r in rows], b, processing_time_ms=150 * (b + 1))
+        report = operator.process_batch(spark.createDataFrame(rows, SET_ASIDE_SCHEMA), b,
+                                        processing_time_ms=150 * (b + 1))
+        assert report.plan == plan
+        for kind, model_rows in (("late", expected.late), ("quarantine", expected.quarantined)):
+            written = sorted(tuple(r[c] for c in columns) for r in store.outputs[kind] if r["batch_id"] == b)
+            assert written == sorted(tuple(m.row[c] for c in columns) for m in model_rows), (kind, b)
+    assert {r["note"] for r in store.outputs["late"]} == {"late x", "late y", "late y again"}
+    assert [r["note"] for r in store.outputs["quarantine"]] == ["no key"]
 
 
 def test_reference_quarantines_wrongly_typed_values():

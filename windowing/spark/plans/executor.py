@@ -179,9 +179,11 @@ class PlanExecutor:
             work.settings.set(small_batch_settings(df.sparkSession))
         tracker, clock_before = batch_time.resume(self.spec, last)
         seen = seen_ids.visible(batch_id, wm0, df.schema[self.spec.input.dedup_column].dataType) if seen_ids else None
-        classified = classify(df, self.spec, wm0, now_ms, seen, geometry=self.geometry,
-                              arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush)).persist()
+        every_column = classify(df, self.spec, wm0, now_ms, seen, geometry=self.geometry,
+                                arrival_ms=batch_time.arrival_ms(clock_before, processing_time_ms, flush))
+        classified = self._plan_rows(every_column, df).persist()
         work.cached.append(classified)
+        whole = classified if self._caches_whole_rows else every_column
         stats = classified.agg(*_accounting_exprs()).first().asDict()
         if work.settings is not None and stats["input"] > SMALL_BATCH_ROWS:
             work.settings.restore()       # a large batch after small ones: the session's own settings
@@ -198,15 +200,16 @@ class PlanExecutor:
         metrics.dropped_late_rows = 0 if self.spec.late_output else (stats[LATE] or 0)
         metrics.unassigned_rows, metrics.quarantined_rows = stats[UNASSIGNED] or 0, stats[QUARANTINED] or 0
         if self._is_processing_time_window:
-            classified = self._mark_replayed_late(classified, times, metrics, work.cached)
+            classified, whole = self._mark_replayed_late(classified, whole, times, metrics, work.cached)
 
         ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
         clock = trigger_rules.BatchClock.of(times)
         windows_pin, buffers_version = self.store.start_versions(last, buffers=self.definition.reads_buffers)
         state = self._relevant_state(self.store.read_windows(windows_pin), ctx, stats, clock, times)
         if self.definition.elements is Elements.SESSION:
-            # the session plans keep the input's columns (a gap column, late rows written from them)
-            elements = classified.where(F.col(STATUS) == ACCEPTED).select(*df.columns, TS, SEQ, WS, WE)
+            # the session plans keep the input columns the spec reads (a gap column, a trigger's)
+            elements = (classified.where(F.col(STATUS) == ACCEPTED)
+                        .select(*[c for c in df.columns if c in classified.columns], TS, SEQ, WS, WE))
         else:
             elements = self._elements(classified, wm0)
         inputs = PlanInputs(ctx, self.plan, elements, state, clock, times,
@@ -224,7 +227,7 @@ class PlanExecutor:
             metrics.windows_cleaned = out.cleaned_count
         elif out.cleaned is not None:
             metrics.windows_cleaned = out.cleaned.count()
-        work.planned(wm0, classified, times, out, windows_pin)
+        work.planned(wm0, classified, whole, times, out, windows_pin)
 
     @staticmethod
     def _observed_accounting(df: DataFrame, observation: Observation | None, panes_written: int | None,
@@ -253,6 +256,38 @@ class PlanExecutor:
                 "max_ts": seen["max_ts"], "max_pt": arrival_ms}
 
     # -------------------------------------------------------------- helpers
+    @property
+    def _caches_whole_rows(self) -> bool:
+        """Whether a batch caches its classified rows with every input column.
+
+        Otherwise it caches the columns the plans read, and the late and quarantined
+        rows (every input column) come from classifying the input again, which finds
+        the same status for every row: a row's status is a function of the row, the
+        batch's watermark and clock. Not so when de-duplicating: the duplicates of an
+        event id with equal event times are ranked by arrival sequence, which a second
+        computation need not number alike, so those rows are cached whole.
+        """
+        return self.spec.input.dedup_column is not None
+
+    def _plan_rows(self, classified: DataFrame, df: DataFrame) -> DataFrame:
+        """The classified rows as a batch caches them (see :attr:`_caches_whole_rows`)."""
+        if self._caches_whole_rows:
+            return classified
+        read = set(self.spec.required_columns)
+        return classified.select(*[c for c in classified.columns if c in read or c not in df.columns])
+
+    @staticmethod
+    def late_session_elements(whole: DataFrame, late_spans: DataFrame, keys: list[str]) -> DataFrame:
+        """The accepted rows of ``whole`` (every input column) whose own window lies in one of their
+        key's ``late_spans`` (:class:`~windowing.spark.plans.session_window_plan.SessionOutput`)."""
+        names = [f"__late_key{i}" for i in range(len(keys))]
+        spans = late_spans.select(*[F.col(k).alias(n) for k, n in zip(keys, names)],
+                                  F.col(WS).alias("__late_ws"), F.col(WE).alias("__late_we"))
+        inside = (F.col(WS) >= F.col("__late_ws")) & (F.col(WE) <= F.col("__late_we"))
+        for key, name in zip(keys, names):
+            inside = inside & (F.col(key) == F.col(name))     # accepted rows have a key
+        return whole.where(F.col(STATUS) == ACCEPTED).join(spans, inside, "left_semi")
+
     def _elements(self, classified: DataFrame, wm0: int) -> DataFrame:
         """Accepted elements: one row per (element, live window), or per element with its slice.
 
@@ -293,27 +328,30 @@ class PlanExecutor:
         return late_elements.select(*df.columns, F.col(TS).alias("event_time_ms"), F.lit(text).alias("reason"),
                                     long_lit(judged_ms).alias("watermark_ms"), long_lit(batch_id).alias("batch_id"))
 
-    def _mark_replayed_late(self, classified: DataFrame, times: "batch_time.BatchTime", metrics: BatchMetrics,
-                            cached: list) -> DataFrame:
+    def _mark_replayed_late(self, classified: DataFrame, whole: DataFrame, times: "batch_time.BatchTime",
+                            metrics: BatchMetrics, cached: list) -> tuple[DataFrame, DataFrame]:
         """Processing-time windows: rows whose windows the clock already closed become late
-        (:func:`windowing.spark.plans.processing_time_plan.replayed_late`); the metrics follow."""
+        (:func:`windowing.spark.plans.processing_time_plan.replayed_late`) in the cached rows and in
+        ``whole`` (every input column); the metrics follow."""
         condition = replayed_late(self.spec, times)
         if condition is None:
-            return classified
+            return classified, whole
         counts = classified.agg(F.sum(condition.cast("long")).alias("n"),
                                 F.sum(((F.col(STATUS) == UNASSIGNED) & condition).cast("long")).alias("gap")).first()
         moved, from_gap = counts["n"] or 0, counts["gap"] or 0
         if not moved:
-            return classified
-        marked = classified.withColumn(STATUS, F.when(condition, F.lit(LATE)).otherwise(F.col(STATUS))).persist()
+            return classified, whole
+        mark = lambda frame: frame.withColumn(STATUS, F.when(condition, F.lit(LATE)).otherwise(F.col(STATUS)))  # noqa: E731
+        marked = mark(classified).persist()
         cached.append(marked)
+        whole = marked if whole is classified else mark(whole)
         metrics.accepted_rows -= moved - from_gap
         metrics.unassigned_rows -= from_gap
         if self.spec.late_output:
             metrics.late_rows += moved
         else:
             metrics.dropped_late_rows += moved
-        return marked
+        return marked, whole
 
     @staticmethod
     def _quarantined_rows(df: DataFrame, classified: DataFrame, batch_id: int) -> DataFrame:
@@ -364,11 +402,13 @@ class _PlanWork(BatchWork):
         self.executor, self.df, self.batch_id = executor, df, batch_id
         self.plan_name = executor.plan.kind
 
-    def planned(self, wm0: int, classified: DataFrame, times: "batch_time.BatchTime", out,
+    def planned(self, wm0: int, classified: DataFrame, whole: DataFrame, times: "batch_time.BatchTime", out,
                 windows_pin) -> None:
         """What :meth:`PlanExecutor._compute` found: the watermark the last batch committed, the
-        classified rows, the batch's times, the plan's output and where it read the state (its pin)."""
+        classified rows (as cached, and ``whole``: with every input column, for the late and
+        quarantined rows), the batch's times, the plan's output and where it read the state (its pin)."""
         self.classified, self.times, self.out, self.read_pin = classified, times, out, windows_pin
+        self.whole = whole
         self.watermark_start_ms, self.watermark_end_ms = wm0, times.watermark_end_ms
         self.max_seen_ms, self.time_state = times.max_seen_ms, times.time_state
         self.seen_rows = classified
@@ -387,13 +427,13 @@ class _PlanWork(BatchWork):
         if not ex.spec.late_output:
             return None
         # the session plans decide lateness after merging; the others at classification
-        late = (self.out.late_elements if isinstance(self.out, SessionOutput)
-                else self.classified.where(F.col(STATUS) == LATE))
+        late = (ex.late_session_elements(self.whole, self.out.late_spans, list(ex.spec.key_columns))
+                if isinstance(self.out, SessionOutput) else self.whole.where(F.col(STATUS) == LATE))
         return Output(ex._late_rows(df, late, ex._late_reason(self.times, wm0), self.batch_id),
                       self.metrics.late_rows)
 
     def quarantine(self) -> Output:
-        return Output(self.executor._quarantined_rows(self.df, self.classified, self.batch_id),
+        return Output(self.executor._quarantined_rows(self.df, self.whole, self.batch_id),
                       self.metrics.quarantined_rows)
 
     def write_state(self) -> StateVersions:

@@ -69,7 +69,7 @@ def processing_time_session_plan(ctx, plan, elements: DataFrame, state: DataFram
     out = session_plan(ctx, plan, elements, state.where(~fired_before),
                        SessionClock(at_rows, times.clock_end_ms, 0))
     deletes = out.deletes.unionByName(before_rows.select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET)))
-    return SessionOutput(phase1_panes.unionByName(out.panes), out.upserts, deletes, out.late_elements,
+    return SessionOutput(phase1_panes.unionByName(out.panes), out.upserts, deletes, out.late_spans,
                          out.late_count, out.cleaned_count + before_rows.count(), cached=[before_rows, *out.cached])
 
 

@@ -104,11 +104,20 @@ class SessionClock:
 
 @dataclass
 class SessionOutput:
+    """What a session plan computed for one batch.
+
+    ``late_spans``: the late islands' parts, as key and ``[window_start_ms, window_end_ms)``
+    rows: an accepted element of the batch is late exactly when its own window lies in one of
+    its key's spans. Lateness belongs to an island, and every element window inside a part of
+    an island overlaps it, so this names the late elements without naming rows: the executor
+    reads their input columns from its own frame (:meth:`windowing.spark.plans.executor.PlanExecutor.late_session_elements`).
+    """
+
     panes: DataFrame
     upserts: DataFrame            # complete state rows to insert or replace
     deletes: DataFrame            # window keys + end_bucket of state rows to delete
-    late_elements: DataFrame      # the input rows (every input column) of late islands, with __ts_ms
-    late_count: int               # how many
+    late_spans: DataFrame         # see above
+    late_count: int               # how many late elements
     cleaned_count: int            # sessions cleaned up in this batch
     cached: list = field(default_factory=list)
 
@@ -177,26 +186,14 @@ def batch_sessions(ctx, numbered: DataFrame) -> DataFrame:
     """The batch's elements merged among themselves: one row per key and island of ``numbered`` (the
     elements with their island number, :func:`_islands`) with its cover, its element count
     (``__elements``), its partial accumulators (``__batch__<accumulator>``), ``SEQ`` the island's
-    number within its key (the late elements are found by it) and ``SLICE`` its start (the batch
-    sessions of one merged session cover disjoint time ranges: their start orders their rollup)."""
+    number within its key and ``SLICE`` its start (the batch sessions of one merged session cover
+    disjoint time ranges: their start orders their rollup)."""
     keys = list(ctx.spec.key_columns)
     return (numbered.groupBy(*keys, _ISLAND)
             .agg(F.min(WS).alias(WS), F.max(WE).alias(WE), F.count(F.lit(1)).alias(_ELEMENTS),
                  *partial_exprs(ctx.compiled, prefix=_BATCH_ACC))
             .withColumnRenamed(_ISLAND, SEQ)
             .withColumn(SLICE, F.col(WS)))
-
-
-def _late_elements(numbered: DataFrame, united: DataFrame, keys: list[str], columns: list[str]) -> DataFrame:
-    """The elements (``columns`` of ``numbered``) of the batch sessions ``united`` finds late."""
-    late_keys = [f"__late_key{i}" for i in range(len(keys))]
-    late = (united.where(~F.col(_OLD) & F.col("__late"))
-            .select(*[F.col(k).alias(n) for k, n in zip(keys, late_keys)], F.col(SEQ).alias("__late_island")))
-    same = [F.col(k).eqNullSafe(F.col(n)) for k, n in zip(keys, late_keys)]
-    condition = F.col(_ISLAND) == F.col("__late_island")
-    for c in same:
-        condition = condition & c
-    return numbered.join(late, condition, "left_semi").select(*columns)
 
 
 def closing_session_plan(ctx, elements: DataFrame) -> DataFrame:
@@ -225,7 +222,7 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
     Args:
         ctx: the batch's :class:`~windowing.spark.plans.base.PlanContext`.
         plan: the spec's ``TriggerPlan`` (``fires_at_end``, ``purge``).
-        elements: accepted rows with every input column, ``__ts_ms``,
+        elements: accepted rows with the key and aggregated columns, ``__ts_ms``,
             ``__seq`` and their own window ``[window_start_ms, window_end_ms)``.
         state: the state sessions the batch may touch (see the operator's
             ``_relevant_session_state``): key, window, accumulators,
@@ -244,13 +241,11 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
     late_end_at_or_below = _clamp(wm0 - lateness + 1)      # cleanup end - 1 + L <= wm0
     cleaned_end_at_or_below = _clamp(wm1 - lateness + 1)   # cleanup end - 1 + L <= wm1
 
-    input_columns = [c for c in elements.columns if c not in (TS, SEQ, WS, WE)]
     old_rows = state.select(*keys, WS, WE, *accs, "contents_count", "pane_index", EMITTED, SUPERSEDES,
                             F.lit(True).alias(_OLD))
-    numbered = _islands(elements, keys)
     # Island-wide facts on every batch session and open session (one more sort inside each key's
     # partition, no shuffle).
-    united = merged_islands(batch_sessions(ctx, numbered), old_rows, keys, late_end_at_or_below, lambda island: [
+    united = merged_islands(batch_sessions(ctx, _islands(elements, keys)), old_rows, keys, late_end_at_or_below, lambda island: [
         F.coalesce(F.max("pane_index").over(island), F.lit(0)).cast("long").alias("__pi0"),
         F.coalesce(F.sum("contents_count").over(island), F.lit(0)).cast("long").alias("__contents0"),
         *running_exprs(ctx.compiled, island, prefix=_OLD_ACC)], element_count=F.col(_ELEMENTS)).persist()
@@ -305,7 +300,7 @@ def session_plan(ctx, plan, elements: DataFrame, state: DataFrame,
     gone = (old & ((F.col(WS) != F.col("__isl_ws")) | (F.col(WE) != F.col("__isl_we"))
                    | (F.col("__isl_we") <= long_lit(cleaned_end_at_or_below))))
     deletes = united.where(gone).select(*ctx.window_keys, ctx.end_bucket().alias("end_bucket"))
-    late = _late_elements(numbered, united, keys, [*input_columns, TS])
+    late = united.where(~old & F.col("__late")).select(*keys, WS, WE)     # the late batch sessions' covers
     counts = j.agg(F.coalesce(F.sum(F.when(F.col("__late"), F.col("__b_n"))), F.lit(0)).alias("late"),
                    F.coalesce(F.sum(F.col("__cleaned").cast("long")), F.lit(0)).alias("cleaned")).first()
     return SessionOutput(panes, upserts, deletes, late, int(counts["late"]), int(counts["cleaned"]),

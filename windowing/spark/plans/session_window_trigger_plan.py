@@ -102,8 +102,8 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
     Args:
         ctx: the batch's :class:`~windowing.spark.plans.base.PlanContext`.
         plan: the spec's ``TriggerPlan`` (its trigger rules, trigger, purge).
-        elements: accepted rows with every input column, ``__ts_ms``, ``__seq`` and their own
-            window ``[window_start_ms, window_end_ms)``.
+        elements: accepted rows with the key and the columns the aggregates and triggers read,
+            ``__ts_ms``, ``__seq`` and their own window ``[window_start_ms, window_end_ms)``.
         state: the state sessions the batch may touch (session and trigger-state columns).
         clock: the batch's processing-time clock.
         processing_time_windows: processing-time sessions
@@ -181,7 +181,7 @@ def session_trigger_plan(ctx, plan, elements: DataFrame, state: DataFrame, clock
         deletes = deletes.unionByName(closed_before_rows.select(*ctx.window_keys, ctx.end_bucket().alias(END_BUCKET)))
         to_count["closed"] = closed_before_rows
     counts = count_each(to_count)
-    late = late_elements.select(*input_columns, TS)
+    late = late_elements.select(*keys, WS, WE)          # each late element's own window
     late_count = counts["late"]
     cleaned_count = counts["cleaned"] + counts.get("closed", 0)
     cached = [after_a, united, j] + ([groups] if rules.has_count_rule else [])
