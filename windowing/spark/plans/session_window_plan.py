@@ -54,7 +54,7 @@ from pyspark.sql import types as T
 from windowing.core.records import LATE, ON_TIME
 from windowing.core.time import clamp_ms as _clamp
 from windowing.spark.plans.aggregates import partial_exprs, running_exprs
-from windowing.spark.input.columns import EMITTED, SEQ, SLICE, SUPERSEDES, TS, WE, WS, long_lit
+from windowing.spark.input.columns import EMITTED, SEQ, SLICE, SUPERSEDES, WE, WS, long_lit
 
 SESSION_PLAN = "session"
 SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True),
