@@ -43,7 +43,7 @@ from __future__ import annotations
 import copy
 import pickle
 import time
-from typing import Callable
+from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -70,7 +70,29 @@ from windowing.spark.input.prepare import _mark_duplicates, by_processing_time, 
 
 KEYED_PLAN = "keyed"
 KIND = "__kind"
-PANE, LATE_ROW, QUARANTINE_ROW, KEY_ROW = "pane", "late", "quarantine", "key"
+
+
+@dataclass(frozen=True)
+class RunnerRow:
+    """One kind of row the per-key runner emits into its one output, named in the ``KIND`` column:
+    it tags the rows it makes and finds them again in the output."""
+
+    tag: str
+
+    def make(self, base: dict, **fields) -> dict:
+        """``base`` and ``fields`` as a row of this kind."""
+        return dict(base, **{KIND: self.tag}, **fields)
+
+    def flag(self) -> Column:
+        """Whether an output row is of this kind."""
+        return F.col(KIND) == self.tag
+
+    def rows(self, out: DataFrame) -> DataFrame:
+        """The rows of this kind in the runner's output ``out``."""
+        return out.where(self.flag())
+
+
+PANE, LATE_ROW, QUARANTINE_ROW, KEY_ROW = RunnerRow("pane"), RunnerRow("late"), RunnerRow("quarantine"), RunnerRow("key")
 VALID = "valid"
 _METRICS = ("accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows", "windows_cleaned")
 SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True),
@@ -186,9 +208,9 @@ def _key_runner(spec: WindowSpec, clock: KeyBatchClock, keys: list[str], out_sch
         result, new_state = run_key_batch(spec, key, state, rows, clock)
         out = []
         for pane in result.panes:
-            base = dict(group_value, **{KIND: PANE, WS: pane.window_start_ms, WE: pane.window_end_ms,
-                                        "pane_index": pane.pane_index, "timing": pane.timing,
-                                        "is_final": pane.is_final, "watermark_ms": pane.watermark_ms})
+            base = PANE.make(group_value, **{WS: pane.window_start_ms, WE: pane.window_end_ms,
+                                             "pane_index": pane.pane_index, "timing": pane.timing,
+                                             "is_final": pane.is_final, "watermark_ms": pane.watermark_ms})
             if spec.is_merging:
                 base["supersedes"] = [{WS: s, WE: e} for s, e in pane.supersedes]
             if spec.process_function is None:
@@ -204,12 +226,12 @@ def _key_runner(spec: WindowSpec, clock: KeyBatchClock, keys: list[str], out_sch
         for late in result.late:
             # the model's reason and what it judged the row against (the watermark, or the
             # processing-time clock for a replayed row of a closed processing-time window)
-            out.append(dict(group_value, **{KIND: LATE_ROW, SEQ: late.row[SEQ], REASON: late.reason,
-                                            "watermark_ms": late.watermark_ms}))
+            out.append(LATE_ROW.make(group_value, **{SEQ: late.row[SEQ], REASON: late.reason,
+                                                     "watermark_ms": late.watermark_ms}))
         for bad in result.quarantined:
-            out.append(dict(group_value, **{KIND: QUARANTINE_ROW, SEQ: bad.row[SEQ], REASON: bad.reason}))
-        key_row = dict(group_value, **{KIND: KEY_ROW, "panes": len(result.panes)},
-                       **{f"__{m}": getattr(result.metrics, m) for m in _METRICS})
+            out.append(QUARANTINE_ROW.make(group_value, **{SEQ: bad.row[SEQ], REASON: bad.reason}))
+        key_row = KEY_ROW.make(group_value, panes=len(result.panes),
+                               **{f"__{m}": getattr(result.metrics, m) for m in _METRICS})
         if new_state is not None:
             key_row.update({STATE: pickle.dumps(new_state), NEXT_EVENT_TIMER: new_state.next_timer_ms(EVENT),
                             NEXT_PROCESSING_TIMER: new_state.next_timer_ms(PROCESSING)})
@@ -343,8 +365,8 @@ class KeyedExecutor:
             totals = out.agg(
                 *[F.sum(F.col(f"__{m}")).alias(m) for m in _METRICS],
                 F.sum(F.col("panes")).alias("panes"),
-                F.sum((F.col(KIND) == PANE).cast("long")).alias("pane_rows"),
-                F.sum((F.col(KIND) == QUARANTINE_ROW).cast("long")).alias("model_quarantined")).first()
+                F.sum(PANE.flag().cast("long")).alias("pane_rows"),
+                F.sum(QUARANTINE_ROW.flag().cast("long")).alias("model_quarantined")).first()
             spark_quarantined = input_rows - sum(r["valid"] for r in per_source)
             work.metrics = BatchMetrics(input_rows=input_rows,
                                         quarantined_rows=spark_quarantined + (totals["model_quarantined"] or 0),
@@ -380,7 +402,7 @@ class _KeyedWork(BatchWork):
         self.seen_rows = prepared
 
     def results(self) -> Output:
-        panes = (self.out.where(F.col(KIND) == PANE)
+        panes = (PANE.rows(self.out)
                  .select(*self.executor._pane_columns(self.result_fields, self.batch_id)))
         return Output(panes, self.pane_rows)
 
@@ -388,7 +410,7 @@ class _KeyedWork(BatchWork):
         spec, clock = self.executor.spec, self.clock
         if not spec.late_output:
             return None
-        late_seqs = self.out.where(F.col(KIND) == LATE_ROW).select(
+        late_seqs = LATE_ROW.rows(self.out).select(
             SEQ, F.col(REASON).alias("__late_reason"), F.col("watermark_ms").alias("__late_wm"))
         late = (self.prepared.join(late_seqs, SEQ, "inner")
                 .select(*self.df.columns,
@@ -400,7 +422,7 @@ class _KeyedWork(BatchWork):
         return Output(late, self.metrics.late_rows)
 
     def quarantine(self) -> Output:
-        model_bad = self.out.where(F.col(KIND) == QUARANTINE_ROW).select(SEQ, F.col(REASON).alias("__model_reason"))
+        model_bad = QUARANTINE_ROW.rows(self.out).select(SEQ, F.col(REASON).alias("__model_reason"))
         quarantined = (self.prepared.join(model_bad, SEQ, "left")
                        .where(F.col(REASON).isNotNull() | F.col("__model_reason").isNotNull())
                        .select(*self.df.columns, F.coalesce(F.col(REASON), F.col("__model_reason")).alias("reason"),
@@ -415,7 +437,7 @@ class _KeyedWork(BatchWork):
         operator_row = local_frame(
             ex.spark, [tuple([None] * len(keys)) + (OPERATOR_SCOPE, pickle.dumps(self._operator_row_state()),
                                                      None, None, batch_id)], self.state_schema)
-        key_rows = self.out.where(F.col(KIND) == KEY_ROW)
+        key_rows = KEY_ROW.rows(self.out)
         upserts = (key_rows.where(F.col(STATE).isNotNull())
                    .select(*keys, F.lit(KEY_SCOPE).alias(SCOPE), STATE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER,
                            long_lit(batch_id).alias("last_batch_id"))
