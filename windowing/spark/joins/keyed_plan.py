@@ -35,10 +35,11 @@ from windowing.spark.joins.columns import (
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import SUPERSEDES_TYPE, flatten_output, late_schema, output_type, results_schema
 from windowing.spark.joins.plan import BatchContext, KeyedChanges, PlanOutput, StateTable, counts_by_side
+from windowing.spark.runtime.runner_rows import KIND, RunnerRow
 
 KEYED = "keyed"
-KIND = "__kind"
-PANE_ROW, LATE_ROW, COUNT_ROW, STATE_ROW = "pane", "late", "count", "state"
+PANE_ROW, LATE_ROW, COUNT_ROW, STATE_ROW = (RunnerRow("pane"), RunnerRow("late"), RunnerRow("count"),
+                                            RunnerRow("state"))
 _SIDES = {LEFT.name: LEFT, RIGHT.name: RIGHT}
 
 
@@ -90,15 +91,14 @@ class KeyedJoinPlan:
                               ctx.clock_end_ms if ctx.has_rows and not ctx.flush else None)
         out = (valid.groupBy(JOIN_KEY).cogroup(keyed_state.groupBy(JOIN_KEY))
                .applyInArrow(_key_runner(self.spec, clock, self._runner_schema), self._runner_schema)).cache()
-        kind = F.col(KIND)
-        results = flatten_output(out.where(kind == PANE_ROW).withColumn(BATCH_ID, F.lit(ctx.batch_id).cast("long")),
+        results = flatten_output(PANE_ROW.rows(out).withColumn(BATCH_ID, F.lit(ctx.batch_id).cast("long")),
                                  self.results_schema)
-        late = out.where(kind == LATE_ROW).select(
+        late = LATE_ROW.rows(out).select(
             SIDE, JOIN_KEY, F.col(TS).alias(EVENT_TIME), REASON, WATERMARK,
             F.lit(ctx.batch_id).cast("long").alias(BATCH_ID), LEFT_ROW, RIGHT_ROW)
-        counts = counts_by_side(out.where(kind == COUNT_ROW).groupBy(SIDE)
+        counts = counts_by_side(COUNT_ROW.rows(out).groupBy(SIDE)
                                 .agg(*[F.sum(name).alias(name) for name in PLAN_COUNTS]).collect())
-        touched = out.where(kind == STATE_ROW).select(
+        touched = STATE_ROW.rows(out).select(
             JOIN_KEY, STATE, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER, F.col(STATE).isNull().alias(DELETE_FLAG))
         return PlanOutput(results, late, counts, {KEYED: KeyedChanges(touched)}, [out])
 
@@ -126,9 +126,10 @@ def _key_runner(spec, clock: KeyBatchClock, out_schema: T.StructType):
         out = []
         for fired in result.panes:
             pane = join_pane(spec, fired)
-            base = {KIND: PANE_ROW, JOIN_KEY: key_struct, WS: pane.window_start_ms, WE: pane.window_end_ms,
-                    PANE_INDEX: pane.pane_index, TIMING: pane.timing, IS_FINAL: pane.is_final,
-                    SUPERSEDES: [{WS: s, WE: e} for s, e in pane.supersedes], WATERMARK: pane.watermark_ms}
+            base = PANE_ROW.make({JOIN_KEY: key_struct, WS: pane.window_start_ms, WE: pane.window_end_ms,
+                                  PANE_INDEX: pane.pane_index, TIMING: pane.timing, IS_FINAL: pane.is_final,
+                                  SUPERSEDES: [{WS: s, WE: e} for s, e in pane.supersedes],
+                                  WATERMARK: pane.watermark_ms})
             if not pane.rows:
                 out.append(dict(base, **{ROW_INDEX: None}))
             for i, row in enumerate(pane.rows):
@@ -140,19 +141,21 @@ def _key_runner(spec, clock: KeyBatchClock, out_schema: T.StructType):
             late_arrivals.add(element[ARRIVAL])
             if late_output:
                 counts[side.name][LATE] += 1
-                out.append({KIND: LATE_ROW, JOIN_KEY: key_struct, SIDE: side.name, TS: late.timestamp_ms,
-                            REASON: late.reason, WATERMARK: late.watermark_ms, ROW_COLUMNS[side]: element[ROW]})
+                out.append(LATE_ROW.make({JOIN_KEY: key_struct, SIDE: side.name, TS: late.timestamp_ms,
+                                          REASON: late.reason, WATERMARK: late.watermark_ms,
+                                          ROW_COLUMNS[side]: element[ROW]}))
             else:
                 counts[side.name][DROPPED_LATE] += 1
         for element in elements:
             if element[ARRIVAL] not in late_arrivals:
                 name = ACCEPTED if assigner.assign(element[TIME], element[ROW]) else UNASSIGNED
                 counts[element[TAG_SIDE].name][name] += 1
-        out += [dict(count, **{KIND: COUNT_ROW, SIDE: side}) for side, count in counts.items()]
-        out.append({KIND: STATE_ROW, JOIN_KEY: key_struct,
-                    STATE: None if new_state is None else pickle.dumps(new_state),
-                    NEXT_EVENT_TIMER: None if new_state is None else new_state.next_timer_ms(EVENT),
-                    NEXT_PROCESSING_TIMER: None if new_state is None else new_state.next_timer_ms(PROCESSING)})
+        out += [COUNT_ROW.make(count, **{SIDE: side}) for side, count in counts.items()]
+        out.append(STATE_ROW.make({JOIN_KEY: key_struct,
+                                   STATE: None if new_state is None else pickle.dumps(new_state),
+                                   NEXT_EVENT_TIMER: None if new_state is None else new_state.next_timer_ms(EVENT),
+                                   NEXT_PROCESSING_TIMER: None if new_state is None
+                                   else new_state.next_timer_ms(PROCESSING)}))
         return pa.Table.from_pylist(out, schema=arrow_schema)
 
     return run

@@ -43,7 +43,6 @@ from __future__ import annotations
 import copy
 import pickle
 import time
-from dataclasses import dataclass
 
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -65,34 +64,13 @@ from windowing.spark.keyed.state import (
     state_schema)
 from windowing.spark.state.batch_work import BatchWork, Output, StateVersions
 from windowing.spark.runtime.local_frames import local_frame
+from windowing.spark.runtime.runner_rows import KIND, RunnerRow
 from windowing.spark.input.columns import PT, QUARANTINED, REASON, SEQ, SRC, STATUS, TS, WE, WS, long_lit
 from windowing.spark.input.prepare import _mark_duplicates, by_processing_time, event_time_ms, ingestion_time_ms, out_of_bounds
 
 KEYED_PLAN = "keyed"
-KIND = "__kind"
-
-
-@dataclass(frozen=True)
-class RunnerRow:
-    """One kind of row the per-key runner emits into its one output, named in the ``KIND`` column:
-    it tags the rows it makes and finds them again in the output."""
-
-    tag: str
-
-    def make(self, base: dict, **fields) -> dict:
-        """``base`` and ``fields`` as a row of this kind."""
-        return dict(base, **{KIND: self.tag}, **fields)
-
-    def flag(self) -> Column:
-        """Whether an output row is of this kind."""
-        return F.col(KIND) == self.tag
-
-    def rows(self, out: DataFrame) -> DataFrame:
-        """The rows of this kind in the runner's output ``out``."""
-        return out.where(self.flag())
-
-
-PANE, LATE_ROW, QUARANTINE_ROW, KEY_ROW = RunnerRow("pane"), RunnerRow("late"), RunnerRow("quarantine"), RunnerRow("key")
+PANE, LATE_ROW, QUARANTINE_ROW, KEY_ROW = (RunnerRow("pane"), RunnerRow("late"), RunnerRow("quarantine"),
+                                          RunnerRow("key"))
 VALID = "valid"
 _METRICS = ("accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows", "windows_cleaned")
 SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True),
