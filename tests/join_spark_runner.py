@@ -124,3 +124,18 @@ def run_batches(spark, spec, batches, operator, left_schema: str, right_schema: 
                                             processing_time_ms=batch.pt, ends_input=batch.ends_input)
         actual = spark_batch(spec, operator.store, report, batch_id, seen)
         assert actual == expected, f"batch {batch_id}: spark {actual}\n model {expected}"
+
+
+def statistics_columns(spark, path: str) -> set[str]:
+    """The top-level columns the data files of the Delta table at ``path`` carry statistics on (their
+    ``nullCount`` keys, present for every column with statistics, null or not); empty when no file has any."""
+    import json
+    from pathlib import Path
+
+    columns = set()
+    for commit in sorted((Path(path) / "_delta_log").glob("*.json")):
+        for line in commit.read_text().splitlines():
+            add = json.loads(line).get("add")
+            if add and add.get("stats"):
+                columns |= set(json.loads(add["stats"]).get("nullCount", {}))
+    return columns

@@ -170,6 +170,15 @@ def test_q8_holds_a_person_once_per_window_however_many_auctions_they_opened_in_
     assert answer.groupBy("id", "window_start_ms").count().where("count > 1").count() == 0
 
 
+def test_q8s_window_join_keeps_file_statistics_only_on_the_columns_its_tables_are_read_by(spark, streamed):
+    """The streamed window join's buffered rows (every column of a person or an auction) and its results."""
+    from join_spark_runner import statistics_columns
+    from windowing.spark.joins.columns import BATCH_ID, WE, WS
+    q8 = streamed[0] / "output" / "nexmark" / "q8"
+    assert statistics_columns(spark, str(q8 / "state" / "nexmark_q8" / "state" / "buffers")) == {WS, WE}
+    assert statistics_columns(spark, str(q8 / "results")) == {WS, WE, BATCH_ID}
+
+
 def test_a_transform_job_rerun_writes_nothing_twice(spark, streamed):
     stream_root = streamed[0]
     results = str(stream_root / "output" / "nexmark" / "q1" / "results")

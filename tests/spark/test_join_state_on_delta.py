@@ -11,7 +11,7 @@ from collections import Counter
 
 import pytest
 
-from join_spark_runner import frame, model_for
+from join_spark_runner import frame, model_for, statistics_columns
 from racing import REFUSED, race
 from transcripts.joins import by_name
 from windowing.core.joins import IntervalJoinSpec
@@ -74,6 +74,11 @@ def test_a_crash_then_replay_gives_the_models_rows_once(spark, tmp_path, transcr
                                                       frame(spark, [], RIGHT_SCHEMA).schema))
     for table in plan.state_tables:     # the flush fired and cleaned everything
         assert spark.read.format("delta").load(op.store.state_path(table.name)).count() == 0
+    # File statistics only on the columns the tables are read by (the state's filters and deletes, the results'
+    # windows or pair times and batches), though every table has more columns.
+    for path, columns in [(op.store.state_path(table.name), table.statistics) for table in plan.state_tables] \
+            + [(op.store.output_paths["results"], plan.results_statistics)]:
+        assert statistics_columns(spark, path) == set(columns), path
 
 
 def _assert_the_models_rows(spark, op, t) -> None:

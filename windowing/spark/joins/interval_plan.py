@@ -26,7 +26,8 @@ from windowing.spark.joins.columns import (
     ACCEPTED, BATCH, BATCH_ID, DROPPED_LATE, EXPIRES, JOIN_KEY, LATE, LEFT_ROW, LEFT_TIME, ORDER,
     OUTPUT, PAIR_TIME, RIGHT_ROW, RIGHT_TIME, SIDE, TS, UNASSIGNED, WATERMARK)
 from windowing.spark.joins.intake import SideSchemas
-from windowing.spark.joins.outputs import flatten_output, late_rows, late_schema, output_type, pairs_schema
+from windowing.spark.joins.outputs import (PAIRS_STATISTICS, flatten_output, late_rows, late_schema, output_type,
+                                          pairs_schema)
 from windowing.spark.joins.pair_output import pair_output
 from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable
 
@@ -42,12 +43,13 @@ class IntervalJoinPlan:
         self.spec, self.schemas = spec, schemas
         self.output = output_type(spec.output, schemas)
         self.results_schema = pairs_schema(schemas.key, self.output)
+        self.results_statistics = PAIRS_STATISTICS
         self.state = StateTable(INTERVAL, T.StructType(
             [T.StructField(SIDE, T.StringType(), True), T.StructField(JOIN_KEY, schemas.key, True),
              T.StructField(TS, T.LongType(), True), T.StructField(BATCH, T.LongType(), True),
              T.StructField(ORDER, T.LongType(), True), T.StructField(LEFT_ROW, schemas.left, True),
              T.StructField(RIGHT_ROW, schemas.right, True), T.StructField(EXPIRES, T.LongType(), True)]),
-            (SIDE, BATCH, ORDER))
+            (SIDE, BATCH, ORDER), statistics=(EXPIRES,))
         self.state_tables = (self.state,)
 
     def late_schema(self) -> T.StructType:

@@ -33,7 +33,8 @@ from windowing.spark.joins.columns import (
     NEXT_PROCESSING_TIMER, ORDER, OUTPUT, PANE_INDEX, PLAN_COUNTS, REASON, RIGHT_ROW, ROW_COLUMNS, ROW_INDEX, SIDE,
     STATE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
-from windowing.spark.joins.outputs import SUPERSEDES_TYPE, flatten_output, late_schema, output_type, results_schema
+from windowing.spark.joins.outputs import (RESULTS_STATISTICS, SUPERSEDES_TYPE, flatten_output, late_schema, output_type,
+                                          results_schema)
 from windowing.spark.joins.plan import BatchContext, KeyedChanges, PlanOutput, StateTable, counts_by_side
 from windowing.spark.runtime.runner_rows import KIND, RunnerRow
 
@@ -59,7 +60,9 @@ class KeyedJoinPlan:
         self.output = output_type(spec.function.output if isinstance(spec.function, PairJoin) else spec.function,
                                   schemas)
         self.results_schema = results_schema(schemas.key, self.output)
-        self.state = StateTable(KEYED, _state_schema(schemas.key), (JOIN_KEY,))
+        self.results_statistics = RESULTS_STATISTICS
+        self.state = StateTable(KEYED, _state_schema(schemas.key), (JOIN_KEY,),
+                                statistics=(JOIN_KEY, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER))
         self.state_tables = (self.state,)
         self._runner_schema = T.StructType(
             [T.StructField(KIND, T.StringType(), True), T.StructField(JOIN_KEY, schemas.key, True),

@@ -84,7 +84,8 @@ class JoinOperator:
             self.plan = plan_for(self.spec, schemas, self.per_key)
             self.store.prepare(self.plan.state_tables, {"results": self.plan.results_schema,
                                                         "late": self.plan.late_schema(),
-                                                        "quarantine": quarantine_schema(schemas)})
+                                                        "quarantine": quarantine_schema(schemas)},
+                               self.plan.results_statistics)
         if last is not None:
             written = (last["spec_fingerprint"], last["plan"], last["left_schema"], last["right_schema"])
             ours = (self.spec.fingerprint(), self.plan.name, schemas.left.json(), schemas.right.json())

@@ -11,6 +11,13 @@ from windowing.spark.joins.columns import (
     RIGHT_ROW, RIGHT_TIME, ROW_INDEX, SIDE, SUPERSEDES, TIMING, TS, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
 
+RESULTS_STATISTICS = (WS, WE, BATCH_ID)
+"""The columns of a window join's results table that Delta keeps file statistics on: those its readers select
+rows by (a range of windows, a batch's panes). Not the key or the output columns: every write is
+hash-partitioned by key and window, so each file spans nearly every value, and their minima and maxima (string
+comparisons on every row) would cost every write and skip nothing."""
+PAIRS_STATISTICS = (PAIR_TIME, BATCH_ID)
+"""The same for an interval join's pairs table: the pair's time and the batch."""
 SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True),
                                             T.StructField(WE, T.LongType(), True)]))
 

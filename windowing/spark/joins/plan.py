@@ -19,11 +19,14 @@ from windowing.spark.joins.columns import PLAN_COUNTS
 
 @dataclass(frozen=True)
 class StateTable:
-    """A state table of a plan: its name (the table's folder), schema, change-set keys and partition columns."""
+    """A state table of a plan: its name (the table's folder), schema, change-set keys, partition columns,
+    and the columns whose file statistics a batch reads it by (``statistics``: its filters and deletes select
+    rows by them; Delta collects no statistics on the others, which would cost every write and skip nothing)."""
 
     name: str
     schema: T.StructType
     keys: tuple[str, ...]
+    statistics: tuple[str, ...]
     partition_by: tuple[str, ...] = ()
 
 

@@ -58,7 +58,8 @@ class JoinMemoryStore:
         self.outputs: dict[str, list] = {name: [] for name in OUTPUTS}
         self._state: dict[str, tuple[StateTable, dict]] = {}
 
-    def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType]) -> None:
+    def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType],
+                results_statistics: tuple[str, ...] = ()) -> None:
         for table in tables:
             self._state.setdefault(table.name, (table, {}))
 
@@ -140,11 +141,17 @@ class JoinDeltaStore:
     def state_path(self, name: str) -> str:
         return f"{self.base}/state/{name}"
 
-    def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType]) -> None:
-        """Create the state and output tables that do not exist yet (empty)."""
+    def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType],
+                results_statistics: tuple[str, ...] = ()) -> None:
+        """Create the state and output tables that do not exist yet (empty): the state tables and the results
+        table with file statistics on the columns they are read by (``StateTable.statistics``,
+        ``results_statistics``; all columns when empty), the late and quarantine tables on Delta's default."""
+        statistics = {name: () for name in outputs} | {"results": results_statistics}
         delta_lake_io.create_empty_tables(self.spark, [
-            *(EmptyTable(table.schema, self.state_path(table.name), list(table.partition_by)) for table in tables),
-            *(EmptyTable(schema, self.output_paths[name]) for name, schema in outputs.items())])
+            *(EmptyTable(table.schema, self.state_path(table.name), list(table.partition_by),
+                         delta_lake_io.statistics_properties(table.statistics)) for table in tables),
+            *(EmptyTable(schema, self.output_paths[name], properties=delta_lake_io.statistics_properties(
+                statistics[name])) for name, schema in outputs.items())])
 
     def reset(self) -> None:
         """Discard the state tables and the progress and start a new claim generation; the outputs stay

@@ -42,7 +42,7 @@ from windowing.spark.joins.columns import (
     PANE_INDEX, RIGHT_ROW, ROW_INDEX, SIDE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import (
-    SUPERSEDES_TYPE, flatten_output, late_rows, late_schema, output_type, results_schema)
+    RESULTS_STATISTICS, SUPERSEDES_TYPE, flatten_output, late_rows, late_schema, output_type, results_schema)
 from windowing.spark.joins.kind_pairs import joined_pane_row
 from windowing.spark.joins.pair_output import pair_output, window_outputs
 from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable
@@ -78,12 +78,13 @@ class WindowJoinFramePlan:
         self.spec, self.schemas = spec, schemas
         self.output = output_type(spec.function.output, schemas)
         self.results_schema = results_schema(schemas.key, self.output)
+        self.results_statistics = RESULTS_STATISTICS
         self.state = StateTable(BUFFERS, T.StructType(
             [T.StructField(JOIN_KEY, schemas.key, True), T.StructField(WS, T.LongType(), True),
              T.StructField(WE, T.LongType(), True), T.StructField(SIDE, T.StringType(), True),
              T.StructField(TS, T.LongType(), True), T.StructField(BATCH, T.LongType(), True),
              T.StructField(ORDER, T.LongType(), True), T.StructField(LEFT_ROW, schemas.left, True),
-             T.StructField(RIGHT_ROW, schemas.right, True)]), (SIDE, BATCH, ORDER, WS))
+             T.StructField(RIGHT_ROW, schemas.right, True)]), (SIDE, BATCH, ORDER, WS), statistics=(WS, WE))
         self.state_tables = (self.state,)
         self._panes = self._joined_panes if isinstance(spec.function.output, Projection) else self._collected_panes
 

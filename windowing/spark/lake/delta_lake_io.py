@@ -82,6 +82,11 @@ DEFAULT_PROPERTIES = {"delta.enableDeletionVectors": "true"}
 """Table properties of every table the product creates."""
 
 
+def statistics_properties(columns: Sequence[str]) -> dict[str, str]:
+    """Table properties that keep file statistics on ``columns`` only (none: Delta's default, the first 32)."""
+    return {"delta.dataSkippingStatsColumns": ",".join(columns)} if columns else {}
+
+
 def create_empty(spark: SparkSession, schema, path: str, partition_by: list[str] | None = None,
                  properties: dict[str, str] | None = None) -> None:
     """Create a Delta table with ``schema`` (and table ``properties``) if none exists at ``path``.
