@@ -2,7 +2,7 @@
 
 The model is the oracle: both run the same batches (a transcript's steps cut some way), and every
 batch's panes (each pane's rows in ``row_index`` order) or pairs, late and quarantined rows, watermark
-and per-side accounting must agree.
+and per-side accounting must agree; a late or quarantined row must carry its whole input row.
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from dataclasses import dataclass, replace
 
 from windowing.core.joins import LEFT, RIGHT, IntervalJoinOperator, IntervalJoinSpec, WindowJoinOperator
 from windowing.spark.joins.columns import (
-    BATCH_ID, EVENT_TIME, IS_FINAL, JOIN_KEY, LEFT_TIME, PAIR_TIME, PANE_INDEX, REASON, RIGHT_TIME, ROW_INDEX,
-    SIDE, SUPERSEDES, TIMING, WE, WS)
+    BATCH_ID, EVENT_TIME, IS_FINAL, JOIN_KEY, LEFT_ROW, LEFT_TIME, PAIR_TIME, PANE_INDEX, REASON, RIGHT_ROW,
+    RIGHT_TIME, ROW_INDEX, SIDE, SUPERSEDES, TIMING, WE, WS)
 
 METRICS = ("input_rows", "accepted_rows", "late_rows", "dropped_late_rows", "unassigned_rows", "quarantined_rows")
 
@@ -38,11 +38,21 @@ def frame(spark, rows, schema: str):
     return spark.createDataFrame(typed, schema)
 
 
+def _values(row: dict) -> tuple:
+    """A row's non-null values as text, by column (the frames hold a model row's values as text or bigint)."""
+    return tuple(sorted((name, str(value)) for name, value in row.items() if value is not None))
+
+
+def _side_row(r) -> tuple:
+    """The whole input row a late or quarantine table row carries, as :func:`_values`."""
+    return _values(r[{LEFT.name: LEFT_ROW, RIGHT.name: RIGHT_ROW}[r[SIDE]]].asDict())
+
+
 def model_batch(spec, result) -> dict:
     columns = spec.output_columns
     out = {"wm": result.watermark_after_ms,
-           "late": Counter((x.side.name, x.key, x.timestamp_ms, x.reason) for x in result.late),
-           "quarantined": Counter((q.side.name, q.reason) for q in result.quarantined),
+           "late": Counter((x.side.name, x.key, x.timestamp_ms, x.reason, _values(x.row)) for x in result.late),
+           "quarantined": Counter((q.side.name, q.reason, _values(q.row)) for q in result.quarantined),
            "metrics": {side.name: tuple(getattr(result.metrics[side], m) for m in METRICS) for side in (LEFT, RIGHT)}}
     if isinstance(spec, IntervalJoinSpec):
         out["pairs"] = Counter((p.key, p.left_timestamp_ms, p.right_timestamp_ms, p.timestamp_ms,
@@ -64,8 +74,8 @@ def spark_batch(spec, store, report, batch_id: int, seen: dict) -> dict:
         new[kind], seen[kind] = rows[seen.get(kind, 0):], len(rows)
         assert all(r[BATCH_ID] == batch_id for r in new[kind]), f"{kind} rows of another batch than {batch_id}"
     out = {"wm": report.watermark_end_ms,
-           "late": Counter((r[SIDE], tuple(r[JOIN_KEY]), r[EVENT_TIME], r[REASON]) for r in new["late"]),
-           "quarantined": Counter((r[SIDE], r[REASON]) for r in new["quarantine"]),
+           "late": Counter((r[SIDE], tuple(r[JOIN_KEY]), r[EVENT_TIME], r[REASON], _side_row(r)) for r in new["late"]),
+           "quarantined": Counter((r[SIDE], r[REASON], _side_row(r)) for r in new["quarantine"]),
            "metrics": {side.name: tuple(getattr(report.metrics[side], m) for m in METRICS) for side in (LEFT, RIGHT)}}
     if isinstance(spec, IntervalJoinSpec):
         out["pairs"] = Counter((tuple(r[JOIN_KEY]), r[LEFT_TIME], r[RIGHT_TIME], r[PAIR_TIME],

@@ -170,12 +170,19 @@ def test_q8_holds_a_person_once_per_window_however_many_auctions_they_opened_in_
     assert answer.groupBy("id", "window_start_ms").count().where("count > 1").count() == 0
 
 
-def test_q8s_window_join_keeps_file_statistics_only_on_the_columns_its_tables_are_read_by(spark, streamed):
-    """The streamed window join's buffered rows (every column of a person or an auction) and its results."""
+def test_q8s_buffered_rows_carry_the_projected_and_key_columns_with_statistics_only_where_they_are_read(
+        spark, streamed):
+    """The streamed window join's state keeps a person's id and name and an auction's seller (q8 projects
+    ``id, name`` of persons, a semi join), not the rows' other columns; its state and results tables keep file
+    statistics on the columns they are read by only."""
     from join_spark_runner import statistics_columns
-    from windowing.spark.joins.columns import BATCH_ID, WE, WS
+    from windowing.spark.joins.columns import BATCH_ID, LEFT_ROW, RIGHT_ROW, WE, WS
     q8 = streamed[0] / "output" / "nexmark" / "q8"
-    assert statistics_columns(spark, str(q8 / "state" / "nexmark_q8" / "state" / "buffers")) == {WS, WE}
+    buffers = str(q8 / "state" / "nexmark_q8" / "state" / "buffers")
+    schema = spark.read.format("delta").load(buffers).schema
+    assert (schema[LEFT_ROW].dataType.fieldNames(), schema[RIGHT_ROW].dataType.fieldNames()) == (["id", "name"],
+                                                                                                 ["seller"])
+    assert statistics_columns(spark, buffers) == {WS, WE}
     assert statistics_columns(spark, str(q8 / "results")) == {WS, WE, BATCH_ID}
 
 

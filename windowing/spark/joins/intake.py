@@ -21,6 +21,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from windowing.core.joins.functions import Projection
 from windowing.core.joins.intake import idle_timeouts_ms
 from windowing.core.joins.sides import LEFT, RIGHT, SIDES, Side
 from windowing.core.records import QUARANTINE_NULL_EVENT_TIME, QUARANTINE_NULL_KEY, QUARANTINE_UNPARSEABLE_EVENT_TIME
@@ -68,8 +69,23 @@ class SideSchemas:
     def row_type(self, side: Side) -> T.StructType:
         return getattr(self, side.name)
 
+    @property
+    def whole_rows(self) -> dict[Side, T.StructType]:
+        """Each side's whole input row."""
+        return {side: self.row_type(side) for side in SIDES}
 
-def _tag(spec, side: Side, df: DataFrame, schemas: SideSchemas) -> DataFrame:
+    def carried_rows(self, spec, output) -> dict[Side, T.StructType]:
+        """The row each side's tagged rows carry through a plan that emits ``output``: a projection's columns of
+        that side and the side's key columns (never none: Parquet stores no empty struct), in the input's order;
+        the whole row for a join function. The late and quarantine tables always get whole rows."""
+        if not isinstance(output, Projection):
+            return self.whole_rows
+        read = {LEFT: {column for column, _ in output.left} | set(spec.left_key),
+                RIGHT: {column for column, _ in output.right} | set(spec.right_key)}
+        return {side: T.StructType([f for f in self.row_type(side).fields if f.name in read[side]]) for side in SIDES}
+
+
+def _tag(spec, side: Side, df: DataFrame, rows: dict[Side, T.StructType], schemas: SideSchemas) -> DataFrame:
     columns = {LEFT: spec.left_key, RIGHT: spec.right_key}[side]
     event_time = getattr(spec, side.name).event_time_column
     raw_ts = F.col(event_time)
@@ -81,18 +97,21 @@ def _tag(spec, side: Side, df: DataFrame, schemas: SideSchemas) -> DataFrame:
               .when(raw_ts.isNull(), F.lit(QUARANTINE_NULL_EVENT_TIME))
               .when(ts.isNull(), F.lit(QUARANTINE_UNPARSEABLE_EVENT_TIME)))
     key = F.struct(*[F.col(c).cast(f.dataType).alias(f.name) for c, f in zip(columns, schemas.key.fields)])
-    row = F.struct(*[F.col(f.name) for f in df.schema.fields])
+    row = F.struct(*[F.col(f"`{f.name}`") for f in rows[side].fields])
     own, other = ROW_COLUMNS[side], ROW_COLUMNS[side.other]
     return df.select(F.lit(side.name).alias(SIDE), key.alias(JOIN_KEY), ts.alias(TS),
                      F.monotonically_increasing_id().alias(ORDER), reason.alias(REASON), row.alias(own),
-                     F.lit(None).cast(schemas.row_type(side.other)).alias(other))
+                     F.lit(None).cast(rows[side.other]).alias(other))
 
 
-def tag_sides(spec, left: DataFrame, right: DataFrame, schemas: SideSchemas) -> DataFrame:
-    """Both sides' rows as one frame of tagged rows (``REASON`` set on the rows to quarantine)."""
+def tag_sides(spec, left: DataFrame, right: DataFrame, schemas: SideSchemas,
+              rows: dict[Side, T.StructType] | None = None) -> DataFrame:
+    """Both sides' rows as one frame of tagged rows (``REASON`` set on the rows to quarantine), each carrying
+    the columns of its ``rows`` type (:meth:`SideSchemas.carried_rows`; the whole row when not given)."""
+    rows = rows or schemas.whole_rows
     columns = [SIDE, JOIN_KEY, TS, ORDER, REASON, LEFT_ROW, RIGHT_ROW]
-    return _tag(spec, LEFT, left, schemas).select(*columns).unionByName(
-        _tag(spec, RIGHT, right, schemas).select(*columns))
+    return _tag(spec, LEFT, left, rows, schemas).select(*columns).unionByName(
+        _tag(spec, RIGHT, right, rows, schemas).select(*columns))
 
 
 @dataclass(frozen=True)

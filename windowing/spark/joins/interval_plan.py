@@ -44,11 +44,12 @@ class IntervalJoinPlan:
         self.output = output_type(spec.output, schemas)
         self.results_schema = pairs_schema(schemas.key, self.output)
         self.results_statistics = PAIRS_STATISTICS
+        self.rows = schemas.carried_rows(spec, spec.output)
         self.state = StateTable(INTERVAL, T.StructType(
             [T.StructField(SIDE, T.StringType(), True), T.StructField(JOIN_KEY, schemas.key, True),
              T.StructField(TS, T.LongType(), True), T.StructField(BATCH, T.LongType(), True),
-             T.StructField(ORDER, T.LongType(), True), T.StructField(LEFT_ROW, schemas.left, True),
-             T.StructField(RIGHT_ROW, schemas.right, True), T.StructField(EXPIRES, T.LongType(), True)]),
+             T.StructField(ORDER, T.LongType(), True), T.StructField(LEFT_ROW, self.rows[LEFT], True),
+             T.StructField(RIGHT_ROW, self.rows[RIGHT], True), T.StructField(EXPIRES, T.LongType(), True)]),
             (SIDE, BATCH, ORDER), statistics=(EXPIRES,))
         self.state_tables = (self.state,)
 
@@ -61,7 +62,8 @@ class IntervalJoinPlan:
         intake's aggregate."""
         return {ACCEPTED: F.col(TS) > watermark_start_ms, LATE: F.col(TS) <= watermark_start_ms}
 
-    def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
+    def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext,
+                whole_valid: DataFrame) -> PlanOutput:
         spec, wm_start, wm_end = self.spec, ctx.watermark_start_ms, ctx.watermark_end_ms
         is_accepted = self.row_conditions(wm_start)[ACCEPTED]
         expires = (F.when(F.col(SIDE) == LEFT.name, F.col(TS) + spec.upper_bound_ms)
@@ -72,7 +74,7 @@ class IntervalJoinPlan:
         counts = {side: {ACCEPTED: rows[ACCEPTED], LATE: rows[LATE] if spec.late_output else 0,
                          DROPPED_LATE: 0 if spec.late_output else rows[LATE], UNASSIGNED: 0}
                   for side, rows in ctx.plan_rows.items()}
-        late = late_rows(valid.where(~is_accepted), LATE_BEYOND_ALLOWED_LATENESS, wm_start, ctx.batch_id)
+        late = late_rows(whole_valid.where(~is_accepted), LATE_BEYOND_ALLOWED_LATENESS, wm_start, ctx.batch_id)
         if not spec.late_output:
             late = late.limit(0)
         held = state[INTERVAL]

@@ -61,6 +61,7 @@ class KeyedJoinPlan:
                                   schemas)
         self.results_schema = results_schema(schemas.key, self.output)
         self.results_statistics = RESULTS_STATISTICS
+        self.rows = schemas.whole_rows     # a key's model run gets its rows whole (join functions, late rows)
         self.state = StateTable(KEYED, _state_schema(schemas.key), (JOIN_KEY,),
                                 statistics=(JOIN_KEY, NEXT_EVENT_TIMER, NEXT_PROCESSING_TIMER))
         self.state_tables = (self.state,)
@@ -81,7 +82,9 @@ class KeyedJoinPlan:
         """None: a row's accounting comes from its key's run of the model (merging, lateness, evictors)."""
         return None
 
-    def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
+    def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext,
+                whole_valid: DataFrame) -> PlanOutput:
+        """``valid`` carries whole rows (:attr:`rows`), so ``whole_valid`` is the same rows."""
         keyed_state = state[KEYED]
         if not ctx.flush:
             keys = valid.select(JOIN_KEY).distinct().withColumn("__has_rows", F.lit(True))

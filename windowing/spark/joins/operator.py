@@ -134,12 +134,16 @@ class JoinOperator:
         wm_start = last["watermark_ms"] if last is not None else JoinClock(self.spec).watermark_ms
         clock = JoinClock(self.spec, wm_start, json.loads(last["time_state"]) if last is not None else None)
         clock_before = clock.clock_ms
-        tagged = tag_sides(self.spec, left, right, schemas)
+        tagged = tag_sides(self.spec, left, right, schemas, plan.rows)
         if not stays_empty(flush, last is None):
             # Read by the counts, the plan (more than once with state) and the outputs. A one-pass batch reads
             # its rows once in the plan: its counts read only the keys and event times, which costs less than
             # caching every row.
             tagged = tagged.cache()
+        # The late and quarantine tables get whole rows: tagged again from the input when the plan's rows carry
+        # less, read only by a batch that has late or quarantined rows (whether a row is late or quarantined
+        # depends on the row and the watermark at the start of the batch alone).
+        whole = tagged if plan.rows == schemas.whole_rows else tag_sides(self.spec, left, right, schemas)
         try:
             counts = side_counts(tagged, plan.row_conditions(wm_start))
             clock.arrive(processing_time_ms)
@@ -152,7 +156,7 @@ class JoinOperator:
             state = {table.name: (self.spark.createDataFrame([], table.schema) if ctx.state_empty
                                   else self.store.read_state(table, last)) for table in plan.state_tables}
             valid = tagged.where(F.col(REASON).isNull())
-            out = plan.compute(valid, state, ctx)
+            out = plan.compute(valid, state, ctx, whole.where(F.col(REASON).isNull()))
             try:
                 metrics = self._metrics(counts, out.counts)
                 self._fault("before_outputs")
@@ -161,7 +165,7 @@ class JoinOperator:
                 if any(m.late_rows for m in metrics.values()):
                     self.store.write_output("late", out.late, batch_id)
                 if any(m.quarantined_rows for m in metrics.values()):
-                    self.store.write_output("quarantine", tagged.where(F.col(REASON).isNotNull()).select(
+                    self.store.write_output("quarantine", whole.where(F.col(REASON).isNotNull()).select(
                         SIDE, REASON, F.lit(batch_id).cast("long").alias(BATCH_ID), LEFT_ROW, RIGHT_ROW), batch_id)
                 self._fault("after_outputs")
                 versions = {table.name: (out.changes[table.name].write(self.store, table, batch_id)

@@ -4,7 +4,10 @@ A plan (:mod:`keyed_plan`, :mod:`window_plan`, :mod:`interval_plan`; chosen
 once by :func:`windowing.spark.joins.plans.plan_for`) names its state tables,
 and computes from the batch's valid tagged rows and its state (read as of
 the versions the last committed batch recorded) the batch's results, late
-rows, per-side accounting and state change sets.
+rows, per-side accounting and state change sets. Its ``rows`` say what each
+side's tagged rows carry (:meth:`~windowing.spark.joins.intake.SideSchemas.carried_rows`:
+a projection's columns, or the whole row), in the batch and in its state; its
+late rows come from the same rows carrying the whole input row (``whole_valid``).
 """
 from __future__ import annotations
 

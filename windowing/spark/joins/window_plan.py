@@ -79,12 +79,13 @@ class WindowJoinFramePlan:
         self.output = output_type(spec.function.output, schemas)
         self.results_schema = results_schema(schemas.key, self.output)
         self.results_statistics = RESULTS_STATISTICS
+        self.rows = schemas.carried_rows(spec, spec.function.output)
         self.state = StateTable(BUFFERS, T.StructType(
             [T.StructField(JOIN_KEY, schemas.key, True), T.StructField(WS, T.LongType(), True),
              T.StructField(WE, T.LongType(), True), T.StructField(SIDE, T.StringType(), True),
              T.StructField(TS, T.LongType(), True), T.StructField(BATCH, T.LongType(), True),
-             T.StructField(ORDER, T.LongType(), True), T.StructField(LEFT_ROW, schemas.left, True),
-             T.StructField(RIGHT_ROW, schemas.right, True)]), (SIDE, BATCH, ORDER, WS), statistics=(WS, WE))
+             T.StructField(ORDER, T.LongType(), True), T.StructField(LEFT_ROW, self.rows[LEFT], True),
+             T.StructField(RIGHT_ROW, self.rows[RIGHT], True)]), (SIDE, BATCH, ORDER, WS), statistics=(WS, WE))
         self.state_tables = (self.state,)
         self._panes = self._joined_panes if isinstance(spec.function.output, Projection) else self._collected_panes
 
@@ -121,7 +122,8 @@ class WindowJoinFramePlan:
         live = latest + (size - 1) > watermark_start_ms
         return {ACCEPTED: in_window & live, LATE: in_window & ~live, UNASSIGNED: ~in_window}
 
-    def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext) -> PlanOutput:
+    def compute(self, valid: DataFrame, state: dict[str, DataFrame], ctx: BatchContext,
+                whole_valid: DataFrame) -> PlanOutput:
         assigned = self._assigned(valid, ctx)
         assigned = ctx.cached_if_reread(assigned)   # the fired windows and the state's new rows
         late_output = self.spec.late_output
@@ -130,7 +132,7 @@ class WindowJoinFramePlan:
             rows = ctx.plan_rows[side]
             counts[side] = {ACCEPTED: rows[ACCEPTED], LATE: rows[LATE] if late_output else 0,
                             DROPPED_LATE: 0 if late_output else rows[LATE], UNASSIGNED: rows[UNASSIGNED]}
-        late = late_rows(valid.where(self.row_conditions(ctx.watermark_start_ms)[LATE]),
+        late = late_rows(whole_valid.where(self.row_conditions(ctx.watermark_start_ms)[LATE]),
                          LATE_BEYOND_ALLOWED_LATENESS, ctx.watermark_start_ms, ctx.batch_id)
         if not late_output:
             late = late.limit(0)
@@ -157,7 +159,7 @@ class WindowJoinFramePlan:
         lefts = ranked(LEFT, LEFT_ROW, _LEFT_ORDINAL)
         rights = ranked(RIGHT, RIGHT_ROW, _RIGHT_ORDINAL, F.count(F.lit(1)).over(in_window).alias(_RIGHTS))
         row = joined_pane_row(self.spec.function.kind, F.col(LEFT_ROW), F.col(RIGHT_ROW), F.col(_LEFT_ORDINAL),
-                              F.col(_RIGHT_ORDINAL), F.col(_RIGHTS), self.schemas.left, self.schemas.right)
+                              F.col(_RIGHT_ORDINAL), F.col(_RIGHTS), self.rows[LEFT], self.rows[RIGHT])
         panes = lefts.join(rights, window, "full").where(row.keep).select(
             *window, row.row_index.alias(ROW_INDEX),
             pair_output(self.spec.function.output, self.output, row.left, row.right).alias(OUTPUT))
