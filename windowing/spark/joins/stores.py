@@ -59,7 +59,7 @@ class JoinMemoryStore:
         self._state: dict[str, tuple[StateTable, dict]] = {}
 
     def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType],
-                results_statistics: tuple[str, ...] = ()) -> None:
+                results_statistics: tuple[str, ...]) -> None:
         for table in tables:
             self._state.setdefault(table.name, (table, {}))
 
@@ -142,10 +142,10 @@ class JoinDeltaStore:
         return f"{self.base}/state/{name}"
 
     def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType],
-                results_statistics: tuple[str, ...] = ()) -> None:
+                results_statistics: tuple[str, ...]) -> None:
         """Create the state and output tables that do not exist yet (empty): the state tables and the results
         table with file statistics on the columns they are read by (``StateTable.statistics``,
-        ``results_statistics``; all columns when empty), the late and quarantine tables on Delta's default."""
+        ``results_statistics``), the late and quarantine tables with Delta's default (the first 32 columns)."""
         statistics = {name: () for name in outputs} | {"results": results_statistics}
         delta_lake_io.create_empty_tables(self.spark, [
             *(EmptyTable(table.schema, self.state_path(table.name), list(table.partition_by),
