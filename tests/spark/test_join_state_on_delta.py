@@ -18,7 +18,7 @@ from windowing.core.joins import IntervalJoinSpec
 from windowing.spark.joins.columns import BATCH_ID, JOIN_KEY, LEFT_TIME, PANE_INDEX, RIGHT_TIME, SIDE, TS, WE, WS
 from windowing.spark.joins.interval_plan import INTERVAL
 from windowing.spark.joins.intake import SideSchemas
-from windowing.spark.joins.operator import JoinOperator
+from windowing.spark.joins.operator import JoinOperator, JoinSpecMismatchError
 from windowing.spark.joins.plans import plan_for
 
 LEFT_SCHEMA, RIGHT_SCHEMA = "k string, lt bigint, id string", "key string, rt bigint, id string"
@@ -121,3 +121,27 @@ def test_of_two_join_operators_racing_on_each_batch_exactly_one_writes_it(spark,
     progress = spark.read.format("delta").load(ops["w1"].store.progress_path).collect()
     assert sorted(r["batch_id"] for r in progress) == list(range(len(t.steps)))
     assert spark.read.format("delta").load(ops["w1"].store.state_path(INTERVAL)).count() == 0
+
+
+def test_state_written_for_other_rows_or_another_spec_is_refused_naming_the_plan(spark, tmp_path):
+    """An interval join projecting one column a side keeps those and the keys in its state: its progress records
+    which, so state holding whole rows (as an earlier release wrote) is refused by name, as is another spec."""
+    import dataclasses
+
+    from delta.tables import DeltaTable
+    t = by_name("interval_join_inclusive_bounds_and_cleanup")
+    step = t.steps[0]
+
+    def run(spec, batch_id):
+        op = JoinOperator.on_delta(spark, spec, "join", str(tmp_path))
+        return op.process_batch(frame(spark, step.left, LEFT_SCHEMA), frame(spark, step.right, RIGHT_SCHEMA),
+                                batch_id, processing_time_ms=step.pt), op
+    _, op = run(t.spec, 0)
+    assert op.plan.rows != SideSchemas.of(t.spec, frame(spark, [], LEFT_SCHEMA).schema,
+                                          frame(spark, [], RIGHT_SCHEMA).schema).whole_rows
+    other = dataclasses.replace(t.spec, upper_ms=t.spec.upper_ms + 1)
+    with pytest.raises(JoinSpecMismatchError, match="'interval' plan"):
+        run(other, 1)
+    DeltaTable.forPath(spark, op.store.progress_path).update(set={"spec_fingerprint": f"'{t.spec.fingerprint()}'"})
+    with pytest.raises(JoinSpecMismatchError, match="another spec, plan or input schemas"):
+        run(t.spec, 1)

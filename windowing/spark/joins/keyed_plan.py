@@ -33,8 +33,8 @@ from windowing.spark.joins.columns import (
     NEXT_PROCESSING_TIMER, ORDER, OUTPUT, PANE_INDEX, PLAN_COUNTS, REASON, RIGHT_ROW, ROW_COLUMNS, ROW_INDEX, SIDE,
     STATE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
-from windowing.spark.joins.outputs import (RESULTS_STATISTICS, SUPERSEDES_TYPE, flatten_output, late_schema, output_type,
-                                          results_schema)
+from windowing.spark.joins.outputs import (
+    RESULTS_STATISTICS, SUPERSEDES_TYPE, flatten_output, late_schema, output_type, results_schema)
 from windowing.spark.joins.plan import BatchContext, KeyedChanges, PlanOutput, StateTable, counts_by_side
 from windowing.spark.runtime.runner_rows import KIND, RunnerRow
 

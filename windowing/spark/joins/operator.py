@@ -88,12 +88,21 @@ class JoinOperator:
                                self.plan.results_statistics)
         if last is not None:
             written = (last["spec_fingerprint"], last["plan"], last["left_schema"], last["right_schema"])
-            ours = (self.spec.fingerprint(), self.plan.name, schemas.left.json(), schemas.right.json())
+            ours = (self._fingerprint(schemas), self.plan.name, schemas.left.json(), schemas.right.json())
             if written != ours:
                 raise JoinSpecMismatchError(
                     f"join operator {self.store.operator_id!r}: its state was written by another spec, plan or "
                     f"input schemas ({written[1]!r} plan); use a new operator id or state root")
         return self.plan
+
+    def _fingerprint(self, schemas: SideSchemas) -> str:
+        """What the progress rows record of the spec: its fingerprint, and when the plan's rows carry fewer
+        columns than the inputs' (:meth:`SideSchemas.carried_rows`), which they carry, so that state holding
+        other rows (an earlier release kept whole rows) is refused by name instead of failing in a union."""
+        if self.plan.rows == schemas.whole_rows:
+            return self.spec.fingerprint()
+        carried = ";".join(f"{side.name}:{','.join(self.plan.rows[side].fieldNames())}" for side in SIDES)
+        return f"{self.spec.fingerprint()}+rows({carried})"
 
     def process_batch(self, left: DataFrame, right: DataFrame, batch_id: int,
                       processing_time_ms: int | None = None, ends_input: bool = False) -> JoinBatchReport:
@@ -174,7 +183,7 @@ class JoinOperator:
                 self._fault("before_progress")
                 self.store.commit_progress(progress_row(
                     batch_id=batch_id, watermark_ms=wm_end, time_state=json.dumps(clock.saved()),
-                    state_versions=json.dumps(versions), spec_fingerprint=self.spec.fingerprint(), plan=plan.name,
+                    state_versions=json.dumps(versions), spec_fingerprint=self._fingerprint(schemas), plan=plan.name,
                     left_schema=schemas.left.json(), right_schema=schemas.right.json(),
                     metrics=json.dumps({side.name: asdict(m) for side, m in metrics.items()}),
                     processing_time_ms=processing_time_ms, writer_id=self.writer_id))
