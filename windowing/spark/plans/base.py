@@ -17,7 +17,7 @@ from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, clamp_ms as _clamp
 from windowing.spark.plans.aggregates import CompiledAggregate, accumulator_columns, partial_exprs
 from windowing.spark.plans import slicing
-from windowing.spark.input.columns import END_BUCKET, WE, WS, long_lit
+from windowing.spark.input.columns import END_BUCKET, LATE, STATUS, WE, WS, long_lit
 from windowing.spark.input.prepare import live_window_end_above
 from windowing.spark.plans.window_geometry import WindowGeometry, geometry_of
 
@@ -108,6 +108,10 @@ class PlanContext:
 
 @dataclass
 class PlanOutput:
+    """What a plan that decides lateness at classification computed for one batch (a session plan's
+    output, which decides it after merging, is :class:`~windowing.spark.plans.session_window_plan.SessionOutput`).
+    Both answer :meth:`account`, :meth:`late_rows` and :attr:`state_write_counts_cleaned` for the executor."""
+
     panes: DataFrame
     upserts: DataFrame           # complete state rows to insert or replace
     deletes: DataFrame           # window keys + end_bucket of state rows to delete
@@ -117,6 +121,22 @@ class PlanOutput:
     # Every window cleaned in this batch, when the plan counts them itself (processing-time windows:
     # one opened and closed in the same batch never reaches the state table's deletes)
     cleaned: DataFrame | None = None
+
+    def account(self, metrics, late_output: bool) -> None:
+        """The plan's part of the batch's metrics: the windows it cleaned, when it counts them itself (the
+        classification already counted the late rows)."""
+        if self.cleaned is not None:
+            metrics.windows_cleaned = self.cleaned.count()
+
+    @staticmethod
+    def late_rows(whole: DataFrame, keys: list[str]) -> DataFrame:
+        """The batch's late rows of ``whole`` (the classified input, every column): those classified late."""
+        return whole.where(F.col(STATUS) == LATE)
+
+    @property
+    def state_write_counts_cleaned(self) -> bool:
+        """Whether the windows cleaned are the state rows the state write deletes (counted as it writes)."""
+        return self.cleaned is None
 
 
 def merge_pair(ctx: PlanContext, left: str, right: str, right_prefix: str = "") -> list[Column]:

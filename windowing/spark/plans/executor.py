@@ -34,7 +34,6 @@ from windowing.spark.plans.registry import BatchRange, Elements, PlanInputs, pla
 from windowing.spark.input import batch_time
 from windowing.spark.input.batch_settings import SMALL_BATCH_ROWS, ScopedSettings, runs_small, small_batch_settings
 from windowing.spark.plans.processing_time_plan import replayed_late
-from windowing.spark.plans.session_window_plan import SessionOutput
 from windowing.spark.input.columns import (ACCEPTED, END_BUCKET, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SLICE, SRC,
                                            STATUS, TS, UNASSIGNED, WE, WS, long_lit)
 from windowing.spark.input.prepare import classify, live_window_end_above
@@ -217,16 +216,7 @@ class PlanExecutor:
                             tuple(self._value_columns()))
         out = self.definition.run(inputs)
         work.cached.extend(out.cached)
-        if isinstance(out, SessionOutput):
-            # elements a session plan finds late (after merging) move from accepted to late
-            metrics.accepted_rows -= out.late_count
-            if self.spec.late_output:
-                metrics.late_rows += out.late_count
-            else:
-                metrics.dropped_late_rows += out.late_count
-            metrics.windows_cleaned = out.cleaned_count
-        elif out.cleaned is not None:
-            metrics.windows_cleaned = out.cleaned.count()
+        out.account(metrics, self.spec.late_output)
         work.planned(wm0, classified, whole, times, out, windows_pin)
 
     @staticmethod
@@ -275,18 +265,6 @@ class PlanExecutor:
             return classified
         read = set(self.spec.required_columns)
         return classified.select(*[c for c in classified.columns if c in read or c not in df.columns])
-
-    @staticmethod
-    def late_session_elements(whole: DataFrame, late_spans: DataFrame, keys: list[str]) -> DataFrame:
-        """The accepted rows of ``whole`` (every input column) whose own window lies in one of their
-        key's ``late_spans`` (:class:`~windowing.spark.plans.session_window_plan.SessionOutput`)."""
-        names = [f"__late_key{i}" for i in range(len(keys))]
-        spans = late_spans.select(*[F.col(k).alias(n) for k, n in zip(keys, names)],
-                                  F.col(WS).alias("__late_ws"), F.col(WE).alias("__late_we"))
-        inside = (F.col(WS) >= F.col("__late_ws")) & (F.col(WE) <= F.col("__late_we"))
-        for key, name in zip(keys, names):
-            inside = inside & (F.col(key) == F.col(name))     # accepted rows have a key
-        return whole.where(F.col(STATUS) == ACCEPTED).join(spans, inside, "left_semi")
 
     def _elements(self, classified: DataFrame, wm0: int) -> DataFrame:
         """Accepted elements: one row per (element, live window), or per element with its slice.
@@ -427,8 +405,7 @@ class _PlanWork(BatchWork):
         if not ex.spec.late_output:
             return None
         # the session plans decide lateness after merging; the others at classification
-        late = (ex.late_session_elements(self.whole, self.out.late_spans, list(ex.spec.key_columns))
-                if isinstance(self.out, SessionOutput) else self.whole.where(F.col(STATUS) == LATE))
+        late = self.out.late_rows(self.whole, list(ex.spec.key_columns))
         return Output(ex._late_rows(df, late, ex._late_reason(self.times, wm0), self.batch_id),
                       self.metrics.late_rows)
 
@@ -442,7 +419,7 @@ class _PlanWork(BatchWork):
                                          self.read_pin, ex.state_write,
                                          final=self.watermark_end_ms == MAX_TIMESTAMP_MS,
                                          input_rows=self.metrics.input_rows)
-        if not isinstance(out, SessionOutput) and out.cleaned is None:
+        if out.state_write_counts_cleaned:
             # The state rows a batch deletes are the windows it cleaned up; the store counted
             # them as it wrote (every delete matches a state row: the plans delete only rows they read).
             cleaned = ex.store.windows_deleted

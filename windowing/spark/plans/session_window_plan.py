@@ -54,7 +54,7 @@ from pyspark.sql import types as T
 from windowing.core.records import LATE, ON_TIME
 from windowing.core.time import clamp_ms as _clamp
 from windowing.spark.plans.aggregates import partial_exprs, running_exprs
-from windowing.spark.input.columns import EMITTED, SEQ, SLICE, SUPERSEDES, WE, WS, long_lit
+from windowing.spark.input.columns import ACCEPTED, EMITTED, SEQ, SLICE, STATUS, SUPERSEDES, WE, WS, long_lit
 
 SESSION_PLAN = "session"
 SUPERSEDES_TYPE = T.ArrayType(T.StructType([T.StructField(WS, T.LongType(), True),
@@ -110,7 +110,7 @@ class SessionOutput:
     rows: an accepted element of the batch is late exactly when its own window lies in one of
     its key's spans. Lateness belongs to an island, and every element window inside a part of
     an island overlaps it, so this names the late elements without naming rows: the executor
-    reads their input columns from its own frame (:meth:`windowing.spark.plans.executor.PlanExecutor.late_session_elements`).
+    reads their input columns from its own frame (:meth:`late_rows`).
     """
 
     panes: DataFrame
@@ -120,6 +120,29 @@ class SessionOutput:
     late_count: int               # how many late elements
     cleaned_count: int            # sessions cleaned up in this batch
     cached: list = field(default_factory=list)
+    state_write_counts_cleaned = False
+    """The sessions cleaned are counted by the plan (a merge deletes sessions that are not cleaned)."""
+
+    def account(self, metrics, late_output: bool) -> None:
+        """The plan's part of the batch's metrics: the elements it found late (after merging) move from
+        accepted to late (or dropped late); the sessions it cleaned."""
+        metrics.accepted_rows -= self.late_count
+        if late_output:
+            metrics.late_rows += self.late_count
+        else:
+            metrics.dropped_late_rows += self.late_count
+        metrics.windows_cleaned = self.cleaned_count
+
+    def late_rows(self, whole: DataFrame, keys: list[str]) -> DataFrame:
+        """The accepted rows of ``whole`` (the classified input, every column) whose own window lies in one of
+        their key's late spans."""
+        names = [f"__late_key{i}" for i in range(len(keys))]
+        spans = self.late_spans.select(*[F.col(k).alias(n) for k, n in zip(keys, names)],
+                                       F.col(WS).alias("__late_ws"), F.col(WE).alias("__late_we"))
+        inside = (F.col(WS) >= F.col("__late_ws")) & (F.col(WE) <= F.col("__late_we"))
+        for key, name in zip(keys, names):
+            inside = inside & (F.col(key) == F.col(name))     # accepted rows have a key
+        return whole.where(F.col(STATUS) == ACCEPTED).join(spans, inside, "left_semi")
 
 
 def _islands(frame: DataFrame, keys: list[str]) -> DataFrame:

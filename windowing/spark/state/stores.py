@@ -62,10 +62,10 @@ PROGRESS_SCHEMA = T.StructType([
     # The window state changes logged in the row (windowing.spark.state.log); null when none.
     *LOG_FIELDS,
 ])
-PROGRESS_PROPERTIES = {"delta.dataSkippingStatsColumns": "batch_id"}
+PROGRESS_PROPERTIES = delta_lake_io.statistics_properties(("batch_id",))
 """File statistics of the progress table: only ``batch_id`` (a batch's row); statistics of
 all thirteen columns cost each commit 0.05-0.1 CPU s of code generation and skip nothing."""
-RESULTS_PROPERTIES = {"delta.dataSkippingStatsColumns": f"{WS},{WE},batch_id"}
+RESULTS_PROPERTIES = delta_lake_io.statistics_properties((WS, WE, "batch_id"))
 """File statistics of the results table: only where they let a reader skip files, the window
 bounds (a range of windows, reprocessing) and the batch id (a batch's panes). Not the keys: every
 write is hash-partitioned by key and window, so each file spans nearly every key and their min/max
