@@ -170,19 +170,26 @@ def test_q8_holds_a_person_once_per_window_however_many_auctions_they_opened_in_
     assert answer.groupBy("id", "window_start_ms").count().where("count > 1").count() == 0
 
 
-def test_q8s_buffered_rows_carry_the_projected_and_key_columns_with_statistics_only_where_they_are_read(
-        spark, streamed):
+def test_q8s_buffered_rows_carry_the_projected_and_key_columns_and_stream_as_logged_changes(spark, streamed):
     """The streamed window join's state keeps a person's id and name and an auction's seller (q8 projects
-    ``id, name`` of persons, a semi join), not the rows' other columns; its state and results tables keep file
-    statistics on the columns they are read by only."""
+    ``id, name`` of persons, a semi join), not the rows' other columns, in its table and in the changes its
+    batches logged instead of writing the table; its results table keeps file statistics on the columns it is
+    read by only."""
     from join_spark_runner import statistics_columns
     from windowing.spark.joins.columns import BATCH_ID, LEFT_ROW, RIGHT_ROW, WE, WS
+    from windowing.spark.joins.state_pins import STATE_LOG
     q8 = streamed[0] / "output" / "nexmark" / "q8"
-    buffers = str(q8 / "state" / "nexmark_q8" / "state" / "buffers")
-    schema = spark.read.format("delta").load(buffers).schema
-    assert (schema[LEFT_ROW].dataType.fieldNames(), schema[RIGHT_ROW].dataType.fieldNames()) == (["id", "name"],
-                                                                                                 ["seller"])
-    assert statistics_columns(spark, buffers) == {WS, WE}
+    operator = q8 / "state" / "nexmark_q8"
+    progress = spark.read.format("delta").load(str(operator / "progress")).orderBy("batch_id").collect()
+    logged = [json.loads(r[STATE_LOG])["buffers"] for r in progress]
+    assert [[change[0] for change in changes] for changes in logged] == [[0], [0, 1]]   # two batches, both logged
+    for rows in [spark.read.format("delta").load(str(operator / "state" / "buffers"))] \
+            + [spark.read.parquet(change[1]) for change in logged[-1]]:
+        assert (rows.schema[LEFT_ROW].dataType.fieldNames(), rows.schema[RIGHT_ROW].dataType.fieldNames()) \
+            == (["id", "name"], ["seller"])
+    # a batch logs the rows of the windows its watermark left open, and only those
+    last = spark.read.parquet(logged[-1][-1][1])
+    assert last.count() == last.where(f"{WE} - 1 > {progress[-1]['watermark_ms']}").count() > 0
     assert statistics_columns(spark, str(q8 / "results")) == {WS, WE, BATCH_ID}
 
 

@@ -10,8 +10,9 @@ for it (:mod:`windowing.spark.joins.plans`). One batch ``b``:
 3. the plan computes results, late rows, per-side counts and state changes from
    the valid rows and the state read as of the last committed batch's versions;
 4. write in order (fault-injection stages as the single-input operator's):
-   ``before_outputs``, the outputs, ``after_outputs``, the state MERGEs,
-   ``before_progress``, the progress row (the commit point), ``after_progress``.
+   ``before_outputs``, the outputs, ``after_outputs``, the state changes (written
+   or logged: :mod:`windowing.spark.joins.state_pins`), ``before_progress``, the
+   progress row (the commit point), ``after_progress``.
 
 Every input row of either side is accounted for: ``input = accepted + late +
 dropped_late + unassigned + quarantined`` per side, checked before the commit.
@@ -35,6 +36,7 @@ from windowing.spark.joins.intake import JoinClock, SideSchemas, side_counts, ta
 from windowing.spark.joins.outputs import quarantine_schema
 from windowing.spark.joins.plan import BatchContext, stays_empty
 from windowing.spark.joins.plans import plan_for
+from windowing.spark.joins.state_pins import pins_of, progress_columns
 from windowing.spark.joins.stores import JoinDeltaStore, progress_row
 
 
@@ -162,8 +164,10 @@ class JoinOperator:
                                has_rows, {side: c.input_rows - c.quarantined_rows for side, c in counts.items()},
                                state_empty=last is None,
                                plan_rows={side: c.plan_rows for side, c in counts.items()})
+            pins = pins_of(last, [table.name for table in plan.state_tables]) or {
+                table.name: self.store.first_pin(table) for table in plan.state_tables}
             state = {table.name: (self.spark.createDataFrame([], table.schema) if ctx.state_empty
-                                  else self.store.read_state(table, last)) for table in plan.state_tables}
+                                  else self.store.read_state(table, pins[table.name])) for table in plan.state_tables}
             valid = tagged.where(F.col(REASON).isNull())
             out = plan.compute(valid, state, ctx, whole.where(F.col(REASON).isNull()))
             try:
@@ -177,17 +181,21 @@ class JoinOperator:
                     self.store.write_output("quarantine", whole.where(F.col(REASON).isNotNull()).select(
                         SIDE, REASON, F.lit(batch_id).cast("long").alias(BATCH_ID), LEFT_ROW, RIGHT_ROW), batch_id)
                 self._fault("after_outputs")
-                versions = {table.name: (out.changes[table.name].write(self.store, table, batch_id)
-                                         if table.name in out.changes else self.store.state_version(table, last))
-                            for table in plan.state_tables}
+                after = {table.name: (out.changes[table.name].write(self.store, table, batch_id, pins[table.name],
+                                                                    state[table.name], flush)
+                                      if table.name in out.changes else pins[table.name])
+                         for table in plan.state_tables}
                 self._fault("before_progress")
                 self.store.commit_progress(progress_row(
                     batch_id=batch_id, watermark_ms=wm_end, time_state=json.dumps(clock.saved()),
-                    state_versions=json.dumps(versions), spec_fingerprint=self._fingerprint(schemas), plan=plan.name,
+                    **progress_columns(after), spec_fingerprint=self._fingerprint(schemas), plan=plan.name,
                     left_schema=schemas.left.json(), right_schema=schemas.right.json(),
                     metrics=json.dumps({side.name: asdict(m) for side, m in metrics.items()}),
                     processing_time_ms=processing_time_ms, writer_id=self.writer_id))
                 self._fault("after_progress")
+                for table in plan.state_tables:
+                    if pins[table.name].logged and not after[table.name].logged:   # compacted
+                        self.store.drop_logs(table, batch_id)
             finally:
                 out.release()
         finally:

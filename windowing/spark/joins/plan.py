@@ -18,6 +18,7 @@ from pyspark.sql import types as T
 
 from windowing.core.joins.sides import SIDES, Side
 from windowing.spark.joins.columns import PLAN_COUNTS
+from windowing.spark.joins.state_pins import TablePin
 
 
 @dataclass(frozen=True)
@@ -89,9 +90,10 @@ class KeyedChanges:
 
     rows: DataFrame
 
-    def write(self, store, table: StateTable, batch_id: int) -> int | None:
-        """Write the change once for the batch; the table's version after it."""
-        return store.merge_state(table, self.rows, batch_id)
+    def write(self, store, table: StateTable, batch_id: int, pin: TablePin, before: DataFrame,
+              ends_input: bool) -> TablePin:
+        """Write the change once for the batch; the table's pin after it."""
+        return store.merge_state(table, self.rows, batch_id, pin)
 
 
 @dataclass(frozen=True)
@@ -103,9 +105,11 @@ class ReplaceWhere:
     inserts: DataFrame
     delete_where: str
 
-    def write(self, store, table: StateTable, batch_id: int) -> int | None:
-        """Write the change once for the batch; the table's version after it."""
-        return store.replace_state(table, self.inserts, self.delete_where, batch_id)
+    def write(self, store, table: StateTable, batch_id: int, pin: TablePin, before: DataFrame,
+              ends_input: bool) -> TablePin:
+        """Write the change once for the batch, or log it (:mod:`windowing.spark.joins.state_pins`; ``before``:
+        the state at ``pin``); the table's pin after it."""
+        return store.replace_state(table, self.inserts, self.delete_where, batch_id, pin, before, ends_input)
 
 
 @dataclass

@@ -3,23 +3,25 @@
 :class:`JoinDeltaStore`, under ``state_root/operator_id``:
 
 * ``state/<table>``: each state table of the plan (per-key states, buffered rows);
+* ``state_log/<table>``: the rows of state changes logged instead of written to the
+  table (:mod:`windowing.spark.joins.state_pins`);
 * ``progress``: one row per committed batch: the watermark, the clock and the
   watermark tracker (``time_state``), the state tables' Delta versions after the
-  batch (``state_versions``), the spec fingerprint and plan, both inputs'
+  batch (``state_versions``) and the changes logged after them (``state_log``), the spec fingerprint and plan, both inputs'
   schemas, the per-side metrics, the writer, the input offsets a stream's batch read;
 * ``claims``: who writes which batch (:mod:`windowing.spark.claims`);
 * outputs (paths given or defaults ``results``, ``late``, ``quarantine``).
 
 Exactly once, as the single-input operator (docs/state-and-exactly-once.md):
-outputs are appended and state changes MERGEd once per ``(operator, batch)``
+outputs are appended and state changes written once per ``(operator, batch)``
 (a marker in each commit, checked before writing); a batch reads its state as
-of the versions the last committed batch recorded; the progress row is the
+of the pins the last committed batch recorded (versions and logged changes); the progress row is the
 commit point, and the first writer of a batch's progress row wins.
 """
 from __future__ import annotations
 
 import datetime
-import json
+import uuid
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -30,6 +32,8 @@ from windowing.spark.lake.delta_lake_io import EmptyTable
 from windowing.spark.lake.claims import ConcurrentWriterError, app_id, open_claim_log, release
 from windowing.spark.joins.columns import DELETE_FLAG
 from windowing.spark.joins.plan import StateTable
+from windowing.spark.joins.state_pins import STATE_LOG, LoggedChange, TablePin, leave, pins_of
+from windowing.spark.state.log import compact_after_batches
 
 SOURCE_OFFSETS = "source_offsets"
 """The progress column of what a stream's batch read of each input (see ``PROGRESS_SCHEMA``)."""
@@ -38,9 +42,11 @@ PROGRESS_SCHEMA = T.StructType([T.StructField(name, dtype, True) for name, dtype
     ("state_versions", T.StringType()), ("spec_fingerprint", T.StringType()), ("plan", T.StringType()),
     ("left_schema", T.StringType()), ("right_schema", T.StringType()), ("metrics", T.StringType()),
     ("processing_time_ms", T.LongType()), ("writer_id", T.StringType()), ("committed_at", T.TimestampType()),
-    (SOURCE_OFFSETS, T.StringType()))])
+    (SOURCE_OFFSETS, T.StringType()), (STATE_LOG, T.StringType()))])
 """``source_offsets``: what a stream's batch read of each input (JSON by side, :mod:`pipelines.stream_offsets`);
-null when not told (a backfill). A progress table created without the column gains it on its next commit."""
+null when not told (a backfill). ``state_log``: the state changes logged after ``state_versions``
+(:mod:`windowing.spark.joins.state_pins`). A progress table created without a column gains it on its next
+commit."""
 OUTPUTS = ("results", "late", "quarantine")
 
 
@@ -72,13 +78,13 @@ class JoinMemoryStore:
     def release(self, writer_id: str) -> None:
         """One writer in memory: nothing to release."""
 
-    def read_state(self, table: StateTable, last: dict | None) -> DataFrame:
+    def first_pin(self, table: StateTable) -> TablePin:
+        """Memory has no versions."""
+        return TablePin(None)
+
+    def read_state(self, table: StateTable, pin: TablePin) -> DataFrame:
         rows = list(self._state[table.name][1].values())
         return self.spark.createDataFrame(rows, table.schema)
-
-    def state_version(self, table: StateTable, last: dict | None) -> None:
-        """Memory has no versions."""
-        return None
 
     def state_rows(self, name: str) -> list:
         return list(self._state[name][1].values())
@@ -86,7 +92,7 @@ class JoinMemoryStore:
     def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
         self.outputs[kind] += df.collect()
 
-    def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int) -> int | None:
+    def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int, pin: TablePin) -> TablePin:
         rows = self._state[table.name][1]
         columns = table.schema.fieldNames()
         for change in changes.collect():
@@ -95,9 +101,10 @@ class JoinMemoryStore:
                 rows.pop(key, None)
             else:
                 rows[key] = tuple(change[c] for c in columns)
-        return None
+        return pin
 
-    def replace_state(self, table: StateTable, inserts: DataFrame, delete_where: str, batch_id: int) -> None:
+    def replace_state(self, table: StateTable, inserts: DataFrame, delete_where: str, batch_id: int,
+                      pin: TablePin, before: DataFrame, ends_input: bool) -> TablePin:
         rows = self._state[table.name][1]
         if rows:
             kept = (self.spark.createDataFrame(list(rows.values()), table.schema)
@@ -107,7 +114,10 @@ class JoinMemoryStore:
                 rows[tuple(row[k] for k in table.keys)] = tuple(row)
         for row in inserts.collect():
             rows[tuple(row[k] for k in table.keys)] = tuple(row[c] for c in table.schema.fieldNames())
-        return None
+        return pin
+
+    def drop_logs(self, table: StateTable, through_batch: int) -> None:
+        """Memory logs nothing."""
 
     def commit_progress(self, row: dict) -> None:
         self.progress.append(row)
@@ -141,6 +151,9 @@ class JoinDeltaStore:
     def state_path(self, name: str) -> str:
         return f"{self.base}/state/{name}"
 
+    def state_log_path(self, name: str) -> str:
+        return f"{self.base}/state_log/{name}"
+
     def prepare(self, tables: tuple[StateTable, ...], outputs: dict[str, T.StructType],
                 results_statistics: tuple[str, ...]) -> None:
         """Create the state and output tables that do not exist yet (empty): the state tables and the results
@@ -156,7 +169,7 @@ class JoinDeltaStore:
     def reset(self) -> None:
         """Discard the state tables and the progress and start a new claim generation; the outputs stay
         (what the new generation writes is appended to them again: its write markers are its own)."""
-        for path in (f"{self.base}/state", self.progress_path):
+        for path in (f"{self.base}/state", f"{self.base}/state_log", self.progress_path):
             delta_lake_io.delete_folder(self.spark, path)
         self._known_progress = None
         self._generation = self.claims.new_generation()
@@ -186,26 +199,50 @@ class JoinDeltaStore:
     def release(writer_id: str) -> None:
         release(writer_id)
 
-    def state_version(self, table: StateTable, last: dict | None) -> int:
-        """The table's version as the last committed batch left it (before any batch: as created)."""
-        if last is not None:
-            return json.loads(last["state_versions"])[table.name]
-        return delta_lake_io.version_before_marks(self.spark, self.state_path(table.name), self.app_id)
+    def first_pin(self, table: StateTable) -> TablePin:
+        """The table as created (before any batch committed)."""
+        return TablePin(delta_lake_io.version_before_marks(self.spark, self.state_path(table.name), self.app_id))
 
-    def read_state(self, table: StateTable, last: dict | None) -> DataFrame:
-        """The table at :meth:`state_version`."""
-        return delta_lake_io.read_as_of(self.spark, self.state_path(table.name), self.state_version(table, last))
+    def read_state(self, table: StateTable, pin: TablePin) -> DataFrame:
+        """The table's rows at ``pin``: the table at its version, its logged changes applied."""
+        return pin.read(self.spark, delta_lake_io.read_as_of(self.spark, self.state_path(table.name), pin.version))
+
+    def committed_state(self, table: StateTable) -> DataFrame:
+        """The table's rows after the last committed batch (its logged changes applied)."""
+        pin = pins_of(self.last_progress(), [table.name])
+        return self.read_state(table, pin[table.name] if pin else self.first_pin(table))
 
     def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
         delta_lake_io.append(df, self.output_paths[kind], self.app_id, batch_id)
 
-    def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int) -> int:
-        return delta_lake_io.merge_once(self.spark, self.state_path(table.name), changes, list(table.keys),
-                                   self.app_id, batch_id)
+    def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int, pin: TablePin) -> TablePin:
+        """MERGE the change set into the table once for the batch (a merged table logs nothing)."""
+        return TablePin(delta_lake_io.merge_once(self.spark, self.state_path(table.name), changes, list(table.keys),
+                                                 self.app_id, batch_id))
 
-    def replace_state(self, table: StateTable, inserts: DataFrame, delete_where: str, batch_id: int) -> int:
-        return delta_lake_io.replace_where_once(self.spark, self.state_path(table.name), inserts, delete_where,
-                                               self.app_id, batch_id)
+    def replace_state(self, table: StateTable, inserts: DataFrame, delete_where: str, batch_id: int,
+                      pin: TablePin, before: DataFrame, ends_input: bool) -> TablePin:
+        """The rows matching ``delete_where`` leave the state, ``inserts`` come in: logged while ``pin`` holds
+        fewer logged changes than ``spark.windowing.stateLogBatches`` and the input goes on; otherwise written to
+        the table once for the batch, the logged changes with it (``before``: the state at ``pin``)."""
+        path = self.state_path(table.name)
+        if not ends_input and len(pin.logged) < compact_after_batches(self.spark):
+            folder = f"{self.state_log_path(table.name)}/{batch_id}-{uuid.uuid4().hex}"
+            inserts.write.mode("overwrite").parquet(folder)
+            return pin.then(LoggedChange(batch_id, folder, delete_where))
+        if pin.logged:      # compaction: the whole state after the batch, read from the pinned version
+            inserts, delete_where = leave(before, delete_where).unionByName(inserts), "true"
+        return TablePin(delta_lake_io.replace_where_once(self.spark, path, inserts, delete_where, self.app_id,
+                                                         batch_id))
+
+    def drop_logs(self, table: StateTable, through_batch: int) -> None:
+        """Delete the logged changes of batches up to ``through_batch`` (after a compaction of it committed: no
+        pin names them; an attempt that never committed left its folder, no pin ever named it)."""
+        root = self.state_log_path(table.name)
+        for name in delta_lake_io.folder_names(self.spark, root):
+            batch = name.split("-", 1)[0]
+            if batch.isdigit() and int(batch) <= through_batch:
+                delta_lake_io.delete_folder(self.spark, f"{root}/{name}")
 
     def commit_progress(self, row: dict) -> None:
         """Append the progress row (the commit point); refuse when another writer's row of the batch came first."""

@@ -58,6 +58,17 @@ def delete_folder(spark: SparkSession, path: str) -> None:
     hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()).delete(hadoop_path, True)
 
 
+def folder_names(spark: SparkSession, path: str) -> list[str]:
+    """The names of the entries in the folder at ``path`` (none when it does not exist), through Hadoop's file
+    system."""
+    jvm = spark.sparkContext._jvm
+    hadoop_path = jvm.org.apache.hadoop.fs.Path(absolute(path))
+    fs = hadoop_path.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration())
+    if not fs.exists(hadoop_path):
+        return []
+    return [status.getPath().getName() for status in fs.listStatus(hadoop_path)]
+
+
 def table_exists(spark: SparkSession, path: str) -> bool:
     """Whether ``path`` holds a Delta table now.
 
