@@ -36,7 +36,7 @@ from windowing.spark.joins.intake import JoinClock, SideSchemas, side_counts, ta
 from windowing.spark.joins.outputs import quarantine_schema
 from windowing.spark.joins.plan import BatchContext, stays_empty
 from windowing.spark.joins.plans import plan_for
-from windowing.spark.joins.state_pins import pins_of, progress_columns
+from windowing.spark.joins.state_pins import progress_columns
 from windowing.spark.joins.stores import JoinDeltaStore, progress_row
 
 
@@ -164,8 +164,7 @@ class JoinOperator:
                                has_rows, {side: c.input_rows - c.quarantined_rows for side, c in counts.items()},
                                state_empty=last is None,
                                plan_rows={side: c.plan_rows for side, c in counts.items()})
-            pins = pins_of(last, [table.name for table in plan.state_tables]) or {
-                table.name: self.store.first_pin(table) for table in plan.state_tables}
+            pins = self.store.state_pins(plan.state_tables, last)
             state = {table.name: (self.spark.createDataFrame([], table.schema) if ctx.state_empty
                                   else self.store.read_state(table, pins[table.name])) for table in plan.state_tables}
             valid = tagged.where(F.col(REASON).isNull())

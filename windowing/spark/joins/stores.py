@@ -78,9 +78,9 @@ class JoinMemoryStore:
     def release(self, writer_id: str) -> None:
         """One writer in memory: nothing to release."""
 
-    def first_pin(self, table: StateTable) -> TablePin:
-        """Memory has no versions."""
-        return TablePin(None)
+    def state_pins(self, tables: tuple[StateTable, ...], last: dict | None) -> dict[str, TablePin]:
+        """Memory has no versions and logs nothing."""
+        return {table.name: TablePin(None) for table in tables}
 
     def read_state(self, table: StateTable, pin: TablePin) -> DataFrame:
         rows = list(self._state[table.name][1].values())
@@ -107,8 +107,7 @@ class JoinMemoryStore:
                       pin: TablePin, before: DataFrame, ends_input: bool) -> TablePin:
         rows = self._state[table.name][1]
         if rows:
-            kept = (self.spark.createDataFrame(list(rows.values()), table.schema)
-                    .where(f"NOT coalesce({delete_where}, false)").collect())
+            kept = leave(self.spark.createDataFrame(list(rows.values()), table.schema), delete_where).collect()
             rows.clear()
             for row in kept:
                 rows[tuple(row[k] for k in table.keys)] = tuple(row)
@@ -199,9 +198,12 @@ class JoinDeltaStore:
     def release(writer_id: str) -> None:
         release(writer_id)
 
-    def first_pin(self, table: StateTable) -> TablePin:
-        """The table as created (before any batch committed)."""
-        return TablePin(delta_lake_io.version_before_marks(self.spark, self.state_path(table.name), self.app_id))
+    def state_pins(self, tables: tuple[StateTable, ...], last: dict | None) -> dict[str, TablePin]:
+        """Each table's pin as the progress row ``last`` records it; before any batch (``last`` None), the table
+        as created."""
+        return pins_of(last, [table.name for table in tables]) or {
+            table.name: TablePin(delta_lake_io.version_before_marks(self.spark, self.state_path(table.name),
+                                                                    self.app_id)) for table in tables}
 
     def read_state(self, table: StateTable, pin: TablePin) -> DataFrame:
         """The table's rows at ``pin``: the table at its version, its logged changes applied."""
@@ -209,8 +211,7 @@ class JoinDeltaStore:
 
     def committed_state(self, table: StateTable) -> DataFrame:
         """The table's rows after the last committed batch (its logged changes applied)."""
-        pin = pins_of(self.last_progress(), [table.name])
-        return self.read_state(table, pin[table.name] if pin else self.first_pin(table))
+        return self.read_state(table, self.state_pins((table,), self.last_progress())[table.name])
 
     def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
         delta_lake_io.append(df, self.output_paths[kind], self.app_id, batch_id)
