@@ -21,7 +21,7 @@ import random
 import pytest
 
 from join_spark_runner import FLUSH, Batch, last_ends_input, run_batches, side_schema
-from transcripts.joins import JOIN_TRANSCRIPTS, JoinTranscript, lr, rr, window_join
+from transcripts.joins import JOIN_TRANSCRIPTS, JoinTranscript, by_name, lr, rr, window_join
 from windowing.core.assigners import SlidingEventTimeWindows
 from windowing.core.joins import IntervalJoinSpec
 from windowing.spark.joins.operator import JoinOperator
@@ -102,3 +102,32 @@ def test_many_rows_a_window_out_of_order_on_the_frame_plan(spark, how):
     operator = JoinOperator(spark, spec, JoinMemoryStore(spark))
     run_batches(spark, spec, batches, operator, side_schema([lr(0, "x")]), side_schema([rr(0, "x")]))
     assert operator.plan.name == "window_frames"
+
+
+@pytest.mark.parametrize("case", ["inner_projection", "full_projection_with_quarantined_rows", "join_function"])
+def test_a_one_pass_batch_takes_its_accounting_from_its_results_write_or_counts_when_rows_miss_the_panes(
+        spark, monkeypatch, case):
+    """A first batch that ends the input on tumbling windows (a whole backfill in one batch): every valid row
+    is in one fired pane, so the operator counts each side's rows from what the results write observed
+    instead of a pass over the input before it, for a projection and a join function; with quarantined rows
+    the panes miss some input rows, and the intake's count decides. Panes, quarantined rows, watermark and
+    accounting as the model's in all three."""
+    from windowing.core.assigners import TumblingEventTimeWindows
+    from windowing.spark.joins import operator as operator_module
+    rng = random.Random(11)
+    sides = []
+    for make, prefix in ((lr, "l"), (rr, "r")):
+        rows = [make(rng.randint(0, 60), f"{prefix}{i}", rng.choice("abc")) for i in range(rng.randint(15, 25))]
+        if case == "full_projection_with_quarantined_rows":
+            rows += [make(rng.randint(0, 60), f"{prefix}-null-key", None), make(None, f"{prefix}-null-time")]
+        sides.append(rows)
+    spec = (by_name("window_join_function_drops_pairs").spec if case == "join_function"
+            else window_join(TumblingEventTimeWindows.of(10), how="full" if "full" in case else "inner"))
+    counted = []
+    original = operator_module.side_counts
+    monkeypatch.setattr(operator_module, "side_counts", lambda *args: counted.append(args) or original(*args))
+    operator = JoinOperator(spark, spec, JoinMemoryStore(spark))
+    run_batches(spark, spec, [Batch(*sides, ends_input=True)], operator,
+                side_schema([lr(0, "x")]), side_schema([rr(0, "x")]))
+    assert operator.plan.name == "window_frames" and operator.plan.observes_one_pass
+    assert len(counted) == (1 if "quarantined" in case else 0)

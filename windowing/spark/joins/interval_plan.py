@@ -23,8 +23,8 @@ from pyspark.sql import types as T
 from windowing.core.joins.sides import LEFT, RIGHT
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS
 from windowing.spark.joins.columns import (
-    ACCEPTED, BATCH, BATCH_ID, DROPPED_LATE, EXPIRES, JOIN_KEY, LATE, LEFT_ROW, LEFT_TIME, ORDER,
-    OUTPUT, PAIR_TIME, RIGHT_ROW, RIGHT_TIME, SIDE, TS, UNASSIGNED, WATERMARK)
+    ACCEPTED, BATCH, BATCH_ID, EXPIRES, JOIN_KEY, LATE, LEFT_ROW, LEFT_TIME, ORDER,
+    OUTPUT, PAIR_TIME, RIGHT_ROW, RIGHT_TIME, SIDE, TS, WATERMARK)
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import (PAIRS_STATISTICS, flatten_output, late_rows, late_schema, output_type,
                                           pairs_schema)
@@ -56,6 +56,9 @@ class IntervalJoinPlan:
     def late_schema(self) -> T.StructType:
         return late_schema(self.schemas)
 
+    observes_one_pass = False
+    """A one-pass batch counts its rows before the plan (a pair holds two rows, a row may be in none)."""
+
     @staticmethod
     def row_conditions(watermark_start_ms: int) -> dict[str, Column]:
         """Per valid row: accepted (above the watermark at the start of the batch) or late; counted with the
@@ -71,9 +74,6 @@ class IntervalJoinPlan:
         accepted = (valid.where(is_accepted).withColumn(BATCH, F.lit(ctx.batch_id).cast("long"))
                     .withColumn(EXPIRES, expires).select(*self.state.schema.fieldNames()))
         accepted = ctx.cached_if_reread(accepted)   # the pairs and the state's new rows
-        counts = {side: {ACCEPTED: rows[ACCEPTED], LATE: rows[LATE] if spec.late_output else 0,
-                         DROPPED_LATE: 0 if spec.late_output else rows[LATE], UNASSIGNED: 0}
-                  for side, rows in ctx.plan_rows.items()}
         late = late_rows(whole_valid.where(~is_accepted), LATE_BEYOND_ALLOWED_LATENESS, wm_start, ctx.batch_id)
         if not spec.late_output:
             late = late.limit(0)
@@ -86,7 +86,7 @@ class IntervalJoinPlan:
         # Rows whose horizon the new watermark reached leave (all of them at the end of input).
         kept = accepted.where(F.lit(False) if ctx.flush else F.col(EXPIRES) > wm_end)
         changes = ReplaceWhere(kept, "true" if ctx.flush else f"`{EXPIRES}` <= {wm_end}")
-        return PlanOutput(pairs, late, counts, {} if ctx.state_stays_empty else {INTERVAL: changes}, [accepted])
+        return PlanOutput(pairs, late, None, {} if ctx.state_stays_empty else {INTERVAL: changes}, [accepted])
 
     def _pairs(self, lefts: DataFrame, rights: DataFrame, ctx: BatchContext) -> DataFrame:
         l, r = lefts.alias("l"), rights.alias("r")

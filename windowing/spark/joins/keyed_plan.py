@@ -77,6 +77,9 @@ class KeyedJoinPlan:
             + [T.StructField(name, T.LongType(), True) for name in PLAN_COUNTS]
             + [T.StructField(f.name, f.dataType, True) for f in self.state.schema.fields[1:]])
 
+    observes_one_pass = False
+    """The per-key path counts rows in each key's run of the model."""
+
     @staticmethod
     def row_conditions(watermark_start_ms: int) -> None:
         """None: a row's accounting comes from its key's run of the model (merging, lateness, evictors)."""

@@ -25,19 +25,22 @@ import uuid
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import DataFrame, Observation, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.joins.sides import SIDES, Side
 from windowing.core.records import BatchMetrics
-from windowing.spark.joins.columns import BATCH_ID, LEFT_ROW, REASON, RIGHT_ROW, SIDE
-from windowing.spark.joins.intake import JoinClock, SideSchemas, side_counts, tag_sides
+from windowing.core.time import MAX_TIMESTAMP_MS
+from windowing.spark.joins.columns import ACCEPTED, BATCH_ID, LEFT_ROW, REASON, RIGHT_ROW, SIDE
+from windowing.spark.joins.intake import JoinClock, SideCounts, SideSchemas, side_counts, tag_sides
 from windowing.spark.joins.outputs import quarantine_schema
-from windowing.spark.joins.plan import BatchContext, stays_empty
+from windowing.spark.joins.plan import (
+    OBSERVED_MAX_TS, OBSERVED_ROWS, BatchContext, PlanOutput, counts_of_conditions, stays_empty)
 from windowing.spark.joins.plans import plan_for
 from windowing.spark.joins.state_pins import progress_columns
 from windowing.spark.joins.stores import JoinDeltaStore, progress_row
+from windowing.spark.runtime.observed import observed_metrics
 
 
 class JoinSpecMismatchError(RuntimeError):
@@ -145,34 +148,46 @@ class JoinOperator:
         wm_start = last["watermark_ms"] if last is not None else JoinClock(self.spec).watermark_ms
         clock = JoinClock(self.spec, wm_start, json.loads(last["time_state"]) if last is not None else None)
         clock_before = clock.clock_ms
+        one_pass = stays_empty(flush, last is None)
         tagged = tag_sides(self.spec, left, right, schemas, plan.rows)
-        if not stays_empty(flush, last is None):
+        if not one_pass:
             # Read by the counts, the plan (more than once with state) and the outputs. A one-pass batch reads
             # its rows once in the plan: its counts read only the keys and event times, which costs less than
-            # caching every row.
+            # caching every row, or come from its results write (``observation``).
             tagged = tagged.cache()
         # The late and quarantine tables get whole rows: tagged again from the input when the plan's rows carry
         # less, read only by a batch that has late or quarantined rows (whether a row is late or quarantined
         # depends on the row and the watermark at the start of the batch alone).
         whole = tagged if plan.rows == schemas.whole_rows else tag_sides(self.spec, left, right, schemas)
+        conditions = plan.row_conditions(wm_start)
+        observation = Observation() if one_pass and plan.observes_one_pass else None
         try:
-            counts = side_counts(tagged, plan.row_conditions(wm_start))
             clock.arrive(processing_time_ms)
-            wm_end = clock.advance(counts, flush)
-            has_rows = any(c.input_rows > c.quarantined_rows for c in counts.values())
-            ctx = BatchContext(batch_id, wm_start, wm_end, clock_before, processing_time_ms, clock.clock_ms, flush,
-                               has_rows, {side: c.input_rows - c.quarantined_rows for side, c in counts.items()},
-                               state_empty=last is None,
-                               plan_rows={side: c.plan_rows for side, c in counts.items()})
+            if observation is None:
+                counts = side_counts(tagged, conditions)
+                wm_end, clock_end = clock.advance(counts, flush), clock.clock_ms
+            else:   # counted by the results write; the batch ends the input: both clocks go to +infinity
+                counts, wm_end, clock_end = None, MAX_TIMESTAMP_MS, MAX_TIMESTAMP_MS
+            ctx = BatchContext(batch_id, wm_start, wm_end, clock_before, processing_time_ms, clock_end, flush,
+                               None if counts is None else any(c.input_rows > c.quarantined_rows
+                                                               for c in counts.values()),
+                               state_empty=last is None, observation=observation)
             pins = self.store.state_pins(plan.state_tables, last)
             state = {table.name: (self.spark.createDataFrame([], table.schema) if ctx.state_empty
                                   else self.store.read_state(table, pins[table.name])) for table in plan.state_tables}
             valid = tagged.where(F.col(REASON).isNull())
             out = plan.compute(valid, state, ctx, whole.where(F.col(REASON).isNull()))
             try:
-                metrics = self._metrics(counts, out.counts)
+                metrics = None if counts is None else self._metrics(counts, out)
                 self._fault("before_outputs")
-                self.store.write_output("results", out.results, batch_id)
+                written = self.store.write_output("results", out.results, batch_id)
+                if counts is None:
+                    counts = ((written and self._observed_counts(observation, left, right))
+                              or side_counts(tagged, conditions))
+                    if clock.advance(counts, flush) != wm_end:
+                        raise AssertionError(f"join operator {self.store.operator_id!r}: a batch that ends the "
+                                             f"input left the watermark below +infinity")
+                    metrics = self._metrics(counts, out)
                 # The late and quarantine tables exist (prepare): a batch with no such row writes none.
                 if any(m.late_rows for m in metrics.values()):
                     self.store.write_output("late", out.late, batch_id)
@@ -201,12 +216,32 @@ class JoinOperator:
             tagged.unpersist()
         return JoinBatchReport(batch_id, False, wm_start, wm_end, metrics, plan=plan.name)
 
-    def _metrics(self, counts, plan_counts) -> dict[Side, BatchMetrics]:
-        """Each side's accounting; raises when a row is not accounted for."""
+    @staticmethod
+    def _observed_counts(observation: Observation, left: DataFrame, right: DataFrame) -> dict[Side, SideCounts] | None:
+        """A one-pass batch's counts from what its results write observed (:attr:`BatchContext.observation`), or
+        None (the caller counts the input) when the metrics did not come or the fired panes do not hold every
+        input row of a side (some were quarantined or unassigned). A Delta table's ``count()`` is answered from
+        its log."""
+        seen = observed_metrics(observation)
+        if seen is None:
+            return None
+        counts = {}
+        for side, frame in zip(SIDES, (left, right)):
+            rows = seen[OBSERVED_ROWS[side]]
+            if rows != frame.count():
+                return None
+            counts[side] = SideCounts(rows, 0, seen[OBSERVED_MAX_TS[side]], {ACCEPTED: rows})
+        return counts
+
+    def _metrics(self, counts: dict[Side, SideCounts], out: PlanOutput) -> dict[Side, BatchMetrics]:
+        """Each side's accounting (the plan's counts, or those of its row conditions); raises when a row is not
+        accounted for."""
         metrics = {}
         for side in SIDES:
+            plan_counts = (out.counts[side] if out.counts is not None
+                           else counts_of_conditions(counts[side].plan_rows, self.spec.late_output))
             m = BatchMetrics(input_rows=counts[side].input_rows, quarantined_rows=counts[side].quarantined_rows,
-                             **plan_counts[side])
+                             **plan_counts)
             if not m.accounted():
                 raise AssertionError(f"join operator {self.store.operator_id!r}: {side.name} rows not accounted "
                                      f"for: {m}")

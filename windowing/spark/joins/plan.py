@@ -13,11 +13,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame, Observation
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from windowing.core.joins.sides import SIDES, Side
-from windowing.spark.joins.columns import PLAN_COUNTS
+from windowing.spark.joins.columns import ACCEPTED, DROPPED_LATE, LATE, PLAN_COUNTS, UNASSIGNED
 from windowing.spark.joins.state_pins import TablePin
 
 
@@ -34,6 +35,20 @@ class StateTable:
     partition_by: tuple[str, ...] = ()
 
 
+OBSERVED_ROWS = {side: f"{side.name}_rows" for side in SIDES}
+"""The observed metric of a side's rows in the fired panes (:attr:`BatchContext.observation`)."""
+OBSERVED_MAX_TS = {side: f"{side.name}_max_ts_ms" for side in SIDES}
+"""The observed metric of a side's largest event time in the fired panes."""
+
+
+def observed_sides(rows: dict[Side, Column], max_ts: dict[Side, Column]) -> list[Column]:
+    """The observation's aggregates over fired panes: per side, ``rows`` summed (how many of the side's rows the
+    observed row stands for; null: none) and ``max_ts`` maximized, under the names :data:`OBSERVED_ROWS` and
+    :data:`OBSERVED_MAX_TS`."""
+    return [*(F.coalesce(F.sum(rows[side]), F.lit(0)).alias(OBSERVED_ROWS[side]) for side in SIDES),
+            *(F.max(max_ts[side]).alias(OBSERVED_MAX_TS[side]) for side in SIDES)]
+
+
 @dataclass(frozen=True)
 class BatchContext:
     """The batch-wide times of one batch.
@@ -46,11 +61,13 @@ class BatchContext:
         processing_time_ms: the batch's arrival time as given (None: none).
         clock_end_ms: the clock after the batch's rows (+infinity on a flush).
         flush: end of both inputs.
-        has_rows: the batch has a valid row of either side.
-        valid_rows: each side's valid (not quarantined) rows in the batch, from the intake's aggregate.
+        has_rows: the batch has a valid row of either side (None: not known before the results are written,
+            on a batch whose accounting they observe).
         state_empty: the state as read is the tables as created (no batch committed before this one).
-        plan_rows: each side's valid rows per condition of the plan's ``row_conditions`` (counted with the
-            intake's aggregate), when the plan has them.
+        observation: set on a one-pass batch whose plan :attr:`observes_one_pass`: the plan observes on its
+            results, per side, the rows of its fired panes and their largest event time
+            (:data:`OBSERVED_ROWS`, :data:`OBSERVED_MAX_TS`), and the operator takes the batch's accounting
+            from them when they are every input row (no pass over the input before the write).
     """
 
     batch_id: int
@@ -60,10 +77,9 @@ class BatchContext:
     processing_time_ms: int | None
     clock_end_ms: int
     flush: bool
-    has_rows: bool
-    valid_rows: dict[Side, int] = field(default_factory=dict)
+    has_rows: bool | None
     state_empty: bool = False
-    plan_rows: dict[Side, dict[str, int]] = field(default_factory=dict)
+    observation: Observation | None = None
 
     @property
     def state_stays_empty(self) -> bool:
@@ -116,13 +132,14 @@ class ReplaceWhere:
 class PlanOutput:
     """One batch's outputs: ``results`` in the plan's results schema, ``late`` in the late table's (only rows
     for the late table: none without ``side_output_late_data``), ``counts`` per side (the names of
-    :data:`~windowing.spark.joins.columns.PLAN_COUNTS`), ``changes`` per state table (:class:`KeyedChanges` or
+    :data:`~windowing.spark.joins.columns.PLAN_COUNTS`; None for a plan with ``row_conditions``, whose counts
+    follow from them: :func:`counts_of_conditions`), ``changes`` per state table (:class:`KeyedChanges` or
     :class:`ReplaceWhere`; a table left out has no change this batch), and the frames the plan may have cached
     (unpersisted after the commit)."""
 
     results: DataFrame
     late: DataFrame
-    counts: dict[Side, dict[str, int]]
+    counts: dict[Side, dict[str, int]] | None
     changes: dict[str, KeyedChanges | ReplaceWhere]
     cached: list[DataFrame] = field(default_factory=list)
 
@@ -139,3 +156,12 @@ def counts_by_side(rows) -> dict[Side, dict[str, int]]:
         for name in PLAN_COUNTS:
             counts[by_name[row[0]]][name] += int(row[name] or 0)
     return counts
+
+
+def counts_of_conditions(condition_rows: dict[str, int], late_output: bool) -> dict[str, int]:
+    """A side's counts (:data:`~windowing.spark.joins.columns.PLAN_COUNTS`) from its valid rows per row condition
+    of a plan (accepted, late, and for windows unassigned): late rows go to the late table with
+    ``late_output``, else they are dropped."""
+    late = condition_rows.get(LATE, 0)
+    return {ACCEPTED: condition_rows.get(ACCEPTED, 0), LATE: late if late_output else 0,
+            DROPPED_LATE: 0 if late_output else late, UNASSIGNED: condition_rows.get(UNASSIGNED, 0)}

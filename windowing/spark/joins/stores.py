@@ -89,8 +89,10 @@ class JoinMemoryStore:
     def state_rows(self, name: str) -> list:
         return list(self._state[name][1].values())
 
-    def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
+    def write_output(self, kind: str, df: DataFrame, batch_id: int) -> bool:
+        """Keep ``df``'s rows; True (always computed and kept)."""
         self.outputs[kind] += df.collect()
+        return True
 
     def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int, pin: TablePin) -> TablePin:
         rows = self._state[table.name][1]
@@ -213,8 +215,9 @@ class JoinDeltaStore:
         """The table's rows after the last committed batch (its logged changes applied)."""
         return self.read_state(table, self.state_pins((table,), self.last_progress())[table.name])
 
-    def write_output(self, kind: str, df: DataFrame, batch_id: int) -> None:
-        delta_lake_io.append(df, self.output_paths[kind], self.app_id, batch_id)
+    def write_output(self, kind: str, df: DataFrame, batch_id: int) -> bool:
+        """Append ``df`` once for the batch; False when an earlier attempt's write landed (``df`` not computed)."""
+        return delta_lake_io.append(df, self.output_paths[kind], self.app_id, batch_id)
 
     def merge_state(self, table: StateTable, changes: DataFrame, batch_id: int, pin: TablePin) -> TablePin:
         """MERGE the change set into the table once for the batch (a merged table logs nothing)."""

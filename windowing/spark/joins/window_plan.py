@@ -34,22 +34,23 @@ from pyspark.sql import types as T
 
 from windowing.core.assigners import SlidingEventTimeWindows, TumblingEventTimeWindows
 from windowing.core.joins.functions import PairJoin, Projection
-from windowing.core.joins.sides import LEFT, RIGHT
+from windowing.core.joins.sides import LEFT, RIGHT, SIDES
 from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, ON_TIME
 from windowing.core.triggers import EventTimeTrigger
 from windowing.spark.joins.columns import (
-    ACCEPTED, BATCH, BATCH_ID, DROPPED_LATE, IS_FINAL, JOIN_KEY, LATE, LEFT_ROW, ORDER, OUTPUT,
+    ACCEPTED, BATCH, BATCH_ID, IS_FINAL, JOIN_KEY, LATE, LEFT_ROW, ORDER, OUTPUT,
     PANE_INDEX, RIGHT_ROW, ROW_INDEX, SIDE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import (
     RESULTS_STATISTICS, SUPERSEDES_TYPE, flatten_output, late_rows, late_schema, output_type, results_schema)
 from windowing.spark.joins.kind_pairs import joined_pane_row
 from windowing.spark.joins.pair_output import pair_output, window_outputs
-from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable
+from windowing.spark.joins.plan import BatchContext, PlanOutput, ReplaceWhere, StateTable, observed_sides
 
 BUFFERS = "buffers"
 _LIVE = "__live"
 _LEFT_ORDINAL, _RIGHT_ORDINAL, _RIGHTS = "__left_ordinal", "__right_ordinal", "__rights"
+_SIDE_TS = {LEFT: "__left_ts_ms", RIGHT: "__right_ts_ms"}
 RANK = (BATCH, TS, ORDER)
 """A side's rows in a window, in the reference model's order: as they were added to the window (by batch),
 within a batch by event time, then arrival (unique per side)."""
@@ -92,6 +93,14 @@ class WindowJoinFramePlan:
     def late_schema(self) -> T.StructType:
         return late_schema(self.schemas)
 
+    @property
+    def observes_one_pass(self) -> bool:
+        """Whether a one-pass batch's results can observe its accounting (:attr:`BatchContext.observation`):
+        when windows neither overlap nor leave gaps (slide = size), every valid row is in exactly one pane, so
+        the rows of the fired panes are every valid row exactly when none was unassigned or quarantined."""
+        size, slide, _ = _geometry(self.spec.window.assigner)
+        return size == slide
+
     def _assigned(self, valid: DataFrame, ctx: BatchContext) -> DataFrame:
         size, slide, _ = _geometry(self.spec.window.assigner)
         last_start = self._latest_window_start()
@@ -126,15 +135,9 @@ class WindowJoinFramePlan:
                 whole_valid: DataFrame) -> PlanOutput:
         assigned = self._assigned(valid, ctx)
         assigned = ctx.cached_if_reread(assigned)   # the fired windows and the state's new rows
-        late_output = self.spec.late_output
-        counts = {}
-        for side in (LEFT, RIGHT):
-            rows = ctx.plan_rows[side]
-            counts[side] = {ACCEPTED: rows[ACCEPTED], LATE: rows[LATE] if late_output else 0,
-                            DROPPED_LATE: 0 if late_output else rows[LATE], UNASSIGNED: rows[UNASSIGNED]}
         late = late_rows(whole_valid.where(self.row_conditions(ctx.watermark_start_ms)[LATE]),
                          LATE_BEYOND_ALLOWED_LATENESS, ctx.watermark_start_ms, ctx.batch_id)
-        if not late_output:
+        if not self.spec.late_output:
             late = late.limit(0)
         columns = self.state.schema.fieldNames()
         new = assigned.where(F.col(_LIVE)).select(*columns)
@@ -142,7 +145,7 @@ class WindowJoinFramePlan:
         results = self._panes(state[BUFFERS].unionByName(new).where(fires), ctx)
         # The fired windows' buffered rows leave (every row at or below the new watermark's windows).
         changes = ReplaceWhere(new.where(~fires), f"`{WE}` - 1 <= {ctx.watermark_end_ms}")
-        return PlanOutput(results, late, counts, {} if ctx.state_stays_empty else {BUFFERS: changes}, [assigned])
+        return PlanOutput(results, late, None, {} if ctx.state_stays_empty else {BUFFERS: changes}, [assigned])
 
     def _joined_panes(self, fired: DataFrame, ctx: BatchContext) -> DataFrame:
         """One pane per fired (key, window) of a projection: each side's rows ranked in their window, the sides
@@ -152,7 +155,11 @@ class WindowJoinFramePlan:
         in_window = Window.partitionBy(*window)
         by_rank = in_window.orderBy(*RANK)
 
+        observed = ctx.observation is not None
+
         def ranked(side, row: str, ordinal: str, *more: Column) -> DataFrame:
+            if observed:   # the row's event time, for the observation
+                more = (*more, F.col(TS).alias(_SIDE_TS[side]))
             return fired.where(F.col(SIDE) == side.name).select(
                 *window, row, (F.row_number().over(by_rank) - 1).alias(ordinal), *more)
 
@@ -160,7 +167,15 @@ class WindowJoinFramePlan:
         rights = ranked(RIGHT, RIGHT_ROW, _RIGHT_ORDINAL, F.count(F.lit(1)).over(in_window).alias(_RIGHTS))
         row = joined_pane_row(self.spec.function.kind, F.col(LEFT_ROW), F.col(RIGHT_ROW), F.col(_LEFT_ORDINAL),
                               F.col(_RIGHT_ORDINAL), F.col(_RIGHTS), self.rows[LEFT], self.rows[RIGHT])
-        panes = lefts.join(rights, window, "full").where(row.keep).select(
+        joined = lefts.join(rights, window, "full")
+        if observed:
+            # Each row of a side once: on its joined row with the other side's first row, or with none.
+            ordinals = {LEFT: F.col(_LEFT_ORDINAL), RIGHT: F.col(_RIGHT_ORDINAL)}
+            once = {side: ordinals[side].isNotNull() & (F.coalesce(ordinals[side.other], F.lit(0)) == 0)
+                    for side in SIDES}
+            joined = joined.observe(ctx.observation, *observed_sides(
+                {side: F.when(once[side], 1) for side in SIDES}, {side: F.col(_SIDE_TS[side]) for side in SIDES}))
+        panes = joined.where(row.keep).select(
             *window, row.row_index.alias(ROW_INDEX),
             pair_output(self.spec.function.output, self.output, row.left, row.right).alias(OUTPUT))
         return self._results(panes, ctx)
@@ -174,6 +189,10 @@ class WindowJoinFramePlan:
             return F.array_sort(F.collect_list(entry), _by_rank).alias(row)
 
         windows = fired.groupBy(JOIN_KEY, WS, WE).agg(ranked(LEFT, LEFT_ROW), ranked(RIGHT, RIGHT_ROW))
+        if ctx.observation is not None:   # one row per pane: each side's rows and largest event time
+            rows = {LEFT: F.col(LEFT_ROW), RIGHT: F.col(RIGHT_ROW)}
+            windows = windows.observe(ctx.observation, *observed_sides(
+                {side: F.size(rows[side]) for side in SIDES}, {side: F.array_max(rows[side][TS]) for side in SIDES}))
         outputs = window_outputs(self.spec.function, self.output, F.col(LEFT_ROW), F.col(RIGHT_ROW))
         # The outputs first, exploded after: a join function's Python UDF cannot run inside the generator.
         panes = (windows.select(JOIN_KEY, WS, WE, outputs.alias(OUTPUT))

@@ -26,6 +26,7 @@ from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, LATE_PROCESSING
 from windowing.core.spec import WindowSpec
 from windowing.core.time import MAX_TIMESTAMP_MS, MIN_TIMESTAMP_MS
 from windowing.core.watermarks import SINGLE_SOURCE
+from windowing.spark.runtime.observed import observed_metrics
 from windowing.spark.state.batch_work import BatchWork, Output, StateVersions
 from windowing.spark.state.stores import StateWrite
 from windowing.spark.plans.aggregates import compile_aggregates, partial_exprs
@@ -62,22 +63,6 @@ def _accounting_exprs(times_of_accepted: bool = True) -> list:
                   F.min(F.when(accepted, F.col(TS))).alias("min_accepted_ts"),
                   F.max(F.when(accepted, F.col(TS))).alias("max_accepted_ts")]
     return exprs
-
-
-def _metrics_of(observation: Observation, wait_s: float = 10.0) -> dict | None:
-    """An observation's metrics, or None if they have not come within ``wait_s``.
-
-    Spark fills them when the action that computed the observed rows ends
-    (synchronously in Spark 4); ``Observation.get`` would wait forever for an
-    action that never computed them, so this polls the JVM side's future.
-    """
-    future = observation._jo.future()   # set by DataFrame.observe
-    deadline = time.monotonic() + wait_s
-    while not future.isCompleted():
-        if time.monotonic() > deadline:
-            return None
-        time.sleep(0.01)
-    return observation.get
 
 
 def default_bucket_ms(spec: WindowSpec) -> int:
@@ -236,7 +221,7 @@ class PlanExecutor:
         metrics did not come; when the observed panes are not the rows written;
         or when some input rows were not accepted.
         """
-        seen = _metrics_of(observation) if observation is not None and panes_written is not None else None
+        seen = observed_metrics(observation) if observation is not None and panes_written is not None else None
         if seen is None:
             return None
         elements = seen["elements"] or 0          # a sum over no panes is null
