@@ -23,6 +23,10 @@ final, when the watermark passes its end. One batch:
   is not lost); the fired windows' buffers are deleted by their window end (a
   ``replaceWhere`` commit with the new rows, no MERGE).
 
+A one-pass batch on tumbling windows (:attr:`WindowJoinFramePlan.observes_one_pass`) observes, on
+its fired panes, each side's rows and their largest event time (:attr:`BatchContext.observation`):
+the operator's accounting when they are every input row.
+
 Everything else (early and late firings, lateness, sessions, count windows,
 evictors, co-group functions) runs on the per-key path (:mod:`keyed_plan`).
 """
