@@ -43,7 +43,7 @@ from windowing.core.records import LATE_BEYOND_ALLOWED_LATENESS, ON_TIME
 from windowing.core.triggers import EventTimeTrigger
 from windowing.spark.joins.columns import (
     ACCEPTED, BATCH, BATCH_ID, IS_FINAL, JOIN_KEY, LATE, LEFT_ROW, ORDER, OUTPUT,
-    PANE_INDEX, RIGHT_ROW, ROW_INDEX, SIDE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
+    PANE_INDEX, RIGHT_ROW, ROW_COLUMNS, ROW_INDEX, SIDE, SUPERSEDES, TIMING, TS, UNASSIGNED, WATERMARK, WE, WS)
 from windowing.spark.joins.intake import SideSchemas
 from windowing.spark.joins.outputs import (
     RESULTS_STATISTICS, SUPERSEDES_TYPE, flatten_output, late_rows, late_schema, output_type, results_schema)
@@ -194,7 +194,7 @@ class WindowJoinFramePlan:
 
         windows = fired.groupBy(JOIN_KEY, WS, WE).agg(ranked(LEFT, LEFT_ROW), ranked(RIGHT, RIGHT_ROW))
         if ctx.observation is not None:   # one row per pane: each side's rows and largest event time
-            rows = {LEFT: F.col(LEFT_ROW), RIGHT: F.col(RIGHT_ROW)}
+            rows = {side: F.col(ROW_COLUMNS[side]) for side in SIDES}
             windows = windows.observe(ctx.observation, *observed_sides(
                 {side: F.size(rows[side]) for side in SIDES}, {side: F.array_max(rows[side][TS]) for side in SIDES}))
         outputs = window_outputs(self.spec.function, self.output, F.col(LEFT_ROW), F.col(RIGHT_ROW))

@@ -31,13 +31,14 @@ from windowing.spark.state.batch_work import BatchWork, Output, StateVersions
 from windowing.spark.state.stores import StateWrite
 from windowing.spark.plans.aggregates import compile_aggregates, partial_exprs
 from windowing.spark.plans.base import BOOKKEEPING, PlanContext
-from windowing.spark.plans.registry import BatchRange, Elements, PlanInputs, plan_for
+from windowing.spark.plans.elements import ElementSource
+from windowing.spark.plans.registry import BatchRange, PlanInputs, plan_for
 from windowing.spark.input import batch_time
 from windowing.spark.input.batch_settings import SMALL_BATCH_ROWS, ScopedSettings, runs_small, small_batch_settings
 from windowing.spark.plans.processing_time_plan import replayed_late
-from windowing.spark.input.columns import (ACCEPTED, END_BUCKET, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SLICE, SRC,
+from windowing.spark.input.columns import (ACCEPTED, END_BUCKET, EVENT_MS, LATE, PT, QUARANTINED, REASON, SEQ, SRC,
                                            STATUS, TS, UNASSIGNED, WE, WS, long_lit)
-from windowing.spark.input.prepare import classify, live_window_end_above
+from windowing.spark.input.prepare import classify
 from windowing.spark.plans.window_geometry import geometry_of
 from windowing.spark.plans import trigger_rules
 
@@ -183,19 +184,14 @@ class PlanExecutor:
         metrics.late_rows = (stats[LATE] or 0) if self.spec.late_output else 0
         metrics.dropped_late_rows = 0 if self.spec.late_output else (stats[LATE] or 0)
         metrics.unassigned_rows, metrics.quarantined_rows = stats[UNASSIGNED] or 0, stats[QUARANTINED] or 0
-        if self._is_processing_time_window:
+        if self.definition.clock_marks_replayed_late:
             classified, whole = self._mark_replayed_late(classified, whole, times, metrics, work.cached)
 
         ctx = PlanContext(self.spec, self.compiled, wm0, wm1, batch_id, self.bucket_ms)
         clock = trigger_rules.BatchClock.of(times)
         windows_pin, buffers_version = self.store.start_versions(last, buffers=self.definition.reads_buffers)
         state = self._relevant_state(self.store.read_windows(windows_pin), ctx, stats, clock, times)
-        if self.definition.elements is Elements.SESSION:
-            # the session plans keep the input columns the spec reads (a gap column, a trigger's)
-            elements = (classified.where(F.col(STATUS) == ACCEPTED)
-                        .select(*[c for c in df.columns if c in classified.columns], TS, SEQ, WS, WE))
-        else:
-            elements = self._elements(classified, wm0)
+        elements = self.definition.elements.select(self._element_source(classified, df, wm0))
         inputs = PlanInputs(ctx, self.plan, elements, state, clock, times,
                             self.store.read_buffers(buffers_version) if self.definition.reads_buffers else None,
                             tuple(self._value_columns()))
@@ -251,28 +247,11 @@ class PlanExecutor:
         read = set(self.spec.required_columns)
         return classified.select(*[c for c in classified.columns if c in read or c not in df.columns])
 
-    def _elements(self, classified: DataFrame, wm0: int) -> DataFrame:
-        """Accepted elements: one row per (element, live window), or per element with its slice.
-
-        Sliding windows on the time plan keep one row per element with its
-        ``__slice_ms``: the plan aggregates per slice before building windows
-        (see :mod:`windowing.spark.plans.slicing`). Other plans on sliding windows
-        (count triggers number elements per window) get one row per live window.
-        """
-        keys, value_cols = self.spec.key_columns, self._value_columns()
-        accepted = classified.where(F.col(STATUS) == ACCEPTED)
-        if not self.geometry.slices:
-            return accepted.select(*keys, TS, SEQ, *value_cols, WS, WE)
-        if self.definition.elements is Elements.SLICES:
-            return accepted.select(*keys, TS, SEQ, *value_cols, SLICE)
-        windows = self.geometry.live_windows(F.col(TS), live_window_end_above(self.spec, wm0))
-        return (accepted.select(*keys, TS, SEQ, *value_cols, F.explode(windows).alias("__w"))
-                .select(*keys, TS, SEQ, *value_cols, F.col("__w." + WS).alias(WS), F.col("__w." + WE).alias(WE)))
-
-    @property
-    def _is_processing_time_window(self) -> bool:
-        """Processing-time tumbling/sliding windows: the clock closes them, rows it closed them for are late."""
-        return self.definition.clock_closes_windows and not self.definition.is_session
+    def _element_source(self, classified: DataFrame, df: DataFrame, wm0: int) -> ElementSource:
+        """The batch's accepted rows, for the plan's form of element rows (:mod:`windowing.spark.plans.elements`)."""
+        return ElementSource(classified.where(F.col(STATUS) == ACCEPTED), tuple(self.spec.key_columns),
+                             tuple(self._value_columns()), tuple(c for c in df.columns if c in classified.columns),
+                             self.geometry, self.spec, wm0)
 
     def _late_reason(self, times: "batch_time.BatchTime | None", wm0: int) -> tuple[str, int]:
         """Why a batch's rows are late and what they were judged against: beyond the allowed lateness
@@ -445,7 +424,8 @@ class _ClosingWork(BatchWork):
         one_pass = executor.definition.one_pass
         self.observation = (Observation() if one_pass.observes_input and not executor.geometry.slices
                             and spec.input.ingestion_time_column is None else None)
-        self.panes = one_pass.run(ctx, executor._elements(self.classified, MIN_TIMESTAMP_MS), self.observation)
+        elements = one_pass.elements.select(executor._element_source(self.classified, df, MIN_TIMESTAMP_MS))
+        self.panes = one_pass.run(ctx, elements, self.observation)
 
     def results(self) -> Output:
         # Every window closes in this batch, so every pane is final and an output mode's

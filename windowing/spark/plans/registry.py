@@ -64,6 +64,7 @@ from windowing.spark.plans import processing_time_trigger_plan as ptp
 from windowing.spark.plans import session_window_trigger_plan as stp
 from windowing.spark.plans import trigger_rules as tp
 from windowing.spark.plans.base import PlanContext, TriggerPlan
+from windowing.spark.plans.elements import PER_WINDOW, SESSION as SESSION_ELEMENTS, SLICES, Elements
 from windowing.spark.plans.processing_time_plan import PROCESSING_TIME_PLAN, processing_time_plan, state_end_ranges
 from windowing.spark.plans.session_window_plan import SESSION_PLAN, closing_session_plan, session_plan, session_state_fields
 from windowing.spark.plans.time_plans import (COUNT_PLAN, EVICTING_COUNT_PLAN, TIME_PLAN, closing_time_plan, count_plan,
@@ -88,13 +89,6 @@ class TriggerRule(enum.Enum):
     PROCESSING_TIME = "ProcessingTimeTrigger"
     CONTINUOUS_PROCESSING_TIME = "ContinuousProcessingTimeTrigger"
     DELTA = "DeltaTrigger with the built-in AbsoluteDifference"
-
-
-class Elements(enum.Enum):
-    """The rows a plan takes per accepted element."""
-    PER_WINDOW = "one row per (element, window)"
-    SLICES = "one row per element with its slice (sliding windows aggregate per slice first)"
-    SESSION = "one row per element with its own session window, the input's columns kept"
 
 
 @dataclass(frozen=True)
@@ -149,11 +143,12 @@ def _session_trigger_fields() -> list[T.StructField]:
 class OnePass:
     """A plan's one-pass form for a first batch that ends the input: every window closes, no state.
 
-    ``run(ctx, elements, observation)`` gives the panes; with ``observes_input`` an
-    :class:`~pyspark.sql.Observation` may count the elements the panes aggregate (each element is
-    in one pane), so the row accounting needs no second pass (see the executor).
+    ``run(ctx, elements, observation)`` gives the panes from element rows of the form ``elements``; with
+    ``observes_input`` an :class:`~pyspark.sql.Observation` may count the elements the panes aggregate
+    (each element is in one pane), so the row accounting needs no second pass (see the executor).
     """
     run: Callable[[PlanContext, DataFrame, Any], DataFrame]
+    elements: Elements
     observes_input: bool = False
 
 
@@ -168,11 +163,14 @@ class Plan:
         state_fields: the windows table's columns beyond the time plan's.
         state_layout: salt of the spec fingerprint when the state layout differs from the
             per-key path's (state another layout wrote is refused, not misread); None: unsalted.
-        elements: the element rows the plan takes.
+        elements: the form of the element rows the plan takes (:mod:`windowing.spark.plans.elements`).
         fires_at_end: the window fires once, when the watermark passes its end.
         one_pass: the plan's :class:`OnePass` form, if it has one.
         clock_closes_windows: the processing-time clock closes windows: rows it closed them for
             are late, judged against the clock.
+        clock_marks_replayed_late: tumbling or sliding processing-time windows: a replayed batch's rows
+            whose windows the clock already closed are late
+            (:func:`windowing.spark.plans.processing_time_plan.replayed_late`).
         reads_buffers: the plan keeps elements in the buffers table (the sliding count window).
         takes_trigger: the plan reads the trigger's parameters (``TriggerPlan.trigger``).
         takes_count: the plan reads the CountTrigger's count (``TriggerPlan.count``).
@@ -184,10 +182,11 @@ class Plan:
     state_rows: Callable[[BatchRange, TriggerPlan], StateRows]
     state_fields: Callable[[], list[T.StructField]] = _no_fields
     state_layout: str | None = None
-    elements: Elements = Elements.PER_WINDOW
+    elements: Elements = PER_WINDOW
     fires_at_end: bool = False
     one_pass: OnePass | None = None
     clock_closes_windows: bool = False
+    clock_marks_replayed_late: bool = False
     reads_buffers: bool = False
     takes_trigger: bool = False
     takes_count: bool = False
@@ -198,10 +197,6 @@ class Plan:
         if self.state_layout is None:
             return spec.fingerprint()
         return hashlib.sha256(f"{spec.fingerprint()}/{self.state_layout}".encode()).hexdigest()[:16]
-
-    @property
-    def is_session(self) -> bool:
-        return self.elements is Elements.SESSION
 
 
 # ------------------------------------------------------------ state rows
@@ -303,21 +298,23 @@ def _processing_session_trigger_plan(p: PlanInputs):
     return ptp.processing_session_trigger_plan(p.ctx, p.plan, p.elements, p.state, p.clock)
 
 
-TIME = Plan(TIME_PLAN, _time_plan, _time_rows, elements=Elements.SLICES, fires_at_end=True,
-            one_pass=OnePass(closing_time_plan, observes_input=True))
-TIME_NEVER = Plan(TIME_PLAN, _time_plan, _time_rows, elements=Elements.SLICES)
-GLOBAL_NEVER = Plan(TIME_PLAN, _time_plan, _all_rows, elements=Elements.SLICES)
+TIME = Plan(TIME_PLAN, _time_plan, _time_rows, elements=SLICES, fires_at_end=True,
+            one_pass=OnePass(closing_time_plan, SLICES, observes_input=True))
+TIME_NEVER = Plan(TIME_PLAN, _time_plan, _time_rows, elements=SLICES)
+GLOBAL_NEVER = Plan(TIME_PLAN, _time_plan, _all_rows, elements=SLICES)
 COUNT = Plan(COUNT_PLAN, _count_plan, _time_rows, takes_count=True)
 GLOBAL_COUNT = Plan(COUNT_PLAN, _count_plan, _all_rows, takes_count=True)
 SLIDING_COUNT = Plan(EVICTING_COUNT_PLAN, _evicting_count_plan, _all_rows, reads_buffers=True, takes_count=True)
-SESSION = Plan(SESSION_PLAN, _session_plan, _session_rows, _session_fields, elements=Elements.SESSION,
-               fires_at_end=True, one_pass=OnePass(lambda ctx, elements, observation: closing_session_plan(ctx, elements)))
+SESSION = Plan(SESSION_PLAN, _session_plan, _session_rows, _session_fields, elements=SESSION_ELEMENTS,
+               fires_at_end=True, one_pass=OnePass(lambda ctx, elements, observation: closing_session_plan(ctx, elements),
+                                 PER_WINDOW))
 # A first batch that ends the input closes every processing-time window too (the clock goes to +infinity),
 # and none of its rows is late (each row's windows end after its own processing time): the one-pass form.
-PROCESSING_TIME = Plan(PROCESSING_TIME_PLAN, _processing_time_plan, _processing_time_rows, elements=Elements.SLICES,
-                       one_pass=OnePass(closing_time_plan, observes_input=True), clock_closes_windows=True)
+PROCESSING_TIME = Plan(PROCESSING_TIME_PLAN, _processing_time_plan, _processing_time_rows, elements=SLICES,
+                       one_pass=OnePass(closing_time_plan, SLICES, observes_input=True), clock_closes_windows=True,
+                       clock_marks_replayed_late=True)
 PROCESSING_TIME_SESSION = Plan(ptsp.PROCESSING_TIME_SESSION_PLAN, _processing_session_plan, _processing_session_rows,
-                               _session_fields, ptsp.STATE_LAYOUT, Elements.SESSION, fires_at_end=True,
+                               _session_fields, ptsp.STATE_LAYOUT, SESSION_ELEMENTS, fires_at_end=True,
                                clock_closes_windows=True)
 
 def _on_time_windows(name: str, rules: type, rows=_time_rows) -> Plan:
@@ -328,19 +325,20 @@ def _on_time_windows(name: str, rules: type, rows=_time_rows) -> Plan:
 def _on_sessions(name: str, rules: type) -> Plan:
     """A trigger rule set on event-time sessions (merging around its phases)."""
     return Plan(f"session_{name}", _session_trigger_plan, _session_trigger_rows, _session_trigger_fields,
-                stp.STATE_LAYOUT, Elements.SESSION, takes_trigger=True, rules=rules)
+                stp.STATE_LAYOUT, SESSION_ELEMENTS, takes_trigger=True, rules=rules)
 
 
 def _on_processing_time_windows(name: str, rules: type) -> Plan:
     """A trigger rule set on processing-time tumbling/sliding windows (the clock closes them)."""
     return Plan(f"processing_time_{name}", _processing_trigger_plan, _processing_trigger_rows, _trigger_fields,
-                ptp.STATE_LAYOUT, clock_closes_windows=True, takes_trigger=True, rules=rules)
+                ptp.STATE_LAYOUT, clock_closes_windows=True, clock_marks_replayed_late=True, takes_trigger=True,
+                rules=rules)
 
 
 def _on_processing_time_sessions(name: str, rules: type) -> Plan:
     """A trigger rule set on processing-time sessions."""
     return Plan(f"processing_time_session_{name}", _processing_session_trigger_plan, _processing_session_trigger_rows,
-                _session_trigger_fields, ptp.STATE_LAYOUT, Elements.SESSION, clock_closes_windows=True,
+                _session_trigger_fields, ptp.STATE_LAYOUT, SESSION_ELEMENTS, clock_closes_windows=True,
                 takes_trigger=True, rules=rules)
 
 
